@@ -1,0 +1,136 @@
+// Traced arrays: kernel parameters weft::Array<T, N> and their elements.
+#pragma once
+
+#include <array>
+#include <type_traits>
+
+#include "weft/scalar.hpp"
+
+namespace weft {
+
+// An array index: any traced integer, or an integer literal, with the user's source position.
+struct Index {
+    detail::Ref ref;
+    detail::Loc loc;
+
+    template <ElementType T>
+        requires(std::is_integral_v<T> && !std::is_same_v<T, bool>)
+    Index(const Scalar<T>& value, std::source_location s = std::source_location::current())
+        : ref(detail::Access::ref(value)), loc(detail::Loc::from(s)) {}
+    template <class U>
+        requires(std::is_integral_v<U> && !std::is_same_v<U, bool>)
+    Index(U literal, std::source_location s = std::source_location::current())
+        : ref(detail::emit_const(DType::Int64, detail::literal_bits(static_cast<int64_t>(literal)),
+                                 detail::Loc::from(s))),
+          loc(detail::Loc::from(s)) {}
+};
+
+// An element of a traced array. Reading it loads at once, so `auto v = a[i];` is a snapshot,
+// as in the spec's examples. Written as a temporary, `a[i] = v` stores and `a[i] += v` /
+// `a[i] -= v` are atomic add / sub. A named element (`auto v = a[i]; v = 2;`) is an ordinary
+// local variable: assignment to it never writes the array.
+template <ElementType T>
+class Element : public Scalar<T> {
+public:
+    Element(const Element&) = default;
+
+    void operator=(const Located<T>& value) && {
+        detail::emit_store(array_, index_, value.ref, value.loc);
+    }
+    void operator=(const Element& value) && {
+        detail::emit_store(array_, index_, detail::Access::ref(value), detail::last_loc());
+    }
+    void operator+=(const Located<T>& value) && {
+        detail::emit_atomic(detail::AtomicOp::Add, array_, index_, value.ref, {}, value.loc);
+    }
+    void operator-=(const Located<T>& value) && {
+        detail::emit_atomic(detail::AtomicOp::Sub, array_, index_, value.ref, {}, value.loc);
+    }
+
+    Element& operator=(const Located<T>& value) & {
+        Scalar<T>::operator=(value);
+        return *this;
+    }
+    Element& operator=(const Element& value) & {
+        Scalar<T>::operator=(value);
+        return *this;
+    }
+    Element& operator+=(const Located<T>& value) & {
+        Scalar<T>::operator+=(value);
+        return *this;
+    }
+    Element& operator-=(const Located<T>& value) & {
+        Scalar<T>::operator-=(value);
+        return *this;
+    }
+
+private:
+    template <ElementType, int>
+    friend class Array;
+    Element(detail::Ref array, std::vector<detail::Ref> index, detail::Loc loc)
+        : Scalar<T>(detail::emit_load(array, index, loc), typename Scalar<T>::FromRef{}),
+          array_(array),
+          index_(std::move(index)) {}
+
+    detail::Ref array_;
+    std::vector<detail::Ref> index_;
+};
+
+// A kernel or function parameter that is an N-dimensional array of T (1 <= N <= 4).
+// Index with a[i] (1-D) or a(i, j, ...) (any N). Shapes are read with a.shape(d).
+template <ElementType T, int N = 1>
+class Array {
+    static_assert(N >= 1 && N <= 4, "weft::Array has 1 to 4 dimensions");
+
+public:
+    using value_type = T;
+    static constexpr int ndim = N;
+
+    Element<T> operator[](const Index& i) const
+        requires(N == 1)
+    {
+        return Element<T>(ref_, {i.ref}, i.loc);
+    }
+    Element<T> operator()(const Index& i) const
+        requires(N == 1)
+    {
+        return Element<T>(ref_, {i.ref}, i.loc);
+    }
+    Element<T> operator()(const Index& i, const Index& j) const
+        requires(N == 2)
+    {
+        return Element<T>(ref_, {i.ref, j.ref}, i.loc);
+    }
+    Element<T> operator()(const Index& i, const Index& j, const Index& k) const
+        requires(N == 3)
+    {
+        return Element<T>(ref_, {i.ref, j.ref, k.ref}, i.loc);
+    }
+    Element<T> operator()(const Index& i, const Index& j, const Index& k, const Index& l) const
+        requires(N == 4)
+    {
+        return Element<T>(ref_, {i.ref, j.ref, k.ref, l.ref}, i.loc);
+    }
+
+    // The extent of dimension `d` (an int32 value).
+    Int shape(int d, std::source_location s = std::source_location::current()) const {
+        return detail::Access::wrap<Int>(detail::emit_shape(ref_, d, detail::Loc::from(s)));
+    }
+
+private:
+    struct FromRef {};
+    Array(detail::Ref ref, FromRef) : ref_(ref) {}
+    detail::Ref ref_;
+    friend struct detail::Access;
+};
+
+namespace detail {
+
+template <class X>
+struct IsArray : std::false_type {};
+template <ElementType T, int N>
+struct IsArray<Array<T, N>> : std::true_type {};
+
+}  // namespace detail
+
+}  // namespace weft

@@ -1,0 +1,81 @@
+// The narrow interface between the public kernel-language types and the tracer (src/frontend).
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <source_location>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "weft/detail/ops.hpp"
+#include "weft/dtype.hpp"
+
+namespace weft::detail {
+
+// A user source position. `file` points at the static string std::source_location returns.
+struct Loc {
+    const char* file = "";
+    uint32_t line = 0;
+    static Loc from(const std::source_location& s) { return {s.file_name(), s.line()}; }
+};
+
+// A value in the function being traced: `trace` identifies the trace (so a value that escapes
+// its kernel is caught), `id` the value within it.
+struct Ref {
+    uint64_t trace = 0;
+    uint32_t id = 0;
+};
+
+// The type of a kernel or function parameter (or a function's return) as the tracer sees it.
+struct ParamSpec {
+    bool is_array = false;
+    DType dtype = DType::Int32;
+    int ndim = 0;
+};
+
+// What the tracer needs to trace one user function or kernel: its signature and a body that,
+// given the parameter values, calls the user's lambda.
+struct TraceBody {
+    std::string name;
+    std::vector<std::string> param_names;
+    std::vector<ParamSpec> params;
+    bool has_return = false;
+    ParamSpec ret;
+    Loc loc;
+    // Traces the body; returns the value the lambda returned (functions with a result only).
+    std::function<Ref(const std::vector<Ref>& params)> trace;
+};
+
+Ref emit_const(DType type, uint64_t bits, Loc loc);
+Ref emit_copy(Ref value, Loc loc);
+void emit_assign(Ref target, Ref value, Loc loc);
+Ref emit_unary(UnaryOp op, Ref a, Loc loc);
+Ref emit_binary(BinaryOp op, Ref a, Ref b, Loc loc);
+Ref emit_math(MathOp op, Ref a, Loc loc);
+Ref emit_select(Ref cond, Ref if_true, Ref if_false, Loc loc);
+Ref emit_cast(DType to, Ref a, Loc loc);
+Ref emit_tid(int dim, int ndim, Loc loc);
+Ref emit_shape(Ref array, int dim, Loc loc);
+Ref emit_load(Ref array, const std::vector<Ref>& index, Loc loc);
+void emit_store(Ref array, const std::vector<Ref>& index, Ref value, Loc loc);
+// `compare` is used by Cas only.
+Ref emit_atomic(AtomicOp op, Ref array, const std::vector<Ref>& index, Ref value, Ref compare,
+                Loc loc);
+void emit_print(std::string_view format, const std::vector<Ref>& args, Loc loc);
+void emit_if(Ref cond, const std::function<void()>& then_body,
+             const std::function<void()>* else_body, Loc loc);
+void emit_for(Ref start, Ref stop, Ref step, const std::function<void(Ref)>& body, Loc loc);
+void emit_while(const std::function<Ref()>& cond, const std::function<void()>& body, Loc loc);
+void emit_break(Loc loc);
+void emit_continue(Loc loc);
+void emit_return(const Ref* value, Loc loc);
+Ref emit_call(const std::shared_ptr<const TraceBody>& callee, const std::vector<Ref>& args, Loc loc);
+
+// The type of a traced value (for checks in templates that cannot see it statically).
+DType dtype_of_ref(Ref value);
+// The location of the most recent traced operation, for operators that cannot take one.
+Loc last_loc();
+
+}  // namespace weft::detail

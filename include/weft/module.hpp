@@ -1,0 +1,212 @@
+// Modules (the unit of compilation and of options), kernels and weft functions.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <tuple>
+#include <type_traits>
+#include <vector>
+
+#include "weft/array.hpp"
+#include "weft/device.hpp"
+#include "weft/options.hpp"
+
+namespace weft {
+
+namespace detail {
+
+struct ModuleState;
+struct KernelState;
+
+template <class P>
+struct ParamTraits;
+template <ElementType T>
+struct ParamTraits<Scalar<T>> {
+    static ParamSpec spec() { return {false, dtype_of<T>, 0}; }
+};
+template <ElementType T, int N>
+struct ParamTraits<Array<T, N>> {
+    static ParamSpec spec() { return {true, dtype_of<T>, N}; }
+};
+
+template <class P>
+concept Param = requires { ParamTraits<P>::spec(); };
+
+// The signature of a (non-generic) lambda.
+template <class F>
+struct LambdaTraits : LambdaTraits<decltype(&F::operator())> {};
+template <class C, class R, class... A>
+struct LambdaTraits<R (C::*)(A...) const> {
+    using result = R;
+    using params = std::tuple<std::remove_cvref_t<A>...>;
+};
+template <class C, class R, class... A>
+struct LambdaTraits<R (C::*)(A...)> : LambdaTraits<R (C::*)(A...) const> {};
+
+template <class R>
+using ReturnOf = std::conditional_t<std::is_void_v<R>, void, scalar_of_t<R>>;
+
+template <class F, class... P>
+std::shared_ptr<TraceBody> make_trace_body(std::string name, std::vector<std::string> names, F fn,
+                                           Loc loc, std::tuple<P...>*) {
+    static_assert((Param<P> && ...),
+                  "kernel and function parameters must be weft::Array<T, N> or weft::Scalar<T> "
+                  "(Int, Float, ...) taken by value");
+    auto body = std::make_shared<TraceBody>();
+    body->name = std::move(name);
+    body->params = {ParamTraits<P>::spec()...};
+    for (size_t i = names.size(); i < sizeof...(P); ++i) names.push_back("arg" + std::to_string(i));
+    body->param_names = std::move(names);
+    body->loc = loc;
+    using R = decltype(fn(std::declval<P>()...));
+    if constexpr (!std::is_void_v<R>) {
+        body->has_return = true;
+        body->ret = ParamTraits<scalar_of_t<R>>::spec();
+    }
+    body->trace = [fn](const std::vector<Ref>& refs) -> Ref {
+        return [&]<size_t... I>(std::index_sequence<I...>) -> Ref {
+            if constexpr (std::is_void_v<R>) {
+                fn(Access::wrap<P>(refs[I])...);
+                return {};
+            } else {
+                const scalar_of_t<R> result = fn(Access::wrap<P>(refs[I])...);
+                return Access::ref(result);
+            }
+        }(std::index_sequence_for<P...>{});
+    };
+    return body;
+}
+
+}  // namespace detail
+
+class Module;
+
+// A kernel: launched with weft::launch. P... are its parameter types.
+template <class... P>
+class Kernel {
+public:
+    const std::string& name() const;
+    // The module this kernel is compiled in (a unique kernel's own module).
+    Module module() const;
+    const std::shared_ptr<detail::KernelState>& state() const { return state_; }
+
+private:
+    friend class Module;
+    explicit Kernel(std::shared_ptr<detail::KernelState> state) : state_(std::move(state)) {}
+    std::shared_ptr<detail::KernelState> state_;
+};
+
+// A weft function: a real function boundary in the IR, callable from kernels and functions.
+template <class Sig>
+class Func;
+template <class R, class... P>
+class Func<R(P...)> {
+public:
+    R operator()(const P&... args) const {
+        const detail::Ref result = detail::emit_call(body_, {detail::Access::ref(args)...},
+                                                     detail::last_loc());
+        if constexpr (!std::is_void_v<R>) return detail::Access::wrap<R>(result);
+    }
+    const std::string& name() const { return body_->name; }
+
+private:
+    friend class Module;
+    explicit Func(std::shared_ptr<const detail::TraceBody> body) : body_(std::move(body)) {}
+    std::shared_ptr<const detail::TraceBody> body_;
+};
+
+namespace detail {
+template <class R, class Tuple>
+struct FuncOf;
+template <class R, class... P>
+struct FuncOf<R, std::tuple<P...>> {
+    using type = Func<ReturnOf<R>(P...)>;
+};
+template <class Tuple>
+struct KernelOf;
+template <class... P>
+struct KernelOf<std::tuple<P...>> {
+    using type = Kernel<P...>;
+};
+}  // namespace detail
+
+// A module holds kernels and functions and compiles them as one unit. It captures
+// weft::config() when it is created; set_options changes only this module.
+class Module {
+public:
+    explicit Module(std::string name, const OptionsPatch& options = {},
+                    std::source_location s = std::source_location::current());
+
+    const std::string& name() const;
+    Options options() const;
+    // Changes options; the module recompiles at its next launch.
+    void set_options(const OptionsPatch& patch);
+    void set_option(std::string_view name, const OptionValue& value);
+
+    // Defines a kernel from a lambda whose parameters are weft::Array / weft::Scalar values.
+    // `param_names` name the parameters in errors and printed IR (default arg0, arg1, ...).
+    template <class F>
+    auto kernel(std::string name, std::vector<std::string> param_names, F fn,
+                std::source_location s = std::source_location::current()) {
+        using Traits = detail::LambdaTraits<F>;
+        static_assert(std::is_void_v<typename Traits::result>, "a kernel returns nothing");
+        auto body = detail::make_trace_body(std::move(name), std::move(param_names), std::move(fn),
+                                            detail::Loc::from(s),
+                                            static_cast<typename Traits::params*>(nullptr));
+        return typename detail::KernelOf<typename Traits::params>::type(add_kernel(std::move(body)));
+    }
+    template <class F>
+    auto kernel(std::string name, F fn, std::source_location s = std::source_location::current()) {
+        return kernel(std::move(name), {}, std::move(fn), s);
+    }
+
+    // Defines a weft function; it is compiled with this module even when no kernel calls it.
+    template <class F>
+    auto func(std::string name, F fn, std::source_location s = std::source_location::current()) {
+        using Traits = detail::LambdaTraits<F>;
+        auto body = detail::make_trace_body(std::move(name), {}, std::move(fn), detail::Loc::from(s),
+                                            static_cast<typename Traits::params*>(nullptr));
+        add_func(body);
+        return typename detail::FuncOf<typename Traits::result, typename Traits::params>::type(body);
+    }
+
+    // Traces, lowers and compiles (or loads from the cache) for `device` now, instead of at the
+    // first launch.
+    void compile(Device device = default_device()) const;
+    // The module's IR after the lowering pipeline, as text.
+    std::string ir() const;
+    // The generated source for `device`, without the prelude.
+    std::string generated_source(Device device = default_device()) const;
+
+    const std::shared_ptr<detail::ModuleState>& state() const { return state_; }
+    explicit Module(std::shared_ptr<detail::ModuleState> state) : state_(std::move(state)) {}
+
+private:
+    std::shared_ptr<detail::KernelState> add_kernel(std::shared_ptr<detail::TraceBody> body);
+    void add_func(std::shared_ptr<detail::TraceBody> body);
+    std::shared_ptr<detail::ModuleState> state_;
+};
+
+// A kernel in a module of its own, with its own options (the spec's module="unique").
+template <class F>
+auto unique_kernel(std::string name, const OptionsPatch& options, F fn,
+                   std::source_location s = std::source_location::current()) {
+    Module module(name, options, s);
+    return module.kernel(std::move(name), std::move(fn), s);
+}
+
+namespace detail {
+const std::string& kernel_name(const KernelState& k);
+Module kernel_module(const KernelState& k);
+}  // namespace detail
+
+template <class... P>
+const std::string& Kernel<P...>::name() const {
+    return detail::kernel_name(*state_);
+}
+template <class... P>
+Module Kernel<P...>::module() const {
+    return detail::kernel_module(*state_);
+}
+
+}  // namespace weft

@@ -1,0 +1,62 @@
+// Compilation options and their three scopes: process config, module options, unique modules.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <variant>
+
+namespace weft {
+
+// The spec's three modes. Stored and validated now; acted on by the deterministic lowering.
+enum class Deterministic : uint8_t { NotGuaranteed, RunToRun, GpuToGpu };
+
+const char* deterministic_name(Deterministic mode);
+
+// Options that decide how a module is compiled. A module captures a copy of `config()` when it
+// is created; later changes to the config leave it alone (the spec's rule).
+struct Options {
+    Deterministic deterministic = Deterministic::NotGuaranteed;
+    // Per-thread, per-target record bound for record-based deterministic strategies; 0 means
+    // "use the static estimate".
+    int64_t deterministic_max_records = 0;
+    // Check deterministic capacity and errors at every launch (synchronizes).
+    bool deterministic_debug = false;
+    // Check every array index against the array's shape; report kernel, array, index, line.
+    bool bounds_check = false;
+    // Host compiler optimisation level for the CPU backend (0..3).
+    int optimization_level = 2;
+    // CUDA threads per block.
+    int block_dim = 256;
+    // One line per module compile, with its time, on stderr.
+    bool verbose = false;
+};
+
+// A partial update: only the fields that are set change. Designated initializers read well:
+// `module.set_options({.deterministic = weft::Deterministic::RunToRun})`.
+struct OptionsPatch {
+    std::optional<Deterministic> deterministic;
+    std::optional<int64_t> deterministic_max_records;
+    std::optional<bool> deterministic_debug;
+    std::optional<bool> bounds_check;
+    std::optional<int> optimization_level;
+    std::optional<int> block_dim;
+    std::optional<bool> verbose;
+};
+
+// A dynamically typed option value, for options that come from strings (files, environment,
+// command lines). A value of the wrong kind for its option is an error, never coerced.
+using OptionValue = std::variant<bool, int64_t, double, std::string, Deterministic>;
+
+// Validates `patch` against `base` and returns the result; throws weft::Error on bad values.
+Options apply(const Options& base, const OptionsPatch& patch);
+// Sets one option by name on `options`; throws weft::Error for an unknown name or a bad value.
+void set_option(Options& options, std::string_view name, const OptionValue& value);
+
+// The process-wide defaults (the spec's `wp.config`). Thread-safe copies in and out.
+Options config();
+void set_config(const OptionsPatch& patch);
+void set_config_option(std::string_view name, const OptionValue& value);
+
+}  // namespace weft

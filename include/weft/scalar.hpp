@@ -1,0 +1,200 @@
+// Traced scalars: weft::Scalar<T> and its aliases (Int, Float, ...), with operators.
+//
+// A Scalar is a handle to a value in the kernel being traced. Operators record IR; they do not
+// compute. Each operator records the user's source line: operands arrive as Located<T>, whose
+// converting constructor takes std::source_location::current() at the user's expression.
+//
+// A C++ `if`, `while`, `&&` short-circuit or `?:` cannot branch on a traced value, because its
+// value is not known while tracing. Scalar<bool> therefore has no conversion to bool: such code
+// does not compile. Use weft::if_, weft::while_ and weft::select instead.
+#pragma once
+
+#include <bit>
+#include <cstring>
+#include <source_location>
+#include <type_traits>
+
+#include "weft/detail/trace_api.hpp"
+
+namespace weft {
+
+template <ElementType T>
+class Scalar;
+
+namespace detail {
+
+template <ElementType T>
+uint64_t literal_bits(T value) {
+    uint64_t bits = 0;
+    std::memcpy(&bits, &value, sizeof(T));
+    return bits;
+}
+
+// Lets the library wrap raw references without making that constructor public.
+struct Access {
+    template <class V>
+    static V wrap(Ref ref) {
+        return V(ref, typename V::FromRef{});
+    }
+    template <class V>
+    static Ref ref(const V& v) {
+        return v.ref_;
+    }
+};
+
+}  // namespace detail
+
+// An operand with the user's source position. Implicitly built from a Scalar<T> (or anything
+// derived from it) or from a C++ arithmetic literal, which becomes a constant of type T.
+template <ElementType T>
+struct Located {
+    detail::Ref ref;
+    detail::Loc loc;
+
+    Located(const Scalar<T>& value, std::source_location s = std::source_location::current());
+    template <class U>
+        requires std::is_arithmetic_v<U>
+    Located(U literal, std::source_location s = std::source_location::current())
+        : ref(detail::emit_const(dtype_of<T>, detail::literal_bits(static_cast<T>(literal)),
+                                 detail::Loc::from(s))),
+          loc(detail::Loc::from(s)) {}
+};
+
+template <ElementType T>
+class Scalar {
+public:
+    using value_type = T;
+
+    // A zero-initialised local variable.
+    Scalar(std::source_location s = std::source_location::current())
+        : ref_(detail::emit_const(dtype_of<T>, 0, detail::Loc::from(s))) {}
+    // A literal becomes a constant.
+    template <class U>
+        requires std::is_arithmetic_v<U>
+    Scalar(U literal, std::source_location s = std::source_location::current())
+        : ref_(detail::emit_const(dtype_of<T>, detail::literal_bits(static_cast<T>(literal)),
+                                  detail::Loc::from(s))) {}
+    // Copies snapshot the value: later assignments to the source do not show through.
+    Scalar(const Scalar& other, std::source_location s = std::source_location::current())
+        : ref_(detail::emit_copy(other.ref_, detail::Loc::from(s))) {}
+    // An explicit conversion between element types is a cast.
+    template <ElementType U>
+        requires(!std::is_same_v<U, T>)
+    explicit Scalar(const Scalar<U>& other, std::source_location s = std::source_location::current())
+        : ref_(detail::emit_cast(dtype_of<T>, detail::Access::ref(other), detail::Loc::from(s))) {}
+
+    Scalar& operator=(const Scalar& other) {
+        detail::emit_assign(ref_, other.ref_, detail::last_loc());
+        return *this;
+    }
+    Scalar& operator=(const Located<T>& other) {
+        detail::emit_assign(ref_, other.ref, other.loc);
+        return *this;
+    }
+
+    // Deleted: a traced value has no value while tracing. Use weft::if_ / weft::while_ /
+    // weft::select to branch on it.
+    explicit operator bool() const = delete;
+
+#define WEFT_COMPOUND(op, code)                                                              \
+    Scalar& operator op(const Located<T>& rhs) {                                             \
+        detail::emit_assign(ref_, detail::emit_binary(detail::BinaryOp::code, ref_, rhs.ref, rhs.loc), \
+                            rhs.loc);                                                        \
+        return *this;                                                                        \
+    }
+    WEFT_COMPOUND(+=, Add)
+    WEFT_COMPOUND(-=, Sub)
+    WEFT_COMPOUND(*=, Mul)
+    WEFT_COMPOUND(/=, Div)
+    WEFT_COMPOUND(%=, Mod)
+    WEFT_COMPOUND(&=, BitAnd)
+    WEFT_COMPOUND(|=, BitOr)
+    WEFT_COMPOUND(^=, BitXor)
+    WEFT_COMPOUND(<<=, Shl)
+    WEFT_COMPOUND(>>=, Shr)
+#undef WEFT_COMPOUND
+
+#define WEFT_BINARY(op, code, R)                                                             \
+    friend Scalar<R> operator op(const Located<T>& a, const Located<T>& b) {                 \
+        return detail::Access::wrap<Scalar<R>>(                                              \
+            detail::emit_binary(detail::BinaryOp::code, a.ref, b.ref, a.loc));               \
+    }
+    WEFT_BINARY(+, Add, T)
+    WEFT_BINARY(-, Sub, T)
+    WEFT_BINARY(*, Mul, T)
+    WEFT_BINARY(/, Div, T)
+    WEFT_BINARY(%, Mod, T)
+    WEFT_BINARY(&, BitAnd, T)
+    WEFT_BINARY(|, BitOr, T)
+    WEFT_BINARY(^, BitXor, T)
+    WEFT_BINARY(<<, Shl, T)
+    WEFT_BINARY(>>, Shr, T)
+    // Both sides are always evaluated: traced operands have no side effects to skip.
+    WEFT_BINARY(&&, And, bool)
+    WEFT_BINARY(||, Or, bool)
+    WEFT_BINARY(==, Eq, bool)
+    WEFT_BINARY(!=, Ne, bool)
+    WEFT_BINARY(<, Lt, bool)
+    WEFT_BINARY(<=, Le, bool)
+    WEFT_BINARY(>, Gt, bool)
+    WEFT_BINARY(>=, Ge, bool)
+#undef WEFT_BINARY
+
+    friend Scalar operator-(const Located<T>& a) {
+        return Scalar(detail::emit_unary(detail::UnaryOp::Neg, a.ref, a.loc), FromRef{});
+    }
+    friend Scalar operator!(const Located<T>& a) {
+        return Scalar(detail::emit_unary(detail::UnaryOp::Not, a.ref, a.loc), FromRef{});
+    }
+    friend Scalar operator~(const Located<T>& a) {
+        return Scalar(detail::emit_unary(detail::UnaryOp::BitNot, a.ref, a.loc), FromRef{});
+    }
+
+protected:
+    struct FromRef {};
+    Scalar(detail::Ref ref, FromRef) : ref_(ref) {}
+
+    detail::Ref ref_;
+
+    friend struct detail::Access;
+    template <ElementType U>
+    friend class Scalar;
+    friend struct Located<T>;
+};
+
+template <ElementType T>
+Located<T>::Located(const Scalar<T>& value, std::source_location s)
+    : ref(detail::Access::ref(value)), loc(detail::Loc::from(s)) {}
+
+using Bool = Scalar<bool>;
+using Int = Scalar<int32_t>;
+using UInt = Scalar<uint32_t>;
+using Int64 = Scalar<int64_t>;
+using UInt64 = Scalar<uint64_t>;
+using Float = Scalar<float>;
+using Double = Scalar<double>;
+
+namespace detail {
+
+template <class X>
+struct TracedScalar {};
+template <ElementType T>
+struct TracedScalar<Scalar<T>> {
+    using type = Scalar<T>;
+};
+template <class X>
+    requires std::is_base_of_v<Scalar<typename X::value_type>, X>
+struct TracedScalar<X> {
+    using type = Scalar<typename X::value_type>;
+};
+
+}  // namespace detail
+
+// The Scalar type of a traced expression (Scalar<T> itself, or an array element).
+template <class X>
+using scalar_of_t = typename detail::TracedScalar<std::remove_cvref_t<X>>::type;
+
+template <class X>
+concept Traced = requires { typename scalar_of_t<X>; };
+
+}  // namespace weft

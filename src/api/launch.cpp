@@ -1,0 +1,139 @@
+// weft::launch: run-time argument checks, then the device's launch; undone on a fault.
+#include <cstring>
+
+#include "analysis/written_arrays.hpp"
+#include "api/module_state.hpp"
+#include "weft/error.hpp"
+#include "weft/launch.hpp"
+
+namespace weft {
+
+namespace {
+
+constexpr int64_t kMaxThreads = (int64_t{1} << 31) - 1;
+
+// Mirrors wf::Array in the prelude.
+struct ArrayDescriptor {
+    void* data;
+    int64_t shape[4];
+    int64_t strides[4];
+};
+
+std::string describe(const detail::ParamSpec& p) {
+    if (!p.is_array) return std::string("a ") + dtype_name(p.dtype) + " scalar";
+    return std::string("a ") + std::to_string(p.ndim) + "-D array of " + dtype_name(p.dtype);
+}
+
+std::string describe(const LaunchArg& a) {
+    if (const auto* s = std::get_if<ScalarArg>(&a)) return std::string("a ") + dtype_name(s->dtype) + " scalar";
+    const auto& arr = std::get<AnyArray>(a);
+    return std::string("a ") + std::to_string(arr.ndim()) + "-D array of " + dtype_name(arr.dtype());
+}
+
+// A copy of the arrays a launch may write, put back if the launch faults.
+class Snapshot {
+public:
+    void add(const AnyArray& a) {
+        const size_t bytes = static_cast<size_t>(a.size()) * dtype_size(a.dtype());
+        saved_.push_back({a, std::vector<char>(static_cast<const char*>(a.data()), static_cast<const char*>(a.data()) + bytes)});
+    }
+    void restore() {
+        for (auto& [array, bytes] : saved_) std::memcpy(array.data(), bytes.data(), bytes.size());
+    }
+
+private:
+    std::vector<std::pair<AnyArray, std::vector<char>>> saved_;
+};
+
+}  // namespace
+
+Dim::Dim(int64_t n, std::source_location s) : ndim(1), dims{n, 1, 1, 1}, loc(detail::Loc::from(s)) {}
+
+Dim::Dim(std::initializer_list<int64_t> extents, std::source_location s)
+    : ndim(static_cast<int>(extents.size())), loc(detail::Loc::from(s)) {
+    int d = 0;
+    for (int64_t e : extents) {
+        if (d < 4) dims[d] = e;
+        ++d;
+    }
+}
+
+void launch(const detail::KernelState& kernel, const Dim& dim, const std::vector<LaunchArg>& args) {
+    const detail::TraceBody& body = *kernel.body;
+    auto fail = [&](const std::string& message) -> void {
+        throw Error(message, body.name, dim.loc.file, dim.loc.line);
+    };
+
+    if (dim.ndim < 1 || dim.ndim > 4) fail("a launch has 1 to 4 dimensions, got " + std::to_string(dim.ndim));
+    int64_t total = 1;
+    for (int d = 0; d < dim.ndim; ++d) {
+        if (dim.dims[d] <= 0)
+            fail("launch dimension " + std::to_string(d) + " is " + std::to_string(dim.dims[d]) +
+                 "; every dimension must be at least 1 (skip the launch when there is no work)");
+        if (dim.dims[d] > kMaxThreads || total * dim.dims[d] > kMaxThreads)
+            fail("the launch has more than 2^31 - 1 threads; split it into several launches");
+        total *= dim.dims[d];
+    }
+
+    if (args.size() != body.params.size())
+        fail("takes " + std::to_string(body.params.size()) + " arguments, got " + std::to_string(args.size()));
+    std::optional<Device> device;
+    for (size_t i = 0; i < args.size(); ++i) {
+        const detail::ParamSpec& p = body.params[i];
+        const std::string which = "argument " + std::to_string(i) + " ('" + body.param_names[i] + "')";
+        const auto* arr = std::get_if<AnyArray>(&args[i]);
+        const bool fits = arr ? (p.is_array && arr->dtype() == p.dtype && arr->ndim() == p.ndim)
+                              : (!p.is_array && std::get<ScalarArg>(args[i]).dtype == p.dtype);
+        if (!fits) fail(which + " must be " + describe(p) + ", got " + describe(args[i]));
+        if (!arr) continue;
+        if (!arr->valid()) fail(which + " is an empty (default-constructed) array");
+        if (device && *device != arr->device())
+            fail(which + " is on " + arr->device().name() + " but earlier arrays are on " + device->name() +
+                 "; copy the arrays to one device");
+        device = arr->device();
+    }
+
+    const auto compiled = kernel.module->compile(device.value_or(default_device()));
+    const int index = compiled->program->find(body.name);
+    const ir::Function& fn = *compiled->program->functions[index];
+    if (fn.tid_ndim != 0 && fn.tid_ndim != dim.ndim)
+        fail("the kernel uses " + std::string(fn.tid_ndim == 1 ? "tid()" : "tid<" + std::to_string(fn.tid_ndim) + ">()") +
+             " but is launched with " + std::to_string(dim.ndim) + " dimensions; launch it with " +
+             std::to_string(fn.tid_ndim));
+
+    std::vector<ArrayDescriptor> arrays(args.size());
+    std::vector<ScalarArg> scalars(args.size());
+    std::vector<void*> pointers(args.size());
+    for (size_t i = 0; i < args.size(); ++i) {
+        if (const auto* arr = std::get_if<AnyArray>(&args[i])) {
+            ArrayDescriptor& d = arrays[i];
+            d.data = arr->data();
+            for (int k = 0; k < 4; ++k) {
+                d.shape[k] = k < arr->ndim() ? arr->shape()[k] : 1;
+                d.strides[k] = k < arr->ndim() ? arr->stride(k) : 0;
+            }
+            pointers[i] = &d;
+        } else {
+            scalars[i] = std::get<ScalarArg>(args[i]);
+            pointers[i] = &scalars[i].bits;  // little-endian: the value's bytes come first
+        }
+    }
+
+    Snapshot snapshot;
+    if (compiled->options.bounds_check) {
+        const auto written = analysis::written_array_params(*compiled->program)[index];
+        for (size_t i = 0; i < args.size(); ++i)
+            if (written[i]) snapshot.add(std::get<AnyArray>(args[i]));
+    }
+    runtime::cpu::LaunchGrid grid;
+    grid.ndim = dim.ndim;
+    for (int d = 0; d < 4; ++d) grid.dims[d] = dim.dims[d];
+    try {
+        compiled->cpu->launch(static_cast<size_t>(index), grid, pointers.data());
+    } catch (const Error&) {
+        snapshot.restore();
+        throw;
+    }
+}
+
+}  // namespace weft

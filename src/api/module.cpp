@@ -1,0 +1,104 @@
+// weft::Module: definitions, options, and the trace -> lower -> compile sequence.
+#include "api/module_state.hpp"
+#include "codegen/emit.hpp"
+#include "frontend/tracer.hpp"
+#include "ir/printer.hpp"
+#include "transforms/pipeline.hpp"
+#include "weft/error.hpp"
+
+namespace weft {
+
+namespace detail {
+
+std::shared_ptr<const ir::Program> ModuleState::lower_locked() {
+    if (!lowered)
+        lowered = std::make_shared<const ir::Program>(transforms::lower(frontend::trace_program(name, funcs, kernels)));
+    return lowered;
+}
+
+std::shared_ptr<const CompiledModule> ModuleState::compile(Device device) {
+    if (!device.is_cpu())
+        throw Error("module '" + name + "' cannot be compiled for " + device.name() +
+                    ": this build has no CUDA support", "", loc.file, loc.line);
+    std::lock_guard lock(mutex);
+    if (!compiled) {
+        auto c = std::make_shared<CompiledModule>();
+        c->program = lower_locked();
+        c->options = options;
+        c->cpu = runtime::cpu::CpuModule::load(*c->program, options);
+        compiled = std::move(c);
+    }
+    return compiled;
+}
+
+const std::string& kernel_name(const KernelState& k) { return k.body->name; }
+
+Module kernel_module(const KernelState& k) { return Module(k.module); }
+
+}  // namespace detail
+
+Module::Module(std::string name, const OptionsPatch& options, std::source_location s)
+    : state_(std::make_shared<detail::ModuleState>()) {
+    state_->name = std::move(name);
+    state_->loc = detail::Loc::from(s);
+    try {
+        state_->options = apply(config(), options);
+    } catch (const Error& e) {
+        throw Error("module '" + state_->name + "': " + e.message(), "", state_->loc.file, state_->loc.line);
+    }
+}
+
+const std::string& Module::name() const { return state_->name; }
+
+Options Module::options() const {
+    std::lock_guard lock(state_->mutex);
+    return state_->options;
+}
+
+void Module::set_options(const OptionsPatch& patch) {
+    std::lock_guard lock(state_->mutex);
+    state_->options = apply(state_->options, patch);
+    state_->compiled.reset();
+}
+
+void Module::set_option(std::string_view name, const OptionValue& value) {
+    std::lock_guard lock(state_->mutex);
+    weft::set_option(state_->options, name, value);
+    state_->compiled.reset();
+}
+
+std::shared_ptr<detail::KernelState> Module::add_kernel(std::shared_ptr<detail::TraceBody> body) {
+    std::lock_guard lock(state_->mutex);
+    state_->kernels.push_back(body);
+    state_->lowered.reset();
+    state_->compiled.reset();
+    return std::make_shared<detail::KernelState>(detail::KernelState{state_, std::move(body)});
+}
+
+void Module::add_func(std::shared_ptr<detail::TraceBody> body) {
+    std::lock_guard lock(state_->mutex);
+    state_->funcs.push_back(std::move(body));
+    state_->lowered.reset();
+    state_->compiled.reset();
+}
+
+void Module::compile(Device device) const { state_->compile(device); }
+
+std::string Module::ir() const {
+    std::lock_guard lock(state_->mutex);
+    return ir::print(*state_->lower_locked());
+}
+
+std::string Module::generated_source(Device device) const {
+    if (!device.is_cpu()) throw Error("this build has no CUDA support; generated source exists for the cpu only");
+    std::shared_ptr<const ir::Program> program;
+    bool bounds_check;
+    {
+        std::lock_guard lock(state_->mutex);
+        program = state_->lower_locked();
+        bounds_check = state_->options.bounds_check;
+    }
+    return codegen::emit(*program, {.bounds_check = bounds_check}).source;
+}
+
+}  // namespace weft

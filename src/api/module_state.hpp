@@ -1,0 +1,45 @@
+// The state behind weft::Module and weft::Kernel handles, and its compile-once cache.
+#pragma once
+
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "ir/ir.hpp"
+#include "runtime/cpu/cpu_module.hpp"
+#include "weft/module.hpp"
+
+namespace weft::detail {
+
+// A module compiled for a device: the lowered IR it came from and the loaded code.
+struct CompiledModule {
+    std::shared_ptr<const ir::Program> program;
+    std::shared_ptr<runtime::cpu::CpuModule> cpu;
+    Options options;
+};
+
+struct ModuleState {
+    std::string name;
+    Loc loc;
+
+    std::mutex mutex;  // guards everything below
+    Options options;
+    std::vector<std::shared_ptr<const TraceBody>> funcs;
+    std::vector<std::shared_ptr<const TraceBody>> kernels;
+    std::shared_ptr<const ir::Program> lowered;    // dropped when definitions change
+    std::shared_ptr<const CompiledModule> compiled;  // dropped when options or definitions change
+
+    // Traces and lowers (once), then compiles or loads from the cache (once per options).
+    std::shared_ptr<const CompiledModule> compile(Device device);
+    std::shared_ptr<const ir::Program> lower_locked();
+};
+
+struct KernelState {
+    std::shared_ptr<ModuleState> module;
+    std::shared_ptr<const TraceBody> body;
+};
+
+}  // namespace weft::detail

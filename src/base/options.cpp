@@ -1,0 +1,117 @@
+// Option validation, the by-name setter, and the process-wide config.
+#include <mutex>
+
+#include "weft/error.hpp"
+#include "weft/options.hpp"
+
+namespace weft {
+
+namespace {
+
+std::mutex config_mutex;
+Options global_config;
+
+void validate(const Options& o) {
+    if (o.deterministic != Deterministic::NotGuaranteed && o.deterministic != Deterministic::RunToRun &&
+        o.deterministic != Deterministic::GpuToGpu)
+        throw Error("option 'deterministic' has an invalid value " +
+                    std::to_string(static_cast<int>(o.deterministic)) +
+                    "; use Deterministic::NotGuaranteed, RunToRun or GpuToGpu");
+    if (o.deterministic_max_records < 0)
+        throw Error("option 'deterministic_max_records' must be >= 0 (0: use the static estimate), got " +
+                    std::to_string(o.deterministic_max_records));
+    if (o.optimization_level < 0 || o.optimization_level > 3)
+        throw Error("option 'optimization_level' must be 0 to 3, got " + std::to_string(o.optimization_level));
+    if (o.block_dim < 1 || o.block_dim > 1024 || o.block_dim % 32 != 0)
+        throw Error("option 'block_dim' must be a multiple of 32 from 32 to 1024, got " + std::to_string(o.block_dim));
+}
+
+const char* kind_name(const OptionValue& v) {
+    switch (v.index()) {
+        case 0: return "a bool";
+        case 1: return "an integer";
+        case 2: return "a floating-point number";
+        case 3: return "a string";
+        default: return "a Deterministic mode";
+    }
+}
+
+template <class T>
+T expect(std::string_view name, const OptionValue& v, const char* wanted) {
+    if (const T* x = std::get_if<T>(&v)) return *x;
+    throw Error("option '" + std::string(name) + "' takes " + wanted + ", got " + kind_name(v));
+}
+
+Deterministic parse_mode(std::string_view name, const OptionValue& v) {
+    if (const auto* m = std::get_if<Deterministic>(&v)) return *m;
+    if (const auto* s = std::get_if<std::string>(&v)) {
+        if (*s == "not_guaranteed") return Deterministic::NotGuaranteed;
+        if (*s == "run_to_run") return Deterministic::RunToRun;
+        if (*s == "gpu_to_gpu") return Deterministic::GpuToGpu;
+        throw Error("option 'deterministic' has no mode '" + *s +
+                    "'; use \"not_guaranteed\", \"run_to_run\" or \"gpu_to_gpu\"");
+    }
+    throw Error("option '" + std::string(name) + "' takes a Deterministic mode or its name, got " + kind_name(v));
+}
+
+int to_int(std::string_view name, int64_t v) {
+    if (v < INT32_MIN || v > INT32_MAX) throw Error("option '" + std::string(name) + "' is out of range");
+    return static_cast<int>(v);
+}
+
+}  // namespace
+
+const char* deterministic_name(Deterministic mode) {
+    switch (mode) {
+        case Deterministic::NotGuaranteed: return "not_guaranteed";
+        case Deterministic::RunToRun: return "run_to_run";
+        case Deterministic::GpuToGpu: return "gpu_to_gpu";
+    }
+    return "invalid";
+}
+
+Options apply(const Options& base, const OptionsPatch& p) {
+    Options o = base;
+    if (p.deterministic) o.deterministic = *p.deterministic;
+    if (p.deterministic_max_records) o.deterministic_max_records = *p.deterministic_max_records;
+    if (p.deterministic_debug) o.deterministic_debug = *p.deterministic_debug;
+    if (p.bounds_check) o.bounds_check = *p.bounds_check;
+    if (p.optimization_level) o.optimization_level = *p.optimization_level;
+    if (p.block_dim) o.block_dim = *p.block_dim;
+    if (p.verbose) o.verbose = *p.verbose;
+    validate(o);
+    return o;
+}
+
+void set_option(Options& options, std::string_view name, const OptionValue& v) {
+    OptionsPatch p;
+    if (name == "deterministic") p.deterministic = parse_mode(name, v);
+    else if (name == "deterministic_max_records") p.deterministic_max_records = expect<int64_t>(name, v, "an integer");
+    else if (name == "deterministic_debug") p.deterministic_debug = expect<bool>(name, v, "a bool");
+    else if (name == "bounds_check") p.bounds_check = expect<bool>(name, v, "a bool");
+    else if (name == "optimization_level") p.optimization_level = to_int(name, expect<int64_t>(name, v, "an integer"));
+    else if (name == "block_dim") p.block_dim = to_int(name, expect<int64_t>(name, v, "an integer"));
+    else if (name == "verbose") p.verbose = expect<bool>(name, v, "a bool");
+    else
+        throw Error("unknown option '" + std::string(name) +
+                    "'; options are deterministic, deterministic_max_records, deterministic_debug, "
+                    "bounds_check, optimization_level, block_dim, verbose");
+    options = apply(options, p);
+}
+
+Options config() {
+    std::lock_guard lock(config_mutex);
+    return global_config;
+}
+
+void set_config(const OptionsPatch& patch) {
+    std::lock_guard lock(config_mutex);
+    global_config = apply(global_config, patch);
+}
+
+void set_config_option(std::string_view name, const OptionValue& value) {
+    std::lock_guard lock(config_mutex);
+    set_option(global_config, name, value);
+}
+
+}  // namespace weft

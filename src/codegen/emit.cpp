@@ -1,0 +1,386 @@
+// The C++ emitter: each IR function becomes a C++ function, each kernel also an entry point.
+#include "codegen/emit.hpp"
+
+#include <cctype>
+#include <cstdio>
+#include <cstring>
+#include <sstream>
+
+namespace weft::codegen {
+
+namespace {
+
+const char* c_type(DType t) {
+    switch (t) {
+        case DType::Bool: return "bool";
+        case DType::Int32: return "wf::i32";
+        case DType::UInt32: return "wf::u32";
+        case DType::Int64: return "wf::i64";
+        case DType::UInt64: return "wf::u64";
+        case DType::Float16: return "wf::half";
+        case DType::Float32: return "float";
+        case DType::Float64: return "double";
+    }
+    return "?";
+}
+
+std::string c_type(const ir::Type& t) {
+    if (t.is_array()) return std::string("wf::Array<") + c_type(t.dtype) + ", " + std::to_string(t.ndim) + ">";
+    if (t.is_void()) return "void";
+    return c_type(t.dtype);
+}
+
+// A literal that reproduces the constant's exact bits.
+std::string literal(DType t, uint64_t bits) {
+    char buf[64];
+    switch (t) {
+        case DType::Bool: return bits ? "true" : "false";
+        case DType::Int32: return "wf::i32(" + std::to_string(static_cast<int32_t>(bits)) + ")";
+        case DType::UInt32: return std::to_string(static_cast<uint32_t>(bits)) + "u";
+        case DType::Int64: return "wf::i64(" + std::to_string(static_cast<int64_t>(bits)) + "ll)";
+        case DType::UInt64: return std::to_string(bits) + "ull";
+        case DType::Float32: {
+            const auto b = static_cast<uint32_t>(bits);
+            float f;
+            std::memcpy(&f, &b, 4);
+            if (f != f || f - f != 0) return "wf::bit_cast<float>(" + std::to_string(b) + "u)";
+            std::snprintf(buf, sizeof buf, "%.9g", static_cast<double>(f));
+            std::string s = buf;
+            if (s.find_first_of(".e") == std::string::npos) s += ".0";
+            return s + "f";
+        }
+        case DType::Float64: {
+            double d;
+            std::memcpy(&d, &bits, 8);
+            if (d != d || d - d != 0) return "wf::bit_cast<double>(" + std::to_string(bits) + "ull)";
+            std::snprintf(buf, sizeof buf, "%.17g", d);
+            std::string s = buf;
+            if (s.find_first_of(".e") == std::string::npos) s += ".0";
+            return s;
+        }
+        case DType::Float16: return "wf::half_bits(" + std::to_string(bits) + ")";
+    }
+    return "?";
+}
+
+const char* binary_symbol(ir::BinaryOp op) {
+    using B = ir::BinaryOp;
+    switch (op) {
+        case B::Add: return "+";
+        case B::Sub: return "-";
+        case B::Mul: return "*";
+        case B::Div: return "/";
+        case B::Mod: return "%";
+        case B::BitAnd: return "&";
+        case B::BitOr: return "|";
+        case B::BitXor: return "^";
+        case B::Shl: return "<<";
+        case B::Shr: return ">>";
+        case B::And: return "&&";
+        case B::Or: return "||";
+        case B::Eq: return "==";
+        case B::Ne: return "!=";
+        case B::Lt: return "<";
+        case B::Le: return "<=";
+        case B::Gt: return ">";
+        case B::Ge: return ">=";
+        default: return nullptr;
+    }
+}
+
+const char* atomic_functor(ir::AtomicOp op) {
+    using A = ir::AtomicOp;
+    switch (op) {
+        case A::Add: return "wf::OpAdd";
+        case A::Sub: return "wf::OpSub";
+        case A::Min: return "wf::OpMin";
+        case A::Max: return "wf::OpMax";
+        case A::And: return "wf::OpAnd";
+        case A::Or: return "wf::OpOr";
+        case A::Xor: return "wf::OpXor";
+        case A::Exch: return "wf::OpExch";
+        case A::Cas: return nullptr;
+    }
+    return nullptr;
+}
+
+std::string c_string(const std::string& text) {
+    std::string out = "\"";
+    for (char c : text) {
+        if (c == '\n') out += "\\n";
+        else if (c == '\t') out += "\\t";
+        else if (c == '"') out += "\\\"";
+        else if (c == '\\') out += "\\\\";
+        else out += c;
+    }
+    return out + "\"";
+}
+
+std::string identifier(const std::string& name) {
+    std::string out;
+    for (char c : name) out += (std::isalnum(static_cast<unsigned char>(c)) || c == '_') ? c : '_';
+    return out;
+}
+
+class FunctionEmitter {
+public:
+    FunctionEmitter(const ir::Program& p, size_t index, const EmitOptions& o, Generated& g)
+        : program_(p), fn_(*p.functions[index]), options_(o), out_(g) {
+        const_value_.assign(fn_.values.size(), nullptr);
+        ir::for_each_node(fn_.body, [&](const ir::Node& n) {
+            if (n.kind == ir::NodeKind::Const && !fn_.values[n.result].assigned) const_value_[n.result] = &n;
+        });
+    }
+
+    void body(std::ostringstream& s) {
+        block(s, fn_.body, 1);
+    }
+
+private:
+    std::string v(ir::ValueId id) const { return "v" + std::to_string(id); }
+    const ir::Type& type(ir::ValueId id) const { return fn_.type_of(id); }
+
+    // "const T vN = " or "T vN = " for values that are reassigned later.
+    std::string def(const ir::Node& n) const {
+        return std::string(fn_.values[n.result].assigned ? "" : "const ") + c_type(type(n.result)) + " " + v(n.result) +
+               " = ";
+    }
+
+    std::string indices(const ir::Node& n) const {
+        std::string s;
+        for (int d = 0; d < type(n.args[0]).ndim; ++d) s += ", " + v(n.args[1 + d]);
+        return s;
+    }
+
+    uint32_t site(const ir::Node& n) {
+        const ir::ValueId array = n.args[0];
+        std::string name = "an array argument";
+        for (size_t i = 0; i < fn_.params.size(); ++i)
+            if (fn_.params[i] == array) name = fn_.param_names[i];
+        out_.sites.push_back({fn_.name, name, n.loc.file, n.loc.line});
+        return static_cast<uint32_t>(out_.sites.size() - 1);
+    }
+
+    // The element pointer expression; with bounds checks it may be null.
+    std::string element(const ir::Node& n) {
+        if (!options_.bounds_check) return "wf::addr(" + v(n.args[0]) + indices(n) + ")";
+        return "wf::checked(ctx, " + std::to_string(site(n)) + ", " + v(n.args[0]) + indices(n) + ")";
+    }
+
+    void line(std::ostringstream& s, int depth, const std::string& text) {
+        s << std::string(depth * 4, ' ') << text << "\n";
+    }
+
+    std::string atomic_call(const ir::Node& n, const std::string& ptr) const {
+        const ir::ValueId value = n.args.back();
+        if (n.atomic_op() == ir::AtomicOp::Cas)
+            return "wf::atomic_cas(" + ptr + ", " + v(n.args[n.args.size() - 2]) + ", " + v(value) + ")";
+        return std::string("wf::atomic<") + atomic_functor(n.atomic_op()) + ">(" + ptr + ", " + v(value) + ")";
+    }
+
+    // Indexed operations: unchecked, a direct expression; checked, guarded by a null test.
+    void access(std::ostringstream& s, int depth, const ir::Node& n) {
+        const std::string ptr = element(n);
+        const bool checked = options_.bounds_check;
+        const std::string elem = c_type(type(n.args[0]).dtype);
+        if (n.kind == ir::NodeKind::Store) {
+            if (!checked) return line(s, depth, "*" + ptr + " = " + v(n.args.back()) + ";");
+            return line(s, depth, "if (" + elem + "* p = " + ptr + ") *p = " + v(n.args.back()) + ";");
+        }
+        const std::string op = n.kind == ir::NodeKind::Load ? "*p" : atomic_call(n, "p");
+        if (!checked) {
+            const std::string direct = n.kind == ir::NodeKind::Load ? "*" + ptr : atomic_call(n, ptr);
+            return line(s, depth, def(n) + direct + ";");
+        }
+        line(s, depth, elem + " " + v(n.result) + " = " + elem + "(0);");
+        line(s, depth, "if (" + elem + "* p = " + ptr + ") " + v(n.result) + " = " + op + ";");
+    }
+
+    std::string binary(const ir::Node& n) const {
+        const std::string a = v(n.args[0]);
+        const std::string b = v(n.args[1]);
+        switch (n.binary_op()) {
+            case ir::BinaryOp::Min: return "wf::min(" + a + ", " + b + ")";
+            case ir::BinaryOp::Max: return "wf::max(" + a + ", " + b + ")";
+            case ir::BinaryOp::Pow: return "wf::pow(" + a + ", " + b + ")";
+            case ir::BinaryOp::Mod:
+                if (type(n.args[0]).is_float()) return "wf::fmod(" + a + ", " + b + ")";
+                break;
+            default: break;
+        }
+        return a + " " + binary_symbol(n.binary_op()) + " " + b;
+    }
+
+    // printf with every argument converted to what its conversion expects.
+    std::string print_call(const ir::Node& n) const {
+        std::string format;
+        std::string args;
+        size_t next = 0;
+        const std::string& f = n.text;
+        for (size_t i = 0; i < f.size(); ++i) {
+            format += f[i];
+            if (f[i] != '%') continue;
+            if (f[i + 1] == '%') {
+                format += f[++i];
+                continue;
+            }
+            while (std::strchr("-+ #0123456789.", f[i + 1])) format += f[++i];
+            while (f[i + 1] == 'l' || f[i + 1] == 'h') ++i;
+            const char conv = f[++i];
+            const std::string arg = v(n.args[next++]);
+            if (std::strchr("fFeEgGaA", conv)) {
+                args += ", double(" + arg + ")";
+            } else if (conv == 'c') {
+                args += ", int(" + arg + ")";
+            } else {
+                format += "ll";
+                args += (conv == 'd' || conv == 'i' ? ", (long long)(" : ", (unsigned long long)(") + arg + ")";
+            }
+            format += conv;
+        }
+        return "printf(" + c_string(format) + args + ");";
+    }
+
+    std::string for_condition(const ir::Node& n) const {
+        const std::string i = v(n.result);
+        const ir::Node* step = const_value_[n.args[2]];
+        if (step && static_cast<int32_t>(step->bits) > 0) return i + " < stop";
+        if (step && static_cast<int32_t>(step->bits) < 0) return i + " > stop";
+        return "(step > 0 ? " + i + " < stop : " + i + " > stop)";
+    }
+
+    void node(std::ostringstream& s, const ir::Node& n, int depth) {
+        using K = ir::NodeKind;
+        switch (n.kind) {
+            case K::Param: return;
+            case K::Const: return line(s, depth, def(n) + literal(type(n.result).dtype, n.bits) + ";");
+            case K::Tid: return line(s, depth, def(n) + "ctx.tid[" + std::to_string(n.sub) + "];");
+            case K::Copy: return line(s, depth, def(n) + v(n.args[0]) + ";");
+            case K::Unary: {
+                const char* op = n.unary_op() == ir::UnaryOp::Neg ? "-" : n.unary_op() == ir::UnaryOp::Not ? "!" : "~";
+                return line(s, depth, def(n) + op + v(n.args[0]) + ";");
+            }
+            case K::Binary: return line(s, depth, def(n) + binary(n) + ";");
+            case K::Math: return line(s, depth, def(n) + "wf::" + detail::op_name(n.math_op()) + "(" + v(n.args[0]) + ");");
+            case K::Select:
+                return line(s, depth, def(n) + v(n.args[0]) + " ? " + v(n.args[1]) + " : " + v(n.args[2]) + ";");
+            case K::Cast:
+                return line(s, depth, def(n) + "static_cast<" + c_type(type(n.result)) + ">(" + v(n.args[0]) + ");");
+            case K::Shape:
+                return line(s, depth, def(n) + "wf::i32(" + v(n.args[0]) + ".shape[" + std::to_string(n.sub) + "]);");
+            case K::Load:
+            case K::Store:
+            case K::Atomic: return access(s, depth, n);
+            case K::Assign: return line(s, depth, v(n.args[0]) + " = " + v(n.args[1]) + ";");
+            case K::Call: {
+                std::string call = "f" + std::to_string(n.bits) + "_" + identifier(program_.functions[n.bits]->name) + "(ctx";
+                for (ir::ValueId a : n.args) call += ", " + v(a);
+                call += ");";
+                return line(s, depth, n.result == ir::kNoValue ? call : def(n) + call);
+            }
+            case K::Print: return line(s, depth, print_call(n));
+            case K::If:
+                line(s, depth, "if (" + v(n.args[0]) + ") {");
+                block(s, n.blocks[0], depth + 1);
+                if (!n.blocks[1].nodes.empty()) {
+                    line(s, depth, "} else {");
+                    block(s, n.blocks[1], depth + 1);
+                }
+                return line(s, depth, "}");
+            case K::For:
+                line(s, depth, "for (wf::i32 " + v(n.result) + " = " + v(n.args[0]) + ", stop = " + v(n.args[1]) +
+                                   ", step = " + v(n.args[2]) + "; " + for_condition(n) + "; " + v(n.result) +
+                                   " += step) {");
+                block(s, n.blocks[0], depth + 1);
+                return line(s, depth, "}");
+            case K::While:
+                line(s, depth, "while (true) {");
+                block(s, n.blocks[0], depth + 1);
+                line(s, depth + 1, "if (!" + v(n.args[0]) + ") break;");
+                block(s, n.blocks[1], depth + 1);
+                return line(s, depth, "}");
+            case K::Break: return line(s, depth, "break;");
+            case K::Continue: return line(s, depth, "continue;");
+            case K::Return: return line(s, depth, n.args.empty() ? "return;" : "return " + v(n.args[0]) + ";");
+        }
+    }
+
+    void block(std::ostringstream& s, const ir::Block& b, int depth) {
+        for (const ir::Node& n : b.nodes) node(s, n, depth);
+    }
+
+    const ir::Program& program_;
+    const ir::Function& fn_;
+    const EmitOptions& options_;
+    Generated& out_;
+    std::vector<const ir::Node*> const_value_;
+};
+
+std::string signature(const ir::Program& p, size_t index) {
+    const ir::Function& fn = *p.functions[index];
+    std::string s = "WEFT_FUNC " + c_type(fn.ret) + " f" + std::to_string(index) + "_" + identifier(fn.name) +
+                    "(wf::Ctx& ctx";
+    for (ir::ValueId param : fn.params) s += ", " + c_type(fn.type_of(param)) + " v" + std::to_string(param);
+    return s + ")";
+}
+
+void cpu_entry(std::ostringstream& s, const ir::Program& p, size_t index, const std::string& symbol) {
+    const ir::Function& fn = *p.functions[index];
+    s << "extern \"C\" __attribute__((visibility(\"default\"))) void " << symbol
+      << "(void* const* args, const wf::Launch* launch) {\n";
+    std::string call = "f" + std::to_string(index) + "_" + identifier(fn.name) + "(ctx";
+    for (size_t i = 0; i < fn.params.size(); ++i) {
+        const std::string t = c_type(fn.type_of(fn.params[i]));
+        s << "    const " << t << " a" << i << " = *static_cast<const " << t << "*>(args[" << i << "]);\n";
+        call += ", a" + std::to_string(i);
+    }
+    s << "    wf::Ctx ctx{{0, 0, 0, 0}, launch->error};\n"
+      << "    for (wf::i64 i = 0; i < launch->total && ctx.error->code == 0; ++i) {\n"
+      << "        wf::set_tid(ctx, *launch, i);\n"
+      << "        " << call << ");\n"
+      << "    }\n"
+      << "}\n";
+}
+
+std::vector<bool> functions_that_print(const ir::Program& p) {
+    std::vector<bool> prints(p.functions.size(), false);
+    for (bool changed = true; changed;) {
+        changed = false;
+        for (size_t f = 0; f < p.functions.size(); ++f) {
+            bool any = prints[f];
+            ir::for_each_node(p.functions[f]->body, [&](const ir::Node& n) {
+                any = any || n.kind == ir::NodeKind::Print || (n.kind == ir::NodeKind::Call && prints[n.bits]);
+            });
+            if (any != prints[f]) prints[f] = changed = true;
+        }
+    }
+    return prints;
+}
+
+}  // namespace
+
+Generated emit(const ir::Program& program, const EmitOptions& options) {
+    Generated g;
+    std::ostringstream s;
+    s << "// module " << program.module_name << "\n";
+    for (size_t i = 0; i < program.functions.size(); ++i) s << signature(program, i) << ";\n";
+    for (size_t i = 0; i < program.functions.size(); ++i) {
+        s << "\n" << signature(program, i) << " {\n";
+        FunctionEmitter(program, i, options, g).body(s);
+        s << "}\n";
+    }
+    for (size_t i = 0; i < program.functions.size(); ++i) {
+        if (!program.functions[i]->is_kernel) {
+            g.entries.emplace_back();
+            continue;
+        }
+        g.entries.push_back("weft_kernel_" + std::to_string(i));
+        s << "\n";
+        cpu_entry(s, program, i, g.entries.back());
+    }
+    g.prints = functions_that_print(program);
+    g.source = s.str();
+    return g;
+}
+
+}  // namespace weft::codegen

@@ -1,0 +1,35 @@
+// IR to C++ source for the host compiler (the CUDA dialect joins with the CUDA backend).
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "ir/ir.hpp"
+
+namespace weft::codegen {
+
+// An array access that bounds checking can report: where it is and which array it touches.
+struct AccessSite {
+    std::string function;
+    std::string array;  // the parameter's name, or "an array argument" inside a function
+    std::string file;
+    uint32_t line = 0;
+};
+
+struct Generated {
+    std::string source;                // the module's code, without the prelude
+    std::vector<AccessSite> sites;     // indexed by the site numbers in `source`
+    std::vector<std::string> entries;  // the entry symbol of each function (empty: not a kernel)
+    std::vector<bool> prints;          // whether each function may print (directly or by a call)
+};
+
+struct EmitOptions {
+    bool bounds_check = false;
+};
+
+Generated emit(const ir::Program& program, const EmitOptions& options);
+
+// The prelude's text (src/device/prelude.h), compiled into every module.
+const std::string& prelude();
+
+}  // namespace weft::codegen

@@ -1,0 +1,184 @@
+// The prelude compiled into every generated module, by the host compiler and by NVRTC alike:
+// fixed-width types, the array view, thread context, bounds checks, math and atomics.
+#pragma once
+
+#if defined(__CUDACC__)
+#define WEFT_FUNC static __device__ __forceinline__
+#else
+#define WEFT_FUNC static inline
+extern "C" int printf(const char*, ...);
+#endif
+
+namespace wf {
+
+using i32 = int;
+using u32 = unsigned int;
+using i64 = long long;
+using u64 = unsigned long long;
+static_assert(sizeof(i64) == 8 && sizeof(u32) == 4, "unexpected integer widths");
+
+// Mirrors the runtime's array descriptor: element 0's address, extents, strides in bytes.
+template <class T, int N>
+struct Array {
+    char* data;
+    i64 shape[4];
+    i64 strides[4];
+};
+
+// The first error of a launch; `code` is 0 while there is none.
+struct Error {
+    i32 code;  // 1: index out of bounds
+    i32 site;  // which array access (the runtime keeps the table of sites)
+    i32 dim;
+    i32 pad;
+    i64 index;
+    i64 extent;
+};
+
+struct Launch {
+    i64 dims[4];
+    i64 total;
+    i32 ndim;
+    i32 pad;
+    Error* error;
+};
+
+struct Ctx {
+    i32 tid[4];
+    Error* error;
+};
+
+WEFT_FUNC void set_tid(Ctx& ctx, const Launch& launch, i64 linear) {
+    for (int d = launch.ndim - 1; d >= 0; --d) {
+        ctx.tid[d] = static_cast<i32>(linear % launch.dims[d]);
+        linear /= launch.dims[d];
+    }
+}
+
+template <class T, int N, class... I>
+WEFT_FUNC T* addr(const Array<T, N>& a, I... index) {
+    const i64 idx[] = {static_cast<i64>(index)...};
+    i64 offset = 0;
+    for (int d = 0; d < N; ++d) offset += idx[d] * a.strides[d];
+    return reinterpret_cast<T*>(a.data + offset);
+}
+
+// The element's address, or nullptr after recording the launch's first out-of-bounds access.
+template <class T, int N, class... I>
+WEFT_FUNC T* checked(Ctx& ctx, i32 site, const Array<T, N>& a, I... index) {
+    const i64 idx[] = {static_cast<i64>(index)...};
+    for (int d = 0; d < N; ++d) {
+        if (idx[d] < 0 || idx[d] >= a.shape[d]) {
+            Error* e = ctx.error;
+#if defined(__CUDACC__)
+            if (atomicCAS(&e->code, 0, 1) == 0) {
+#else
+            if (e->code == 0) {
+                e->code = 1;
+#endif
+                e->site = site;
+                e->dim = d;
+                e->index = idx[d];
+                e->extent = a.shape[d];
+            }
+            return nullptr;
+        }
+    }
+    return addr(a, index...);
+}
+
+// Math. Float min/max are IEEE minNum/maxNum (a NaN operand yields the other one).
+#if defined(__CUDACC__)
+#define WEFT_MATH1(name, f32, f64) \
+    WEFT_FUNC float name(float x) { return ::f32(x); } \
+    WEFT_FUNC double name(double x) { return ::f64(x); }
+#define WEFT_MATH2(name, f32, f64) \
+    WEFT_FUNC float name(float x, float y) { return ::f32(x, y); } \
+    WEFT_FUNC double name(double x, double y) { return ::f64(x, y); }
+#else
+#define WEFT_MATH1(name, f32, f64) \
+    WEFT_FUNC float name(float x) { return __builtin_##f32(x); } \
+    WEFT_FUNC double name(double x) { return __builtin_##f64(x); }
+#define WEFT_MATH2(name, f32, f64) \
+    WEFT_FUNC float name(float x, float y) { return __builtin_##f32(x, y); } \
+    WEFT_FUNC double name(double x, double y) { return __builtin_##f64(x, y); }
+#endif
+WEFT_MATH1(sqrt, sqrtf, sqrt)
+WEFT_MATH1(floor, floorf, floor)
+WEFT_MATH1(ceil, ceilf, ceil)
+WEFT_MATH1(sin, sinf, sin)
+WEFT_MATH1(cos, cosf, cos)
+WEFT_MATH1(exp, expf, exp)
+WEFT_MATH1(log, logf, log)
+WEFT_MATH1(abs, fabsf, fabs)
+WEFT_MATH2(min, fminf, fmin)
+WEFT_MATH2(max, fmaxf, fmax)
+WEFT_MATH2(pow, powf, pow)
+WEFT_MATH2(fmod, fmodf, fmod)
+#undef WEFT_MATH1
+#undef WEFT_MATH2
+
+template <class T>
+WEFT_FUNC T min(T a, T b) { return b < a ? b : a; }
+template <class T>
+WEFT_FUNC T max(T a, T b) { return a < b ? b : a; }
+template <class T>
+WEFT_FUNC T abs(T a) { return a < 0 ? static_cast<T>(-a) : a; }
+
+template <class T, class U>
+WEFT_FUNC T bit_cast(U u) {
+    static_assert(sizeof(T) == sizeof(U), "bit_cast between types of different sizes");
+    T t;
+    __builtin_memcpy(&t, &u, sizeof(T));
+    return t;
+}
+
+// Atomics; each returns the previous value.
+template <class T> struct BitsOf;
+template <> struct BitsOf<float> { using type = u32; };
+template <> struct BitsOf<double> { using type = u64; };
+template <> struct BitsOf<i32> { using type = i32; };
+template <> struct BitsOf<u32> { using type = u32; };
+template <> struct BitsOf<i64> { using type = u64; };
+template <> struct BitsOf<u64> { using type = u64; };
+
+template <class T>
+WEFT_FUNC T atomic_cas(T* p, T compare, T value) {
+    using B = typename BitsOf<T>::type;
+#if defined(__CUDACC__)
+    return bit_cast<T>(atomicCAS(reinterpret_cast<B*>(p), bit_cast<B>(compare), bit_cast<B>(value)));
+#else
+    B expected = bit_cast<B>(compare);
+    __atomic_compare_exchange_n(reinterpret_cast<B*>(p), &expected, bit_cast<B>(value), false,
+                                __ATOMIC_RELAXED, __ATOMIC_RELAXED);
+    return bit_cast<T>(expected);
+#endif
+}
+
+// Read-modify-write by compare-and-swap: the fallback for operations without an instruction.
+template <class T, class F>
+WEFT_FUNC T atomic_update(T* p, F f) {
+    using B = typename BitsOf<T>::type;
+    T old = *p;
+    while (true) {
+        const T seen = atomic_cas(p, old, f(old));
+        if (bit_cast<B>(seen) == bit_cast<B>(old)) return old;
+        old = seen;
+    }
+}
+
+struct OpAdd { template <class T> WEFT_FUNC T apply(T a, T b) { return a + b; } };
+struct OpSub { template <class T> WEFT_FUNC T apply(T a, T b) { return a - b; } };
+struct OpMin { template <class T> WEFT_FUNC T apply(T a, T b) { return min(a, b); } };
+struct OpMax { template <class T> WEFT_FUNC T apply(T a, T b) { return max(a, b); } };
+struct OpAnd { template <class T> WEFT_FUNC T apply(T a, T b) { return a & b; } };
+struct OpOr { template <class T> WEFT_FUNC T apply(T a, T b) { return a | b; } };
+struct OpXor { template <class T> WEFT_FUNC T apply(T a, T b) { return a ^ b; } };
+struct OpExch { template <class T> WEFT_FUNC T apply(T, T b) { return b; } };
+
+template <class Op, class T>
+WEFT_FUNC T atomic(T* p, T v) {
+    return atomic_update(p, [v](T old) { return Op::apply(old, v); });
+}
+
+}  // namespace wf

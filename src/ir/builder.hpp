@@ -1,0 +1,67 @@
+// Builds one Function's IR node by node, validating every operation as it is added.
+#pragma once
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "ir/ir.hpp"
+
+namespace weft::ir {
+
+// Each method checks its operands and throws weft::Error naming the function and the user's
+// source line, with what to do instead. Nested blocks are built by callbacks.
+class Builder {
+public:
+    explicit Builder(Function& fn);
+
+    Function& function() { return fn_; }
+
+    ValueId param(Type type, Loc loc);
+    ValueId constant(DType type, uint64_t bits, Loc loc);
+    ValueId tid(int dim, int ndim, Loc loc);
+    ValueId copy(ValueId v, Loc loc);
+    void assign(ValueId dst, ValueId src, Loc loc);
+    ValueId unary(UnaryOp op, ValueId a, Loc loc);
+    ValueId binary(BinaryOp op, ValueId a, ValueId b, Loc loc);
+    ValueId math(MathOp op, ValueId a, Loc loc);
+    ValueId select(ValueId c, ValueId t, ValueId f, Loc loc);
+    ValueId cast(DType to, ValueId a, Loc loc);
+    ValueId shape(ValueId array, int dim, Loc loc);
+    ValueId load(ValueId array, const std::vector<ValueId>& index, Loc loc);
+    void store(ValueId array, const std::vector<ValueId>& index, ValueId v, Loc loc);
+    ValueId atomic(AtomicOp op, ValueId array, const std::vector<ValueId>& index, ValueId v,
+                   ValueId compare, Loc loc);
+    // `callee` is the callee's index in the program; `callee_fn` its (possibly partial) IR.
+    ValueId call(uint32_t callee, const Function& callee_fn, const std::vector<ValueId>& args,
+                 Loc loc);
+    void print(const std::string& format, const std::vector<ValueId>& args, Loc loc);
+    void if_(ValueId c, const std::function<void()>& then_body,
+             const std::function<void()>* else_body, Loc loc);
+    void for_(ValueId start, ValueId stop, ValueId step, const std::function<void(ValueId)>& body,
+              Loc loc);
+    void while_(const std::function<ValueId()>& cond, const std::function<void()>& body, Loc loc);
+    void break_(Loc loc);
+    void continue_(Loc loc);
+    void return_(const ValueId* value, Loc loc);
+
+    [[noreturn]] void fail(Loc loc, const std::string& message) const;
+
+private:
+    ValueId new_value(Type type);
+    Node& append(Node node);
+    void in_block(Block& block, const std::function<void()>& body);
+    const Type& type(ValueId v) const { return fn_.values[v].type; }
+    void check_index(ValueId array, const std::vector<ValueId>& index, const char* what, Loc loc);
+    void check_same(ValueId a, ValueId b, const char* what, Loc loc);
+
+    Function& fn_;
+    std::vector<Block*> blocks_;
+    int loop_depth_ = 0;
+    int while_cond_depth_ = 0;
+};
+
+// Checks a printf-style format against argument types; returns an error message or "".
+std::string check_print_format(const std::string& format, const std::vector<DType>& args);
+
+}  // namespace weft::ir

@@ -1,0 +1,162 @@
+// The Weft IR: structured, typed statements over numbered values.
+//
+// Semantics
+// ---------
+// A Program is a list of Functions (kernels and weft functions). A Function owns a table of
+// values (each with a Type) and a body Block. A Block is an ordered list of Nodes; control flow
+// is structured: If, For and While nodes own child Blocks, and Break/Continue/Return leave them.
+//
+// A value is defined by exactly one node (its `result`) and is visible in the rest of the block
+// that defines it and in the blocks nested inside that rest. Values are *mutable registers*:
+// an Assign node overwrites a value that was defined earlier (a local variable that the user
+// reassigns, possibly inside a nested block). Values that are never assigned are in SSA form;
+// `ValueInfo::assigned` tells which is which, so analyses can treat the rest as constants or
+// pure expressions.
+//
+// Arrays are values of array type (parameters only). Loads, stores and atomics index them with
+// one integer value per dimension. An Atomic returns the element's previous value. Calls name
+// their callee by index into Program::functions and pass arrays by reference, scalars by value.
+//
+// Every node records the user's source location, so every error can name it.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "weft/detail/ops.hpp"
+#include "weft/detail/trace_api.hpp"
+#include "weft/dtype.hpp"
+
+namespace weft::ir {
+
+using detail::AtomicOp;
+using detail::BinaryOp;
+using detail::Loc;
+using detail::MathOp;
+using detail::UnaryOp;
+
+// Scalars and arrays today; vectors, matrices and structs extend Kind (and gain fields) later.
+struct Type {
+    enum class Kind : uint8_t { Void, Scalar, Array };
+    Kind kind = Kind::Void;
+    DType dtype = DType::Int32;
+    uint8_t ndim = 0;  // arrays only
+
+    static Type void_type() { return {}; }
+    static Type scalar(DType t) { return {Kind::Scalar, t, 0}; }
+    static Type array(DType t, int ndim) { return {Kind::Array, t, static_cast<uint8_t>(ndim)}; }
+    bool is_void() const { return kind == Kind::Void; }
+    bool is_scalar() const { return kind == Kind::Scalar; }
+    bool is_array() const { return kind == Kind::Array; }
+    bool is_float() const { return is_scalar() && weft::is_float(dtype); }
+    bool is_integer() const { return is_scalar() && weft::is_integer(dtype); }
+    bool is_bool() const { return is_scalar() && dtype == DType::Bool; }
+    std::string str() const;
+    friend bool operator==(const Type&, const Type&) = default;
+};
+
+using ValueId = uint32_t;
+inline constexpr ValueId kNoValue = UINT32_MAX;
+
+// The node list, in one place. Operands (`args`) per kind:
+//   Param                       result = parameter `bits`
+//   Const                       result = constant whose raw bits are `bits`
+//   Tid                         result = thread index along dimension `sub` (`bits` = launch ndim)
+//   Copy      [src]             result = src
+//   Unary     [a]               result = op(a), op = UnaryOp(sub)
+//   Binary    [a, b]            result = op(a, b), op = BinaryOp(sub)
+//   Math      [a]               result = op(a), op = MathOp(sub)
+//   Select    [c, t, f]         result = c ? t : f
+//   Cast      [a]               result = a converted to the result type
+//   Shape     [arr]             result = extent of dimension `sub` of arr
+//   Load      [arr, i...]       result = arr[i...]
+//   Store     [arr, i..., v]    arr[i...] = v
+//   Atomic    [arr, i..., v]    result = old arr[i...]; arr[i...] = op(old, v), op = AtomicOp(sub)
+//                               (Cas: [arr, i..., compare, v])
+//   Assign    [dst, src]        dst = src (dst becomes a mutable value)
+//   Call      [args...]         result (unless void) = functions[bits](args...)
+//   Print     [args...]         printf(text, args...)
+//   If        [c]               blocks: then, else
+//   For       [start, stop, step]  result = loop variable; blocks: body
+//   While     [c]               blocks: cond (defines c), body; loops while c after cond
+//   Break, Continue             leave / restart the innermost loop
+//   Return    [value?]          leaves the function (a kernel: ends the thread)
+#define WEFT_IR_NODES(X)                                                                    \
+    X(Param) X(Const) X(Tid) X(Copy) X(Unary) X(Binary) X(Math) X(Select) X(Cast) X(Shape)  \
+    X(Load) X(Store) X(Atomic) X(Assign) X(Call) X(Print) X(If) X(For) X(While) X(Break)     \
+    X(Continue) X(Return)
+
+enum class NodeKind : uint8_t {
+#define WEFT_IR_ENUM(name) name,
+    WEFT_IR_NODES(WEFT_IR_ENUM)
+#undef WEFT_IR_ENUM
+};
+const char* node_kind_name(NodeKind kind);
+
+struct Block;
+
+struct Node {
+    NodeKind kind;
+    uint8_t sub = 0;
+    ValueId result = kNoValue;
+    std::vector<ValueId> args;
+    uint64_t bits = 0;
+    std::string text;
+    std::vector<Block> blocks;
+    Loc loc;
+
+    AtomicOp atomic_op() const { return static_cast<AtomicOp>(sub); }
+    BinaryOp binary_op() const { return static_cast<BinaryOp>(sub); }
+    UnaryOp unary_op() const { return static_cast<UnaryOp>(sub); }
+    MathOp math_op() const { return static_cast<MathOp>(sub); }
+};
+
+struct Block {
+    std::vector<Node> nodes;
+};
+
+struct ValueInfo {
+    Type type;
+    bool assigned = false;  // the target of some Assign
+};
+
+struct Function {
+    std::string name;
+    bool is_kernel = false;
+    std::vector<std::string> param_names;
+    std::vector<ValueId> params;
+    Type ret;
+    std::vector<ValueInfo> values;
+    Block body;
+    int tid_ndim = 0;  // the launch dimensionality tid() was used with (0: unused)
+    Loc loc;
+
+    const Type& type_of(ValueId v) const { return values[v].type; }
+};
+
+struct Program {
+    std::string module_name;
+    std::vector<std::unique_ptr<Function>> functions;
+
+    Program() = default;
+    Program(const Program& other);
+    Program& operator=(const Program& other);
+    Program(Program&&) = default;
+    Program& operator=(Program&&) = default;
+
+    // The index of the function called `name`, or -1.
+    int find(const std::string& name) const;
+};
+
+// Visits every node of `block` and of the blocks nested in it, in program order.
+template <class F>
+void for_each_node(const Block& block, F&& f) {
+    for (const Node& n : block.nodes) {
+        f(n);
+        for (const Block& b : n.blocks) for_each_node(b, f);
+    }
+}
+
+}  // namespace weft::ir

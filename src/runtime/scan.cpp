@@ -1,0 +1,40 @@
+// array_scan on the CPU: a left-to-right prefix sum in the element type.
+#include "weft/error.hpp"
+#include "weft/scan.hpp"
+
+namespace weft {
+
+namespace {
+
+template <class T>
+void scan(const T* in, T* out, int64_t n, bool inclusive) {
+    T running = T(0);
+    for (int64_t i = 0; i < n; ++i) {
+        const T v = in[i];
+        if (!inclusive) out[i] = running;
+        running += v;
+        if (inclusive) out[i] = running;
+    }
+}
+
+}  // namespace
+
+void array_scan(const AnyArray& in, const AnyArray& out, bool inclusive) {
+    if (!in.valid() || !out.valid()) throw Error("array_scan: an array argument is empty (default-constructed)");
+    if (in.dtype() != out.dtype())
+        throw Error(std::string("array_scan: input is ") + dtype_name(in.dtype()) + " but output is " +
+                    dtype_name(out.dtype()) + "; use arrays of one type");
+    if (in.dtype() != DType::Int32 && in.dtype() != DType::Float32)
+        throw Error(std::string("array_scan supports int32 and float32 arrays, got ") + dtype_name(in.dtype()));
+    if (in.ndim() != 1 || out.ndim() != 1 || in.size() != out.size())
+        throw Error("array_scan needs two 1-D arrays of equal size, got sizes " + std::to_string(in.size()) + " and " +
+                    std::to_string(out.size()));
+    if (in.device() != out.device())
+        throw Error("array_scan: input is on " + in.device().name() + " but output is on " + out.device().name());
+    if (in.dtype() == DType::Int32)
+        scan(static_cast<const int32_t*>(in.data()), static_cast<int32_t*>(out.data()), in.size(), inclusive);
+    else
+        scan(static_cast<const float*>(in.data()), static_cast<float*>(out.data()), in.size(), inclusive);
+}
+
+}  // namespace weft

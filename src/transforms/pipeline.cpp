@@ -1,0 +1,57 @@
+// The lowering pipeline, as one readable list of passes.
+#include "transforms/pipeline.hpp"
+
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+
+#include "ir/printer.hpp"
+#include "ir/verifier.hpp"
+#include "transforms/eliminate_dead_code.hpp"
+
+namespace weft::transforms {
+
+namespace {
+
+bool env_flag(const char* name) {
+    const char* v = std::getenv(name);
+    return v && *v && std::strcmp(v, "0") != 0;
+}
+
+class Stage {
+public:
+    explicit Stage(ir::Program& program) : program_(program) {
+#ifndef NDEBUG
+        verify_ = true;
+#endif
+        verify_ = verify_ || env_flag("WEFT_VERIFY_IR");
+        dump_ = env_flag("WEFT_DUMP_IR");
+        after("trace");
+    }
+
+    template <class Pass>
+    void run(const char* name, Pass&& pass) {
+        program_ = pass(std::move(program_));
+        after(name);
+    }
+
+private:
+    void after(const char* name) {
+        if (verify_) ir::verify(program_, name);
+        if (dump_) std::fprintf(stderr, "=== IR after %s ===\n%s\n", name, ir::print(program_).c_str());
+    }
+
+    ir::Program& program_;
+    bool verify_ = false;
+    bool dump_ = false;
+};
+
+}  // namespace
+
+ir::Program lower(ir::Program program) {
+    Stage stage(program);
+    stage.run("eliminate_dead_code", eliminate_dead_code);
+    return program;
+}
+
+}  // namespace weft::transforms

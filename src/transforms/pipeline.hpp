@@ -1,0 +1,12 @@
+// The lowering pipeline: traced IR in, IR ready for code generation out.
+#pragma once
+
+#include "ir/ir.hpp"
+
+namespace weft::transforms {
+
+// Runs every pass in order. The IR is verified before the first pass and after each one in
+// debug builds (or with WEFT_VERIFY_IR=1); WEFT_DUMP_IR=1 prints it after each pass to stderr.
+ir::Program lower(ir::Program program);
+
+}  // namespace weft::transforms
