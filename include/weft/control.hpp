@@ -2,6 +2,7 @@
 #pragma once
 
 #include <array>
+#include <concepts>
 #include <functional>
 
 #include "weft/builtins.hpp"
@@ -34,17 +35,23 @@ inline void if_(const Located<bool>& cond, const std::function<void()>& then_bod
 
 // for_(stop, body), for_(start, stop, body), for_(start, stop, step, body): like Python's
 // range; bounds are evaluated once; `body` takes the int32 loop variable.
-inline void for_(const Located<int32_t>& start, const Located<int32_t>& stop,
-                 const Located<int32_t>& step, const std::function<void(Int)>& body) {
+// `body` is called directly, not through a std::function: that would hand the lambda a copy of
+// the loop variable, and an assignment to the loop variable would then go unreported.
+template <std::invocable<Int> F>
+void for_(const Located<int32_t>& start, const Located<int32_t>& stop, const Located<int32_t>& step,
+          F&& body) {
     detail::emit_for(start.ref, stop.ref, step.ref,
                      [&](detail::Ref i) { body(detail::Access::wrap<Int>(i)); }, start.loc);
 }
-inline void for_(const Located<int32_t>& start, const Located<int32_t>& stop,
-                 const std::function<void(Int)>& body) {
+template <std::invocable<Int> F>
+void for_(const Located<int32_t>& start, const Located<int32_t>& stop, F&& body) {
     for_(start, stop, Located<int32_t>(1, std::source_location::current()), body);
 }
-inline void for_(const Located<int32_t>& stop, const std::function<void(Int)>& body) {
-    for_(Located<int32_t>(0, std::source_location::current()), stop, body);
+template <std::invocable<Int> F>
+void for_(const Located<int32_t>& stop, F&& body) {
+    Located<int32_t> start(0, std::source_location::current());
+    start.loc = stop.loc;  // the loop is where the user wrote it, not here
+    for_(start, stop, body);
 }
 
 // while_(cond, body): `cond` is a lambda returning a traced bool, re-evaluated every iteration.

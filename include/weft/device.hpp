@@ -1,6 +1,7 @@
 // Devices: the CPU and CUDA GPUs, named "cpu", "cuda:0", "cuda:1", ...
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -35,5 +36,22 @@ Device device(std::string_view name);
 Device default_device();
 // Every device this process can use, the CPU first.
 std::vector<Device> devices();
+
+struct DeviceInfo {
+    std::string name;
+    int compute_capability_major = 0;  // 0 for the CPU
+    int compute_capability_minor = 0;
+    int multiprocessors = 0;  // SMs; for the CPU, hardware threads
+    uint64_t total_memory = 0;  // bytes; 0 for the CPU
+};
+DeviceInfo device_info(Device device);
+
+// Whether GPUs can be used, and if not, why (no driver, no GPU, WEFT_DISABLE_CUDA set).
+bool cuda_available();
+std::string cuda_unavailable_reason();
+
+// Waits for all work queued on `device` by this thread's current stream. Errors of earlier
+// asynchronous launches surface here as a weft::Error naming the kernels.
+void synchronize(Device device);
 
 }  // namespace weft

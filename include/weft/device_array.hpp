@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <initializer_list>
 #include <memory>
+#include <type_traits>
 #include <vector>
 
 #include "weft/device.hpp"
@@ -43,8 +44,10 @@ public:
     // The address of element 0 in the device's memory.
     void* data() const;
 
-    // Sets every element to zero.
+    // Sets every element to zero (in order on the current stream, for GPU arrays).
     void zero_();
+    // A copy of this array on `device`.
+    AnyArray to(Device device) const;
     // Copies `bytes` of host data (size() elements, densely packed) in, or out.
     void copy_from_host(const void* src, size_t bytes);
     void copy_to_host(void* dst, size_t bytes) const;
@@ -57,6 +60,16 @@ protected:
     Device device_ = Device::cpu();
 };
 
+// Copies `src` into `dst` (same type and shape; any two devices).
+void copy(const AnyArray& dst, const AnyArray& src);
+
+namespace detail {
+// How elements of T travel to and from the host: std::vector<bool> packs bits and has no data(),
+// so bools go through bytes.
+template <class T>
+using HostElement = std::conditional_t<std::is_same_v<T, bool>, uint8_t, T>;
+}  // namespace detail
+
 template <ElementType T>
 class DeviceArray : public AnyArray {
 public:
@@ -64,13 +77,22 @@ public:
     DeviceArray(const Shape& shape, Device device) : AnyArray(dtype_of<T>, shape, device) {}
 
     void fill_(T value) {
-        std::vector<T> host(static_cast<size_t>(size()), value);
+        std::vector<detail::HostElement<T>> host(static_cast<size_t>(size()), value);
         copy_from_host(host.data(), host.size() * sizeof(T));
     }
+    DeviceArray<T> to(Device device) const {
+        DeviceArray<T> out(shape(), device);
+        copy(out, *this);
+        return out;
+    }
     std::vector<T> to_vector() const {
-        std::vector<T> host(static_cast<size_t>(size()));
+        std::vector<detail::HostElement<T>> host(static_cast<size_t>(size()));
         copy_to_host(host.data(), host.size() * sizeof(T));
-        return host;
+        if constexpr (std::is_same_v<T, bool>) {
+            return std::vector<bool>(host.begin(), host.end());
+        } else {
+            return host;
+        }
     }
 };
 
@@ -97,17 +119,20 @@ DeviceArray<T> ones(const Shape& shape, Device device = default_device()) {
 }
 // A 1-D array holding `values`, or an array of `shape` (whose size must match).
 template <ElementType T>
-DeviceArray<T> from_vector(const std::vector<T>& values, Device device = default_device()) {
-    DeviceArray<T> a(Shape(static_cast<int64_t>(values.size())), device);
-    a.copy_from_host(values.data(), values.size() * sizeof(T));
-    return a;
-}
-template <ElementType T>
 DeviceArray<T> from_vector(const std::vector<T>& values, const Shape& shape,
                            Device device = default_device()) {
     DeviceArray<T> a(shape, device);
-    a.copy_from_host(values.data(), values.size() * sizeof(T));
+    if constexpr (std::is_same_v<T, bool>) {
+        const std::vector<uint8_t> bytes(values.begin(), values.end());
+        a.copy_from_host(bytes.data(), bytes.size());
+    } else {
+        a.copy_from_host(values.data(), values.size() * sizeof(T));
+    }
     return a;
+}
+template <ElementType T>
+DeviceArray<T> from_vector(const std::vector<T>& values, Device device = default_device()) {
+    return from_vector(values, Shape(static_cast<int64_t>(values.size())), device);
 }
 
 }  // namespace weft

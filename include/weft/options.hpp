@@ -29,6 +29,9 @@ struct Options {
     int optimization_level = 2;
     // CUDA threads per block.
     int block_dim = 256;
+    // Check every launch at once (waits for each GPU launch) instead of at the next
+    // synchronization.
+    bool debug = false;
     // One line per module compile, with its time, on stderr.
     bool verbose = false;
 };
@@ -42,6 +45,7 @@ struct OptionsPatch {
     std::optional<bool> bounds_check;
     std::optional<int> optimization_level;
     std::optional<int> block_dim;
+    std::optional<bool> debug;
     std::optional<bool> verbose;
 };
 

@@ -91,6 +91,16 @@ public:
         detail::emit_assign(ref_, other.ref, other.loc);
         return *this;
     }
+    // `x = 0;`: without this overload a literal converts equally well to Scalar and to Located,
+    // and the assignment is ambiguous. (An operator= cannot take a source_location.)
+    template <class U>
+        requires std::is_arithmetic_v<U>
+    Scalar& operator=(U literal) {
+        const detail::Loc loc = detail::last_loc();
+        detail::emit_assign(ref_, detail::emit_const(dtype_of<T>, detail::literal_bits(static_cast<T>(literal)), loc),
+                            loc);
+        return *this;
+    }
 
     // Deleted: a traced value has no value while tracing. Use weft::if_ / weft::while_ /
     // weft::select to branch on it.

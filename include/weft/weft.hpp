@@ -15,3 +15,4 @@
 #include "weft/print.hpp"
 #include "weft/scalar.hpp"
 #include "weft/scan.hpp"
+#include "weft/stream.hpp"

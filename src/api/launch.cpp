@@ -1,6 +1,4 @@
 // weft::launch: run-time argument checks, then the device's launch; undone on a fault.
-#include <cstring>
-
 #include "analysis/written_arrays.hpp"
 #include "api/module_state.hpp"
 #include "weft/error.hpp"
@@ -33,16 +31,13 @@ std::string describe(const LaunchArg& a) {
 // A copy of the arrays a launch may write, put back if the launch faults.
 class Snapshot {
 public:
-    void add(const AnyArray& a) {
-        const size_t bytes = static_cast<size_t>(a.size()) * dtype_size(a.dtype());
-        saved_.push_back({a, std::vector<char>(static_cast<const char*>(a.data()), static_cast<const char*>(a.data()) + bytes)});
-    }
+    void add(const AnyArray& a) { saved_.push_back({a, a.to(a.device())}); }
     void restore() {
-        for (auto& [array, bytes] : saved_) std::memcpy(array.data(), bytes.data(), bytes.size());
+        for (auto& [array, copy] : saved_) weft::copy(array, copy);
     }
 
 private:
-    std::vector<std::pair<AnyArray, std::vector<char>>> saved_;
+    std::vector<std::pair<AnyArray, AnyArray>> saved_;
 };
 
 }  // namespace
@@ -125,11 +120,11 @@ void launch(const detail::KernelState& kernel, const Dim& dim, const std::vector
         for (size_t i = 0; i < args.size(); ++i)
             if (written[i]) snapshot.add(std::get<AnyArray>(args[i]));
     }
-    runtime::cpu::LaunchGrid grid;
+    runtime::LaunchGrid grid;
     grid.ndim = dim.ndim;
     for (int d = 0; d < 4; ++d) grid.dims[d] = dim.dims[d];
     try {
-        compiled->cpu->launch(static_cast<size_t>(index), grid, pointers.data());
+        compiled->code->launch(static_cast<size_t>(index), grid, pointers.data(), compiled->options);
     } catch (const Error&) {
         snapshot.restore();
         throw;

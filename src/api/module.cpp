@@ -17,18 +17,16 @@ std::shared_ptr<const ir::Program> ModuleState::lower_locked() {
 }
 
 std::shared_ptr<const CompiledModule> ModuleState::compile(Device device) {
-    if (!device.is_cpu())
-        throw Error("module '" + name + "' cannot be compiled for " + device.name() +
-                    ": this build has no CUDA support", "", loc.file, loc.line);
     std::lock_guard lock(mutex);
-    if (!compiled) {
+    auto& slot = compiled[device.name()];
+    if (!slot) {
         auto c = std::make_shared<CompiledModule>();
         c->program = lower_locked();
         c->options = options;
-        c->cpu = runtime::cpu::CpuModule::load(*c->program, options);
-        compiled = std::move(c);
+        c->code = runtime::load_module(*c->program, options, device);
+        slot = std::move(c);
     }
-    return compiled;
+    return slot;
 }
 
 const std::string& kernel_name(const KernelState& k) { return k.body->name; }
@@ -58,20 +56,20 @@ Options Module::options() const {
 void Module::set_options(const OptionsPatch& patch) {
     std::lock_guard lock(state_->mutex);
     state_->options = apply(state_->options, patch);
-    state_->compiled.reset();
+    state_->compiled.clear();
 }
 
 void Module::set_option(std::string_view name, const OptionValue& value) {
     std::lock_guard lock(state_->mutex);
     weft::set_option(state_->options, name, value);
-    state_->compiled.reset();
+    state_->compiled.clear();
 }
 
 std::shared_ptr<detail::KernelState> Module::add_kernel(std::shared_ptr<detail::TraceBody> body) {
     std::lock_guard lock(state_->mutex);
     state_->kernels.push_back(body);
     state_->lowered.reset();
-    state_->compiled.reset();
+    state_->compiled.clear();
     return std::make_shared<detail::KernelState>(detail::KernelState{state_, std::move(body)});
 }
 
@@ -79,7 +77,7 @@ void Module::add_func(std::shared_ptr<detail::TraceBody> body) {
     std::lock_guard lock(state_->mutex);
     state_->funcs.push_back(std::move(body));
     state_->lowered.reset();
-    state_->compiled.reset();
+    state_->compiled.clear();
 }
 
 void Module::compile(Device device) const { state_->compile(device); }
@@ -90,7 +88,6 @@ std::string Module::ir() const {
 }
 
 std::string Module::generated_source(Device device) const {
-    if (!device.is_cpu()) throw Error("this build has no CUDA support; generated source exists for the cpu only");
     std::shared_ptr<const ir::Program> program;
     bool bounds_check;
     {
@@ -98,7 +95,8 @@ std::string Module::generated_source(Device device) const {
         program = state_->lower_locked();
         bounds_check = state_->options.bounds_check;
     }
-    return codegen::emit(*program, {.bounds_check = bounds_check}).source;
+    const auto dialect = device.is_cpu() ? codegen::Dialect::Cpu : codegen::Dialect::Cuda;
+    return codegen::emit(*program, {.dialect = dialect, .bounds_check = bounds_check}).source;
 }
 
 }  // namespace weft

@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "ir/ir.hpp"
-#include "runtime/cpu/cpu_module.hpp"
+#include "runtime/device_module.hpp"
 #include "weft/module.hpp"
 
 namespace weft::detail {
@@ -17,7 +17,7 @@ namespace weft::detail {
 // A module compiled for a device: the lowered IR it came from and the loaded code.
 struct CompiledModule {
     std::shared_ptr<const ir::Program> program;
-    std::shared_ptr<runtime::cpu::CpuModule> cpu;
+    std::shared_ptr<runtime::DeviceModule> code;
     Options options;
 };
 
@@ -29,10 +29,12 @@ struct ModuleState {
     Options options;
     std::vector<std::shared_ptr<const TraceBody>> funcs;
     std::vector<std::shared_ptr<const TraceBody>> kernels;
-    std::shared_ptr<const ir::Program> lowered;    // dropped when definitions change
-    std::shared_ptr<const CompiledModule> compiled;  // dropped when options or definitions change
+    std::shared_ptr<const ir::Program> lowered;  // dropped when definitions change
+    // Per device; dropped when options or definitions change.
+    std::map<std::string, std::shared_ptr<const CompiledModule>> compiled;
 
-    // Traces and lowers (once), then compiles or loads from the cache (once per options).
+    // Traces and lowers (once), then compiles or loads from the cache (once per device and
+    // options).
     std::shared_ptr<const CompiledModule> compile(Device device);
     std::shared_ptr<const ir::Program> lower_locked();
 };

@@ -78,6 +78,7 @@ Options apply(const Options& base, const OptionsPatch& p) {
     if (p.bounds_check) o.bounds_check = *p.bounds_check;
     if (p.optimization_level) o.optimization_level = *p.optimization_level;
     if (p.block_dim) o.block_dim = *p.block_dim;
+    if (p.debug) o.debug = *p.debug;
     if (p.verbose) o.verbose = *p.verbose;
     validate(o);
     return o;
@@ -91,11 +92,12 @@ void set_option(Options& options, std::string_view name, const OptionValue& v) {
     else if (name == "bounds_check") p.bounds_check = expect<bool>(name, v, "a bool");
     else if (name == "optimization_level") p.optimization_level = to_int(name, expect<int64_t>(name, v, "an integer"));
     else if (name == "block_dim") p.block_dim = to_int(name, expect<int64_t>(name, v, "an integer"));
+    else if (name == "debug") p.debug = expect<bool>(name, v, "a bool");
     else if (name == "verbose") p.verbose = expect<bool>(name, v, "a bool");
     else
         throw Error("unknown option '" + std::string(name) +
                     "'; options are deterministic, deterministic_max_records, deterministic_debug, "
-                    "bounds_check, optimization_level, block_dim, verbose");
+                    "bounds_check, optimization_level, block_dim, debug, verbose");
     options = apply(options, p);
 }
 

@@ -127,8 +127,10 @@ public:
     FunctionEmitter(const ir::Program& p, size_t index, const EmitOptions& o, Generated& g)
         : program_(p), fn_(*p.functions[index]), options_(o), out_(g) {
         const_value_.assign(fn_.values.size(), nullptr);
+        used_.assign(fn_.values.size(), false);
         ir::for_each_node(fn_.body, [&](const ir::Node& n) {
             if (n.kind == ir::NodeKind::Const && !fn_.values[n.result].assigned) const_value_[n.result] = &n;
+            for (ir::ValueId a : n.args) used_[a] = true;
         });
     }
 
@@ -188,6 +190,10 @@ private:
             return line(s, depth, "if (" + elem + "* p = " + ptr + ") *p = " + v(n.args.back()) + ";");
         }
         const std::string op = n.kind == ir::NodeKind::Load ? "*p" : atomic_call(n, "p");
+        if (n.kind == ir::NodeKind::Atomic && !used_[n.result]) {
+            if (!checked) return line(s, depth, atomic_call(n, ptr) + ";");
+            return line(s, depth, "if (" + elem + "* p = " + ptr + ") " + op + ";");
+        }
         if (!checked) {
             const std::string direct = n.kind == ir::NodeKind::Load ? "*" + ptr : atomic_call(n, ptr);
             return line(s, depth, def(n) + direct + ";");
@@ -314,6 +320,7 @@ private:
     const EmitOptions& options_;
     Generated& out_;
     std::vector<const ir::Node*> const_value_;
+    std::vector<bool> used_;
 };
 
 std::string signature(const ir::Program& p, size_t index) {
@@ -339,6 +346,24 @@ void cpu_entry(std::ostringstream& s, const ir::Program& p, size_t index, const 
       << "        wf::set_tid(ctx, *launch, i);\n"
       << "        " << call << ");\n"
       << "    }\n"
+      << "}\n";
+}
+
+// One GPU thread per launch thread; the grid may overshoot the launch by part of a block.
+void cuda_entry(std::ostringstream& s, const ir::Program& p, size_t index, const std::string& symbol) {
+    const ir::Function& fn = *p.functions[index];
+    s << "extern \"C\" __global__ void " << symbol << "(";
+    std::string call = "f" + std::to_string(index) + "_" + identifier(fn.name) + "(ctx";
+    for (size_t i = 0; i < fn.params.size(); ++i) {
+        s << c_type(fn.type_of(fn.params[i])) << " a" << i << ", ";
+        call += ", a" + std::to_string(i);
+    }
+    s << "const wf::Launch launch) {\n"
+      << "    const wf::i64 i = static_cast<wf::i64>(blockIdx.x) * blockDim.x + threadIdx.x;\n"
+      << "    if (i >= launch.total) return;\n"
+      << "    wf::Ctx ctx{{0, 0, 0, 0}, launch.error};\n"
+      << "    wf::set_tid(ctx, launch, i);\n"
+      << "    " << call << ");\n"
       << "}\n";
 }
 
@@ -376,7 +401,10 @@ Generated emit(const ir::Program& program, const EmitOptions& options) {
         }
         g.entries.push_back("weft_kernel_" + std::to_string(i));
         s << "\n";
-        cpu_entry(s, program, i, g.entries.back());
+        if (options.dialect == Dialect::Cuda)
+            cuda_entry(s, program, i, g.entries.back());
+        else
+            cpu_entry(s, program, i, g.entries.back());
     }
     g.prints = functions_that_print(program);
     g.source = s.str();

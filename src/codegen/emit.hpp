@@ -1,4 +1,4 @@
-// IR to C++ source for the host compiler (the CUDA dialect joins with the CUDA backend).
+// IR to C++ source: one emitter; the dialect decides only the kernels' entry points.
 #pragma once
 
 #include <string>
@@ -23,7 +23,11 @@ struct Generated {
     std::vector<bool> prints;          // whether each function may print (directly or by a call)
 };
 
+// Function bodies are the same C++ for both; the prelude adapts to the compiler (__CUDACC__).
+enum class Dialect { Cpu, Cuda };
+
 struct EmitOptions {
+    Dialect dialect = Dialect::Cpu;
     bool bounds_check = false;
 };
 

@@ -49,6 +49,10 @@ struct Ctx {
 };
 
 WEFT_FUNC void set_tid(Ctx& ctx, const Launch& launch, i64 linear) {
+    if (launch.ndim == 1) {
+        ctx.tid[0] = static_cast<i32>(linear);
+        return;
+    }
     for (int d = launch.ndim - 1; d >= 0; --d) {
         ctx.tid[d] = static_cast<i32>(linear % launch.dims[d]);
         linear /= launch.dims[d];
@@ -129,7 +133,11 @@ template <class T, class U>
 WEFT_FUNC T bit_cast(U u) {
     static_assert(sizeof(T) == sizeof(U), "bit_cast between types of different sizes");
     T t;
+#if defined(__CUDACC__)
+    memcpy(&t, &u, sizeof(T));
+#else
     __builtin_memcpy(&t, &u, sizeof(T));
+#endif
     return t;
 }
 
@@ -176,8 +184,40 @@ struct OpOr { template <class T> WEFT_FUNC T apply(T a, T b) { return a | b; } }
 struct OpXor { template <class T> WEFT_FUNC T apply(T a, T b) { return a ^ b; } };
 struct OpExch { template <class T> WEFT_FUNC T apply(T, T b) { return b; } };
 
+template <class A, class B>
+struct Same {
+    static constexpr bool value = false;
+};
+template <class A>
+struct Same<A, A> {
+    static constexpr bool value = true;
+};
+
 template <class Op, class T>
 WEFT_FUNC T atomic(T* p, T v) {
+#if defined(__CUDACC__)
+    // The hardware instruction where CUDA has one. Signed 64-bit add, bit operations and
+    // exchange go through the unsigned form, which has the same bits.
+    constexpr bool i64_as_u64 = Same<T, i64>::value;
+    using H = typename BitsOf<T>::type;
+    if constexpr (Same<Op, OpAdd>::value || Same<Op, OpSub>::value) {
+        const T operand = Same<Op, OpSub>::value ? static_cast<T>(-v) : v;
+        if constexpr (i64_as_u64) return static_cast<T>(atomicAdd(reinterpret_cast<u64*>(p), static_cast<u64>(operand)));
+        else return atomicAdd(p, operand);
+    } else if constexpr ((Same<Op, OpMin>::value || Same<Op, OpMax>::value) && !Same<T, float>::value &&
+                         !Same<T, double>::value) {
+        if constexpr (Same<Op, OpMin>::value) return atomicMin(p, v);
+        else return atomicMax(p, v);
+    } else if constexpr (Same<Op, OpAnd>::value) {
+        return static_cast<T>(atomicAnd(reinterpret_cast<H*>(p), static_cast<H>(v)));
+    } else if constexpr (Same<Op, OpOr>::value) {
+        return static_cast<T>(atomicOr(reinterpret_cast<H*>(p), static_cast<H>(v)));
+    } else if constexpr (Same<Op, OpXor>::value) {
+        return static_cast<T>(atomicXor(reinterpret_cast<H*>(p), static_cast<H>(v)));
+    } else if constexpr (Same<Op, OpExch>::value) {
+        return bit_cast<T>(atomicExch(reinterpret_cast<H*>(p), bit_cast<H>(v)));
+    }
+#endif
     return atomic_update(p, [v](T old) { return Op::apply(old, v); });
 }
 

@@ -56,6 +56,12 @@ bool entry_is_valid(const fs::path& path) {
            footer.substr(kFooterMagic.size()) == base::hash_hex(body);
 }
 
+std::string read_entry(const fs::path& path) {
+    std::string bytes = read_file(path);
+    bytes.resize(bytes.size() >= kFooterSize ? bytes.size() - kFooterSize : 0);
+    return bytes;
+}
+
 CacheEntry cached_build(const std::string& name, const std::function<void(const fs::path&)>& build) {
     const fs::path dir = cache_dir();
     const fs::path entry = dir / name;

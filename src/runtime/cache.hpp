@@ -25,5 +25,7 @@ CacheEntry cached_build(const std::string& name, const std::function<void(const 
 
 // Whether the entry at `path` is complete and intact.
 bool entry_is_valid(const std::filesystem::path& path);
+// The built file's contents, without the footer.
+std::string read_entry(const std::filesystem::path& path);
 
 }  // namespace weft::runtime

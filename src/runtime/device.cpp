@@ -1,26 +1,51 @@
-// Device names, lookup and the default device.
+// Device names, lookup, properties and the default device.
 #include <cstdlib>
+#include <thread>
 
+#include "runtime/cuda/context.hpp"
 #include "weft/device.hpp"
 #include "weft/error.hpp"
 
 namespace weft {
 
+namespace cu = runtime::cuda;
+
 std::string Device::name() const { return is_cpu() ? "cpu" : "cuda:" + std::to_string(ordinal_); }
 
-std::vector<Device> devices() { return {Device::cpu()}; }
+std::vector<Device> devices() {
+    std::vector<Device> all = {Device::cpu()};
+    for (int i = 0; i < cu::device_count(); ++i) all.push_back(Device::cuda(i));
+    return all;
+}
+
+bool cuda_available() { return cu::device_count() > 0; }
+
+std::string cuda_unavailable_reason() { return cuda_available() ? "" : cu::unavailable_reason(); }
 
 Device device(std::string_view name) {
     for (const Device& d : devices())
         if (d.name() == name) return d;
     if (name.rfind("cuda", 0) == 0)
-        throw Error("device '" + std::string(name) + "' is not available: this process has no CUDA device; use \"cpu\"");
+        throw Error("device '" + std::string(name) + "' is not available" +
+                    (cuda_available() ? "; this machine has " + std::to_string(cu::device_count()) + " GPU(s)"
+                                      : ": " + cu::unavailable_reason()) +
+                    "; use \"cpu\" or an existing \"cuda:N\"");
     throw Error("unknown device '" + std::string(name) + "'; use \"cpu\" or \"cuda:N\"");
 }
 
 Device default_device() {
     if (const char* env = std::getenv("WEFT_DEVICE"); env && *env) return device(env);
-    return devices().back();
+    return cuda_available() ? Device::cuda(0) : Device::cpu();
+}
+
+DeviceInfo device_info(Device device) {
+    if (device.is_cpu()) return {"cpu", 0, 0, static_cast<int>(std::thread::hardware_concurrency()), 0};
+    const cu::DeviceContext& c = cu::context(device.ordinal());
+    return {c.name, c.cc_major, c.cc_minor, c.sm_count, c.total_memory};
+}
+
+void synchronize(Device device) {
+    if (device.is_cuda()) cu::synchronize(*cu::current_stream(device.ordinal()));
 }
 
 }  // namespace weft

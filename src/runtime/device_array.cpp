@@ -1,6 +1,4 @@
 // AnyArray: allocation, shape and host copies.
-#include <cstring>
-
 #include "runtime/memory.hpp"
 #include "weft/device_array.hpp"
 #include "weft/error.hpp"
@@ -47,7 +45,7 @@ AnyArray::AnyArray(DType dtype, const Shape& shape, Device device)
 void* AnyArray::data() const { return allocation_ ? allocation_->ptr : nullptr; }
 
 void AnyArray::zero_() {
-    if (valid()) std::memset(data(), 0, static_cast<size_t>(size()) * dtype_size(dtype_));
+    if (valid()) detail::zero_bytes(data(), device_, static_cast<size_t>(size()) * dtype_size(dtype_));
 }
 
 namespace {
@@ -62,12 +60,31 @@ void check_bytes(const AnyArray& a, size_t bytes, const char* what) {
 
 void AnyArray::copy_from_host(const void* src, size_t bytes) {
     check_bytes(*this, bytes, "copy to array");
-    if (bytes) std::memcpy(data(), src, bytes);
+    detail::copy_bytes(data(), device_, src, Device::cpu(), bytes);
 }
 
 void AnyArray::copy_to_host(void* dst, size_t bytes) const {
     check_bytes(*this, bytes, "copy from array");
-    if (bytes) std::memcpy(dst, data(), bytes);
+    detail::copy_bytes(dst, Device::cpu(), data(), device_, bytes);
+}
+
+}  // namespace weft
+
+namespace weft {
+
+AnyArray AnyArray::to(Device device) const {
+    AnyArray out(dtype_, shape_, device);
+    copy(out, *this);
+    return out;
+}
+
+void copy(const AnyArray& dst, const AnyArray& src) {
+    if (dst.dtype() != src.dtype() || !(dst.shape() == src.shape()))
+        throw Error(std::string("copy: the arrays differ in type or shape (") + dtype_name(dst.dtype()) + " vs " +
+                    dtype_name(src.dtype()) + ", " + std::to_string(dst.size()) + " vs " + std::to_string(src.size()) +
+                    " elements)");
+    detail::copy_bytes(dst.data(), dst.device(), src.data(), src.device(),
+                       static_cast<size_t>(src.size()) * dtype_size(src.dtype()));
 }
 
 }  // namespace weft

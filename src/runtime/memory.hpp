@@ -1,4 +1,4 @@
-// Device memory allocations, shared by arrays and views of them.
+// Device memory: allocations shared by arrays, and byte copies between any two devices.
 #pragma once
 
 #include <cstddef>
@@ -6,15 +6,27 @@
 
 #include "weft/device.hpp"
 
+namespace weft::runtime::cuda {
+struct StreamState;
+}
+
 namespace weft::detail {
 
 struct Allocation {
-    void* ptr = nullptr;
+    void* ptr = nullptr;  // a device address for GPU memory
     size_t bytes = 0;
     Device device = Device::cpu();
+    // GPU memory is freed in order on the stream it was allocated on.
+    std::shared_ptr<runtime::cuda::StreamState> stream;
     ~Allocation();
 };
 
 std::shared_ptr<Allocation> allocate(Device device, size_t bytes);
+
+// Copies `bytes` from `src` on `from` to `dst` on `to`. Copies that involve the host have
+// finished when this returns; device-to-device copies are ordered on the current stream.
+void copy_bytes(void* dst, Device to, const void* src, Device from, size_t bytes);
+// Sets `bytes` at `dst` to zero, in order on the current stream for GPU memory.
+void zero_bytes(void* dst, Device device, size_t bytes);
 
 }  // namespace weft::detail

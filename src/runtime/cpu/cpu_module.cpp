@@ -16,34 +16,13 @@ namespace weft::runtime::cpu {
 
 namespace fs = std::filesystem;
 
-namespace {
-
-// Mirrors wf::Error and wf::Launch in the prelude.
-struct FaultRecord {
-    int32_t code;
-    int32_t site;
-    int32_t dim;
-    int32_t pad;
-    int64_t index;
-    int64_t extent;
-};
-
-struct LaunchRecord {
-    int64_t dims[4];
-    int64_t total;
-    int32_t ndim;
-    int32_t pad;
-    FaultRecord* error;
-};
-
-}  // namespace
 
 std::shared_ptr<CpuModule> CpuModule::load(const ir::Program& lowered, const Options& options) {
     const auto start = std::chrono::steady_clock::now();
     std::shared_ptr<CpuModule> m(new CpuModule());
     m->module_name_ = lowered.module_name;
     for (const auto& f : lowered.functions) m->function_names_.push_back(f->name);
-    m->generated_ = codegen::emit(lowered, {.bounds_check = options.bounds_check});
+    m->generated_ = codegen::emit(lowered, {.dialect = codegen::Dialect::Cpu, .bounds_check = options.bounds_check});
 
     const std::vector<std::string> flags = compile_flags(options);
     base::Hasher key;
@@ -80,11 +59,7 @@ std::shared_ptr<CpuModule> CpuModule::load(const ir::Program& lowered, const Opt
         m->entries_.push_back(e);
     }
 
-    if (options.verbose) {
-        const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
-        std::fprintf(stderr, "weft: module '%s' for cpu %s in %.1f ms\n", lowered.module_name.c_str(),
-                     entry.hit ? "loaded from cache" : "compiled", ms);
-    }
+    m->report(options, "cpu", std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count());
     return m;
 }
 
@@ -92,26 +67,12 @@ CpuModule::~CpuModule() {
     if (handle_) dlclose(handle_);
 }
 
-void CpuModule::launch(size_t function, const LaunchGrid& grid, void* const* args) const {
+void CpuModule::launch(size_t function, const LaunchGrid& grid, void* const* args, const Options&) const {
     FaultRecord fault{};
-    LaunchRecord launch{};
-    launch.total = 1;
-    launch.ndim = grid.ndim;
-    for (int d = 0; d < 4; ++d) {
-        launch.dims[d] = grid.dims[d];
-        if (d < grid.ndim) launch.total *= grid.dims[d];
-    }
-    launch.error = &fault;
+    const LaunchRecord launch = launch_record(grid, &fault);
     entries_.at(function)(args, &launch);
     if (generated_.prints[function]) std::fflush(stdout);
-    if (fault.code == 0) return;
-    const codegen::AccessSite& site = generated_.sites.at(fault.site);
-    throw Error("index " + std::to_string(fault.index) + " is out of bounds for dimension " +
-                    std::to_string(fault.dim) + " of array '" + site.array + "' (extent " +
-                    std::to_string(fault.extent) + ")" +
-                    (site.function != function_names_[function] ? " in function '" + site.function + "'" : "") +
-                    "; the launch was undone, so the arrays hold their values from before it",
-                function_names_[function], site.file, site.line);
+    if (fault.code != 0) throw_fault(function, fault);
 }
 
 }  // namespace weft::runtime::cpu

@@ -1,0 +1,53 @@
+// Per-GPU state: the primary context, device properties, streams and the current stream.
+#pragma once
+
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "runtime/cuda/driver.hpp"
+
+namespace weft::runtime::cuda {
+
+// A CUDA stream and the kernels launched on it since its last synchronization, so that an
+// asynchronous failure can be reported with the kernels that may have caused it.
+struct StreamState {
+    int ordinal = 0;
+    CUstream stream = nullptr;
+    std::mutex mutex;
+    std::vector<std::string> unsynchronized;  // kernel names, oldest first
+    ~StreamState();
+};
+
+struct DeviceContext {
+    int ordinal = 0;
+    CUdevice device = 0;
+    CUcontext context = nullptr;
+    std::string name;
+    int cc_major = 0;
+    int cc_minor = 0;
+    int sm_count = 0;
+    size_t total_memory = 0;
+    std::shared_ptr<StreamState> default_stream;
+};
+
+// The number of GPUs; 0 when CUDA is unavailable.
+int device_count();
+// The context of GPU `ordinal`, created on first use and made current on the calling thread.
+DeviceContext& context(int ordinal);
+
+// The stream that launches and copies on GPU `ordinal` use on this thread.
+std::shared_ptr<StreamState> current_stream(int ordinal);
+// Makes `stream` current on this thread (nullptr: the device's default stream); returns the
+// previous one.
+std::shared_ptr<StreamState> exchange_current_stream(int ordinal, std::shared_ptr<StreamState> stream);
+std::shared_ptr<StreamState> create_stream(int ordinal);
+
+// Records that `kernel` was launched on `s`.
+void note_launch(StreamState& s, const std::string& kernel);
+// Waits for `s`; a failure becomes a weft::Error naming the kernels launched since the last
+// synchronization.
+void synchronize(StreamState& s);
+
+}  // namespace weft::runtime::cuda

@@ -1,0 +1,108 @@
+// Compiling, caching, loading and launching GPU modules.
+#include "runtime/cuda/cuda_module.hpp"
+
+#include <chrono>
+#include <fstream>
+
+#include "base/hash.hpp"
+#include "runtime/cache.hpp"
+#include "runtime/cuda/context.hpp"
+#include "runtime/cuda/nvrtc.hpp"
+#include "runtime/memory.hpp"
+#include "weft/error.hpp"
+
+namespace weft::runtime::cuda {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+std::vector<std::string> nvrtc_flags(const Options& options) {
+    // GpuToGpu: the same arithmetic on every architecture, so no FMA contraction.
+    if (options.deterministic == Deterministic::GpuToGpu) return {"--fmad=false"};
+    return {};
+}
+
+}  // namespace
+
+std::shared_ptr<CudaModule> CudaModule::load(const ir::Program& lowered, const Options& options, int ordinal) {
+    const auto start = std::chrono::steady_clock::now();
+    const DeviceContext& c = context(ordinal);
+    std::shared_ptr<CudaModule> m(new CudaModule());
+    m->ordinal_ = ordinal;
+    m->module_name_ = lowered.module_name;
+    for (const auto& f : lowered.functions) {
+        m->function_names_.push_back(f->name);
+        m->param_counts_.push_back(f->params.size());
+    }
+    m->generated_ = codegen::emit(lowered, {.dialect = codegen::Dialect::Cuda, .bounds_check = options.bounds_check});
+
+    const int arch = c.cc_major * 10 + c.cc_minor;
+    const std::vector<std::string> flags = nvrtc_flags(options);
+    const std::string source = codegen::prelude() + "\n" + m->generated_.source;
+    base::Hasher key;
+    key.add(source).add(nvrtc_version()).add(static_cast<uint64_t>(arch));
+    for (const auto& f : flags) key.add(f);
+    const std::string name = "cuda-sm" + std::to_string(arch) + "-" + key.hex() + ".cubin";
+    const CacheEntry entry = cached_build(name, [&](const fs::path& out) {
+        const std::string cubin = compile_cubin(source, lowered.module_name, arch, flags);
+        std::ofstream file(out, std::ios::binary);
+        file.write(cubin.data(), static_cast<std::streamsize>(cubin.size()));
+        if (!file) throw Error("cannot write " + out.string());
+    });
+    m->from_cache_ = entry.hit;
+
+    const std::string image = read_entry(entry.path);
+    const Driver& d = require_driver();
+    check(d.cuModuleLoadData(&m->module_, image.data()), ("loading module '" + lowered.module_name + "'").c_str());
+    for (const std::string& symbol : m->generated_.entries) {
+        CUfunction f = nullptr;
+        if (!symbol.empty()) check(d.cuModuleGetFunction(&f, m->module_, symbol.c_str()), "cuModuleGetFunction");
+        m->functions_.push_back(f);
+    }
+    m->report(options, ("cuda:" + std::to_string(ordinal)).c_str(),
+              std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count());
+    return m;
+}
+
+CudaModule::~CudaModule() {
+    if (module_) {
+        context(ordinal_);
+        require_driver().cuModuleUnload(module_);
+    }
+}
+
+void CudaModule::launch(size_t function, const LaunchGrid& grid, void* const* args, const Options& options) const {
+    context(ordinal_);
+    const auto stream = current_stream(ordinal_);
+    const Driver& d = require_driver();
+
+    std::shared_ptr<detail::Allocation> fault_memory;
+    if (options.bounds_check) {
+        fault_memory = detail::allocate(Device::cuda(ordinal_), sizeof(FaultRecord));
+        detail::zero_bytes(fault_memory->ptr, Device::cuda(ordinal_), sizeof(FaultRecord));
+    }
+    LaunchRecord record =
+        launch_record(grid, fault_memory ? static_cast<FaultRecord*>(fault_memory->ptr) : nullptr);
+    void* params[64];
+    const size_t count = param_counts_[function];
+    if (count + 1 > std::size(params)) throw Error("a kernel takes at most 63 parameters", function_names_[function]);
+    for (size_t i = 0; i < count; ++i) params[i] = args[i];
+    params[count] = &record;
+
+    const auto block = static_cast<unsigned>(options.block_dim);
+    const auto blocks = static_cast<unsigned>((record.total + block - 1) / block);
+    check(d.cuLaunchKernel(functions_[function], blocks, 1, 1, block, 1, 1, 0, stream->stream, params, nullptr),
+          ("launching kernel '" + function_names_[function] + "'").c_str());
+    note_launch(*stream, function_names_[function]);
+
+    if (fault_memory) {
+        FaultRecord fault{};
+        detail::copy_bytes(&fault, Device::cpu(), fault_memory->ptr, Device::cuda(ordinal_), sizeof fault);
+        if (fault.code != 0) throw_fault(function, fault);
+    } else if (options.debug) {
+        synchronize(*stream);
+    }
+}
+
+}  // namespace weft::runtime::cuda

@@ -1,0 +1,33 @@
+// A module compiled for a GPU: a cubin from NVRTC (via the disk cache), loaded by the driver.
+#pragma once
+
+#include <memory>
+
+#include "runtime/cuda/driver.hpp"
+#include "runtime/device_module.hpp"
+
+namespace weft::runtime::cuda {
+
+class CudaModule final : public DeviceModule {
+public:
+    static std::shared_ptr<CudaModule> load(const ir::Program& lowered, const Options& options, int ordinal);
+    ~CudaModule() override;
+    CudaModule(const CudaModule&) = delete;
+    CudaModule& operator=(const CudaModule&) = delete;
+
+    // Queues the kernel on the thread's current stream and returns. With bounds checking or
+    // debug on, waits for it and reports its errors at once.
+    void launch(size_t function, const LaunchGrid& grid, void* const* args, const Options& options) const override;
+
+    // The raw function, for benchmarks that compare against a direct cuLaunchKernel.
+    CUfunction function(size_t index) const { return functions_.at(index); }
+
+private:
+    CudaModule() = default;
+    int ordinal_ = 0;
+    CUmodule module_ = nullptr;
+    std::vector<CUfunction> functions_;
+    std::vector<size_t> param_counts_;
+};
+
+}  // namespace weft::runtime::cuda

@@ -1,0 +1,47 @@
+// What CPU and GPU modules share: launch records, fault reports, and the loader switch.
+#include "runtime/device_module.hpp"
+
+#include <cstdio>
+
+#include "runtime/cpu/cpu_module.hpp"
+#include "runtime/cuda/cuda_module.hpp"
+#include "weft/error.hpp"
+
+namespace weft::runtime {
+
+int64_t LaunchGrid::total() const {
+    int64_t n = 1;
+    for (int d = 0; d < ndim; ++d) n *= dims[d];
+    return n;
+}
+
+LaunchRecord DeviceModule::launch_record(const LaunchGrid& grid, FaultRecord* fault) const {
+    LaunchRecord r{};
+    for (int d = 0; d < 4; ++d) r.dims[d] = grid.dims[d];
+    r.total = grid.total();
+    r.ndim = grid.ndim;
+    r.error = fault;
+    return r;
+}
+
+void DeviceModule::throw_fault(size_t function, const FaultRecord& fault) const {
+    const codegen::AccessSite& site = generated_.sites.at(static_cast<size_t>(fault.site));
+    throw Error("index " + std::to_string(fault.index) + " is out of bounds for dimension " + std::to_string(fault.dim) +
+                    " of array '" + site.array + "' (extent " + std::to_string(fault.extent) + ")" +
+                    (site.function != function_names_[function] ? " in function '" + site.function + "'" : "") +
+                    "; the launch was undone, so the arrays hold their values from before it",
+                function_names_[function], site.file, site.line);
+}
+
+void DeviceModule::report(const Options& options, const char* device, double ms) const {
+    if (options.verbose)
+        std::fprintf(stderr, "weft: module '%s' for %s %s in %.1f ms\n", module_name_.c_str(), device,
+                     from_cache_ ? "loaded from cache" : "compiled", ms);
+}
+
+std::shared_ptr<DeviceModule> load_module(const ir::Program& lowered, const Options& options, Device device) {
+    if (device.is_cpu()) return cpu::CpuModule::load(lowered, options);
+    return cuda::CudaModule::load(lowered, options, device.ordinal());
+}
+
+}  // namespace weft::runtime
