@@ -64,6 +64,25 @@ public:
         return *this;
     }
 
+    // Only += and -= have an atomic meaning on an array element (the spec's shorthands);
+    // `a[i] *= v` and the like do not compile. Write `a[i] = a[i] * v` (not atomic), or name
+    // the element first to change a local copy.
+#define WEFT_LOCAL_ONLY(op)                                   \
+    void operator op(const Located<T>& value) && = delete;    \
+    Element& operator op(const Located<T>& value) & {         \
+        Scalar<T>::operator op(value);                        \
+        return *this;                                         \
+    }
+    WEFT_LOCAL_ONLY(*=)
+    WEFT_LOCAL_ONLY(/=)
+    WEFT_LOCAL_ONLY(%=)
+    WEFT_LOCAL_ONLY(&=)
+    WEFT_LOCAL_ONLY(|=)
+    WEFT_LOCAL_ONLY(^=)
+    WEFT_LOCAL_ONLY(<<=)
+    WEFT_LOCAL_ONLY(>>=)
+#undef WEFT_LOCAL_ONLY
+
 private:
     template <ElementType, int>
     friend class Array;

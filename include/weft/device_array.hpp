@@ -5,6 +5,7 @@
 #include <initializer_list>
 #include <memory>
 #include <type_traits>
+#include <type_traits>
 #include <vector>
 
 #include "weft/device.hpp"

@@ -43,8 +43,17 @@ struct LambdaTraits<R (C::*)(A...) const> {
 template <class C, class R, class... A>
 struct LambdaTraits<R (C::*)(A...)> : LambdaTraits<R (C::*)(A...) const> {};
 
+// The result type of a weft function. (Not std::conditional_t: it would form scalar_of_t<void>.)
 template <class R>
-using ReturnOf = std::conditional_t<std::is_void_v<R>, void, scalar_of_t<R>>;
+struct ReturnOfT {
+    using type = scalar_of_t<R>;
+};
+template <>
+struct ReturnOfT<void> {
+    using type = void;
+};
+template <class R>
+using ReturnOf = typename ReturnOfT<R>::type;
 
 template <class F, class... P>
 std::shared_ptr<TraceBody> make_trace_body(std::string name, std::vector<std::string> names, F fn,
@@ -102,9 +111,10 @@ class Func;
 template <class R, class... P>
 class Func<R(P...)> {
 public:
-    R operator()(const P&... args) const {
+    // (P... are fixed by the class, so the source location can follow them.)
+    R operator()(const P&... args, std::source_location s = std::source_location::current()) const {
         const detail::Ref result = detail::emit_call(body_, {detail::Access::ref(args)...},
-                                                     detail::last_loc());
+                                                     detail::Loc::from(s));
         if constexpr (!std::is_void_v<R>) return detail::Access::wrap<R>(result);
     }
     const std::string& name() const { return body_->name; }

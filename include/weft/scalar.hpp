@@ -102,9 +102,10 @@ public:
         return *this;
     }
 
-    // Deleted: a traced value has no value while tracing. Use weft::if_ / weft::while_ /
-    // weft::select to branch on it.
-    explicit operator bool() const = delete;
+    // No conversion to bool, not even a deleted one: a traced value has no value while tracing
+    // (use weft::if_ / weft::while_ / weft::select to branch on it). A deleted `explicit operator
+    // bool` would make the built-in !, && and || candidates for `!b` and `a && b`, ambiguous with
+    // the traced operators below.
 
 #define WEFT_COMPOUND(op, code)                                                              \
     Scalar& operator op(const Located<T>& rhs) {                                             \

@@ -239,8 +239,13 @@ private:
             } else if (conv == 'c') {
                 args += ", int(" + arg + ")";
             } else {
+                // Integers print at their own width, as C's printf does with the matching length
+                // modifier: %x of the int32 -1 is ffffffff, not ffffffffffffffff.
+                const bool is_signed = conv == 'd' || conv == 'i';
+                const bool wide = dtype_size(type(n.args[next - 1]).dtype) == 8;
+                const char* via = is_signed ? (wide ? "wf::i64" : "wf::i32") : (wide ? "wf::u64" : "wf::u32");
                 format += "ll";
-                args += (conv == 'd' || conv == 'i' ? ", (long long)(" : ", (unsigned long long)(") + arg + ")";
+                args += std::string(is_signed ? ", (long long)(" : ", (unsigned long long)(") + via + "(" + arg + "))";
             }
             format += conv;
         }
@@ -343,7 +348,7 @@ void cpu_entry(std::ostringstream& s, const ir::Program& p, size_t index, const 
     }
     s << "    wf::Ctx ctx{{0, 0, 0, 0}, launch->error};\n"
       << "    for (wf::i64 i = 0; i < launch->total && ctx.error->code == 0; ++i) {\n"
-      << "        wf::set_tid(ctx, *launch, i);\n"
+      << (fn.tid_ndim ? "        wf::set_tid<" + std::to_string(fn.tid_ndim) + ">(ctx, *launch, i);\n" : "")
       << "        " << call << ");\n"
       << "    }\n"
       << "}\n";
@@ -362,7 +367,7 @@ void cuda_entry(std::ostringstream& s, const ir::Program& p, size_t index, const
       << "    const wf::i64 i = static_cast<wf::i64>(blockIdx.x) * blockDim.x + threadIdx.x;\n"
       << "    if (i >= launch.total) return;\n"
       << "    wf::Ctx ctx{{0, 0, 0, 0}, launch.error};\n"
-      << "    wf::set_tid(ctx, launch, i);\n"
+      << (fn.tid_ndim ? "    wf::set_tid<" + std::to_string(fn.tid_ndim) + ">(ctx, launch, i);\n" : "")
       << "    " << call << ");\n"
       << "}\n";
 }

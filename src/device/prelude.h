@@ -48,12 +48,18 @@ struct Ctx {
     Error* error;
 };
 
+// The thread index of each of the launch's N dimensions (row-major); N is a compile-time
+// constant so that the indices live in registers.
+template <int N>
 WEFT_FUNC void set_tid(Ctx& ctx, const Launch& launch, i64 linear) {
-    if (launch.ndim == 1) {
+    if (N == 1) {
         ctx.tid[0] = static_cast<i32>(linear);
         return;
     }
-    for (int d = launch.ndim - 1; d >= 0; --d) {
+#if defined(__CUDACC__)
+#pragma unroll
+#endif
+    for (int d = N - 1; d >= 0; --d) {
         ctx.tid[d] = static_cast<i32>(linear % launch.dims[d]);
         linear /= launch.dims[d];
     }

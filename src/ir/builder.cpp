@@ -59,11 +59,15 @@ ValueId Builder::constant(DType t, uint64_t bits, Loc loc) {
     return v;
 }
 
-ValueId Builder::tid(int dim, int ndim, Loc loc) {
+void Builder::use_tid(int ndim, Loc loc) {
     if (fn_.tid_ndim != 0 && fn_.tid_ndim != ndim)
         fail(loc, "tid is used for a " + std::to_string(ndim) + "-D launch here but for a " +
                       std::to_string(fn_.tid_ndim) + "-D launch elsewhere; use one form per kernel");
     fn_.tid_ndim = ndim;
+}
+
+ValueId Builder::tid(int dim, int ndim, Loc loc) {
+    use_tid(ndim, loc);
     const ValueId v = new_value(Type::scalar(DType::Int32));
     append({.kind = NodeKind::Tid,
             .sub = static_cast<uint8_t>(dim),
@@ -102,7 +106,10 @@ ValueId Builder::unary(UnaryOp op, ValueId a, Loc loc) {
     if (!ok)
         fail(loc, std::string("operator ") + (op == UnaryOp::Neg ? "-" : op == UnaryOp::Not ? "!" : "~") +
                       " is not defined for " + t.str() +
-                      (op == UnaryOp::Not ? "; compare with == 0 to get a bool" : ""));
+                      (op == UnaryOp::Not   ? "; compare with == 0 to get a bool"
+                       : t.is_bool()        ? "; use ! to negate a bool"
+                       : op == UnaryOp::Neg ? ""
+                                            : "; it takes integers (convert with weft::cast<T>(x))"));
     const ValueId v = new_value(t);
     append({.kind = NodeKind::Unary, .sub = static_cast<uint8_t>(op), .result = v, .args = {a}, .loc = loc});
     return v;
@@ -124,7 +131,10 @@ ValueId Builder::binary(BinaryOp op, ValueId a, ValueId b, Loc loc) {
         case BinaryOp::Lt:
         case BinaryOp::Le:
         case BinaryOp::Gt:
-        case BinaryOp::Ge: ok = numeric(t); break;
+        case BinaryOp::Ge:
+            ok = numeric(t);
+            hint = "; convert the bools with weft::cast<int>(x)";
+            break;
         case BinaryOp::Pow:
             ok = t.is_float();
             hint = "; cast the operands with weft::cast<float>(x)";
@@ -133,9 +143,13 @@ ValueId Builder::binary(BinaryOp op, ValueId a, ValueId b, Loc loc) {
         case BinaryOp::BitOr:
         case BinaryOp::BitXor:
             ok = t.is_integer() || t.is_bool();
+            hint = "; bitwise operators take integers or bools (convert with weft::cast<T>(x))";
             break;
         case BinaryOp::Shl:
-        case BinaryOp::Shr: ok = t.is_integer(); break;
+        case BinaryOp::Shr:
+            ok = t.is_integer();
+            hint = "; shifts take integers (convert with weft::cast<T>(x))";
+            break;
         case BinaryOp::And:
         case BinaryOp::Or:
             ok = t.is_bool();
@@ -257,6 +271,8 @@ ValueId Builder::call(uint32_t callee, const Function& callee_fn, const std::vec
         if (type(args[i]) != callee_fn.type_of(callee_fn.params[i]))
             fail(loc, "argument " + std::to_string(i) + " of function '" + callee_fn.name + "' is a " +
                           callee_fn.type_of(callee_fn.params[i]).str() + ", got " + type(args[i]).str());
+    // A callee that reads tid needs the caller launched the same way.
+    if (callee_fn.tid_ndim != 0) use_tid(callee_fn.tid_ndim, loc);
     const ValueId v = callee_fn.ret.is_void() ? kNoValue : new_value(callee_fn.ret);
     append({.kind = NodeKind::Call, .result = v, .args = args, .bits = callee, .loc = loc});
     return v;

@@ -49,6 +49,8 @@ public:
 
 private:
     ValueId new_value(Type type);
+    // Records that the function reads tid of an `ndim`-D launch (directly or through a call).
+    void use_tid(int ndim, Loc loc);
     Node& append(Node node);
     void in_block(Block& block, const std::function<void()>& body);
     const Type& type(ValueId v) const { return fn_.values[v].type; }

@@ -130,7 +130,7 @@ struct Function {
     Type ret;
     std::vector<ValueInfo> values;
     Block body;
-    int tid_ndim = 0;  // the launch dimensionality tid() was used with (0: unused)
+    int tid_ndim = 0;  // the launch dimensionality tid() is used with, here or in callees (0: unused)
     Loc loc;
 
     const Type& type_of(ValueId v) const { return values[v].type; }

@@ -21,9 +21,8 @@ cu::CUdeviceptr dptr(const void* p) { return reinterpret_cast<cu::CUdeviceptr>(p
 Allocation::~Allocation() {
     if (device.is_cpu()) {
         std::free(ptr);
-    } else if (ptr) {
-        cu::context(device.ordinal());
-        cu::require_driver().cuMemFreeAsync(dptr(ptr), stream->stream);
+    } else if (ptr && cu::bind_for_release(device.ordinal())) {
+        cu::driver()->cuMemFreeAsync(dptr(ptr), stream->stream);
     }
 }
 

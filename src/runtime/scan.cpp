@@ -1,4 +1,5 @@
-// array_scan on the CPU: a left-to-right prefix sum in the element type.
+// array_scan: checks, then a left-to-right prefix sum on the CPU or the GPU scan.
+#include "runtime/cuda/scan.hpp"
 #include "weft/error.hpp"
 #include "weft/scan.hpp"
 
@@ -31,6 +32,10 @@ void array_scan(const AnyArray& in, const AnyArray& out, bool inclusive) {
                     std::to_string(out.size()));
     if (in.device() != out.device())
         throw Error("array_scan: input is on " + in.device().name() + " but output is on " + out.device().name());
+    if (in.device().is_cuda()) {
+        runtime::cuda::scan(in.device().ordinal(), in.dtype(), in.data(), out.data(), in.size(), inclusive);
+        return;
+    }
     if (in.dtype() == DType::Int32)
         scan(static_cast<const int32_t*>(in.data()), static_cast<int32_t*>(out.data()), in.size(), inclusive);
     else

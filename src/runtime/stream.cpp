@@ -19,7 +19,7 @@ struct EventHandle {
     cu::CUevent event = nullptr;
     bool recorded = false;
     ~EventHandle() {
-        if (event) cu::require_driver().cuEventDestroy(event);
+        if (event && cu::bind_for_release(ordinal)) cu::driver()->cuEventDestroy(event);
     }
 };
 

@@ -9,8 +9,16 @@ namespace weft::runtime::cuda {
 
 namespace {
 
-std::mutex contexts_mutex;
-std::vector<std::unique_ptr<DeviceContext>> contexts;
+// Contexts live for the whole process and are never destroyed, so that arrays and modules
+// held in static objects can still release their memory during exit.
+std::mutex& contexts_mutex() {
+    static auto* m = new std::mutex;
+    return *m;
+}
+std::vector<DeviceContext*>& contexts() {
+    static auto* v = new std::vector<DeviceContext*>;
+    return *v;
+}
 thread_local CUcontext bound = nullptr;
 thread_local std::map<int, std::shared_ptr<StreamState>> current;
 
@@ -21,9 +29,9 @@ void bind(const DeviceContext& c) {
     }
 }
 
-std::unique_ptr<DeviceContext> open(int ordinal) {
+DeviceContext* open(int ordinal) {
     const Driver& d = require_driver();
-    auto c = std::make_unique<DeviceContext>();
+    auto* c = new DeviceContext();
     c->ordinal = ordinal;
     check(d.cuDeviceGet(&c->device, ordinal), "cuDeviceGet");
     check(d.cuDevicePrimaryCtxRetain(&c->context, c->device), "cuDevicePrimaryCtxRetain");
@@ -53,11 +61,8 @@ std::unique_ptr<DeviceContext> open(int ordinal) {
 }  // namespace
 
 StreamState::~StreamState() {
-    // Streams live until process exit in the common case; destroying one waits for its work.
-    if (const Driver* d = driver(); d && stream) {
-        d->cuStreamSynchronize(stream);
-        d->cuStreamDestroy(stream);
-    }
+    // Destroying a stream lets its queued work finish first.
+    if (stream && bind_for_release(ordinal)) driver()->cuStreamDestroy(stream);
 }
 
 int device_count() {
@@ -71,16 +76,28 @@ int device_count() {
 DeviceContext& context(int ordinal) {
     DeviceContext* c = nullptr;
     {
-        std::lock_guard lock(contexts_mutex);
+        std::lock_guard lock(contexts_mutex());
         if (ordinal < 0 || ordinal >= device_count())
             throw Error("device cuda:" + std::to_string(ordinal) + " does not exist; this machine has " +
                         std::to_string(device_count()) + " GPU(s)");
-        if (contexts.empty()) contexts.resize(static_cast<size_t>(device_count()));
-        if (!contexts[ordinal]) contexts[ordinal] = open(ordinal);
-        c = contexts[ordinal].get();
+        auto& all = contexts();
+        if (all.empty()) all.resize(static_cast<size_t>(device_count()), nullptr);
+        if (!all[ordinal]) all[ordinal] = open(ordinal);
+        c = all[ordinal];
     }
     bind(*c);
     return *c;
+}
+
+bool bind_for_release(int ordinal) noexcept {
+    const Driver* d = driver();
+    if (!d) return false;
+    std::lock_guard lock(contexts_mutex());
+    const auto& all = contexts();
+    if (ordinal < 0 || static_cast<size_t>(ordinal) >= all.size() || !all[ordinal]) return false;
+    if (bound != all[ordinal]->context && d->cuCtxSetCurrent(all[ordinal]->context) != CUDA_SUCCESS) return false;
+    bound = all[ordinal]->context;
+    return true;
 }
 
 std::shared_ptr<StreamState> current_stream(int ordinal) {

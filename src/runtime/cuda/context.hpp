@@ -37,6 +37,10 @@ int device_count();
 // The context of GPU `ordinal`, created on first use and made current on the calling thread.
 DeviceContext& context(int ordinal);
 
+// For destructors: makes GPU `ordinal`'s context current if it exists and the driver still
+// answers; never throws.
+bool bind_for_release(int ordinal) noexcept;
+
 // The stream that launches and copies on GPU `ordinal` use on this thread.
 std::shared_ptr<StreamState> current_stream(int ordinal);
 // Makes `stream` current on this thread (nullptr: the device's default stream); returns the

@@ -66,10 +66,7 @@ std::shared_ptr<CudaModule> CudaModule::load(const ir::Program& lowered, const O
 }
 
 CudaModule::~CudaModule() {
-    if (module_) {
-        context(ordinal_);
-        require_driver().cuModuleUnload(module_);
-    }
+    if (module_ && bind_for_release(ordinal_)) driver()->cuModuleUnload(module_);
 }
 
 void CudaModule::launch(size_t function, const LaunchGrid& grid, void* const* args, const Options& options) const {

@@ -1,0 +1,15 @@
+// Weft's own GPU kernels (scan and the like): CUDA C++ compiled once per device with NVRTC.
+#pragma once
+
+#include <string>
+
+#include "runtime/cuda/driver.hpp"
+
+namespace weft::runtime::cuda {
+
+// The kernel `name` of the library source `source` (identified by `module`), compiled for GPU
+// `ordinal` through the disk cache and loaded once per process.
+CUfunction library_function(int ordinal, const std::string& module, const std::string& source,
+                            const std::string& name);
+
+}  // namespace weft::runtime::cuda

@@ -1,0 +1,26 @@
+// module compact_positive
+WEFT_FUNC void f0_compact_positive(wf::Ctx& ctx, wf::Array<float, 1> v0, wf::Array<wf::i32, 1> v1, wf::Array<float, 1> v2);
+
+WEFT_FUNC void f0_compact_positive(wf::Ctx& ctx, wf::Array<float, 1> v0, wf::Array<wf::i32, 1> v1, wf::Array<float, 1> v2) {
+    const wf::i32 v3 = ctx.tid[0];
+    const float v4 = *wf::addr(v0, v3);
+    const float v5 = 0.0f;
+    const bool v6 = v4 > v5;
+    if (v6) {
+        const wf::i32 v7 = wf::i32(1);
+        const wf::i64 v8 = wf::i64(0ll);
+        const wf::i32 v9 = wf::atomic<wf::OpAdd>(wf::addr(v1, v8), v7);
+        *wf::addr(v2, v9) = v4;
+    }
+}
+
+extern "C" __attribute__((visibility("default"))) void weft_kernel_0(void* const* args, const wf::Launch* launch) {
+    const wf::Array<float, 1> a0 = *static_cast<const wf::Array<float, 1>*>(args[0]);
+    const wf::Array<wf::i32, 1> a1 = *static_cast<const wf::Array<wf::i32, 1>*>(args[1]);
+    const wf::Array<float, 1> a2 = *static_cast<const wf::Array<float, 1>*>(args[2]);
+    wf::Ctx ctx{{0, 0, 0, 0}, launch->error};
+    for (wf::i64 i = 0; i < launch->total && ctx.error->code == 0; ++i) {
+        wf::set_tid<1>(ctx, *launch, i);
+        f0_compact_positive(ctx, a0, a1, a2);
+    }
+}

@@ -1,0 +1,35 @@
+// module first_above
+WEFT_FUNC void f0_first_above(wf::Ctx& ctx, wf::Array<float, 2> v0, float v1, wf::Array<wf::i32, 2> v2);
+
+WEFT_FUNC void f0_first_above(wf::Ctx& ctx, wf::Array<float, 2> v0, float v1, wf::Array<wf::i32, 2> v2) {
+    const wf::i32 v3 = ctx.tid[0];
+    const wf::i32 v4 = ctx.tid[1];
+    wf::i32 v5 = wf::i32(0);
+    wf::i32 v6 = wf::i32(-1);
+    while (true) {
+        const wf::i32 v7 = wf::i32(v0.shape[1]);
+        const bool v8 = v5 < v7;
+        if (!v8) break;
+        const float v9 = *wf::addr(v0, v3, v5);
+        const bool v10 = v9 > v1;
+        if (v10) {
+            v6 = v5;
+            break;
+        }
+        const wf::i32 v11 = wf::i32(1);
+        const wf::i32 v12 = v5 + v11;
+        v5 = v12;
+    }
+    *wf::addr(v2, v3, v4) = v6;
+}
+
+extern "C" __attribute__((visibility("default"))) void weft_kernel_0(void* const* args, const wf::Launch* launch) {
+    const wf::Array<float, 2> a0 = *static_cast<const wf::Array<float, 2>*>(args[0]);
+    const float a1 = *static_cast<const float*>(args[1]);
+    const wf::Array<wf::i32, 2> a2 = *static_cast<const wf::Array<wf::i32, 2>*>(args[2]);
+    wf::Ctx ctx{{0, 0, 0, 0}, launch->error};
+    for (wf::i64 i = 0; i < launch->total && ctx.error->code == 0; ++i) {
+        wf::set_tid<2>(ctx, *launch, i);
+        f0_first_above(ctx, a0, a1, a2);
+    }
+}

@@ -1,0 +1,37 @@
+// module reduce_by_bin
+WEFT_FUNC float f0_contribution(wf::Ctx& ctx, wf::Array<float, 1> v0, wf::Array<wf::i32, 1> v1, wf::i32 v2, wf::i32 v3);
+WEFT_FUNC void f1_reduce_by_bin(wf::Ctx& ctx, wf::Array<float, 1> v0, wf::Array<wf::i32, 1> v1, wf::Array<float, 1> v2, wf::i32 v3);
+
+WEFT_FUNC float f0_contribution(wf::Ctx& ctx, wf::Array<float, 1> v0, wf::Array<wf::i32, 1> v1, wf::i32 v2, wf::i32 v3) {
+    const float v4 = *wf::addr(v0, v2);
+    const wf::i32 v5 = *wf::addr(v1, v2);
+    const bool v6 = v5 == v3;
+    const float v7 = 0.0f;
+    const float v8 = v6 ? v4 : v7;
+    return v8;
+}
+
+WEFT_FUNC void f1_reduce_by_bin(wf::Ctx& ctx, wf::Array<float, 1> v0, wf::Array<wf::i32, 1> v1, wf::Array<float, 1> v2, wf::i32 v3) {
+    const wf::i32 v4 = ctx.tid[0];
+    float v5 = 0.0f;
+    const wf::i32 v6 = wf::i32(0);
+    const wf::i32 v7 = wf::i32(1);
+    for (wf::i32 v8 = v6, stop = v3, step = v7; v8 < stop; v8 += step) {
+        const float v9 = f0_contribution(ctx, v0, v1, v8, v4);
+        const float v10 = v5 + v9;
+        v5 = v10;
+    }
+    *wf::addr(v2, v4) = v5;
+}
+
+extern "C" __attribute__((visibility("default"))) void weft_kernel_1(void* const* args, const wf::Launch* launch) {
+    const wf::Array<float, 1> a0 = *static_cast<const wf::Array<float, 1>*>(args[0]);
+    const wf::Array<wf::i32, 1> a1 = *static_cast<const wf::Array<wf::i32, 1>*>(args[1]);
+    const wf::Array<float, 1> a2 = *static_cast<const wf::Array<float, 1>*>(args[2]);
+    const wf::i32 a3 = *static_cast<const wf::i32*>(args[3]);
+    wf::Ctx ctx{{0, 0, 0, 0}, launch->error};
+    for (wf::i64 i = 0; i < launch->total && ctx.error->code == 0; ++i) {
+        wf::set_tid<1>(ctx, *launch, i);
+        f1_reduce_by_bin(ctx, a0, a1, a2, a3);
+    }
+}
