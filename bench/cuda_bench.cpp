@@ -89,7 +89,8 @@ void launch_overhead() {
         void* data;
         int64_t shape[4];
         int64_t strides[4];
-    } desc{a.data(), {1, 1, 1, 1}, {4, 0, 0, 0}};
+        void* det;
+    } desc{a.data(), {1, 1, 1, 1}, {4, 0, 0, 0}, nullptr};
     weft::runtime::LaunchRecord record{{1, 1, 1, 1}, 1, 1, 0, nullptr};
     void* params[] = {&desc, &record};
     const auto stream = cu::current_stream(0)->stream;

@@ -1,7 +1,14 @@
-# Writes the device prelude into a C++ source as a raw string literal (run at build time).
-file(READ "${INPUT}" PRELUDE)
+# Writes the device prelude headers into a C++ source as one raw string literal (build time).
+# INPUTS is a list of headers, concatenated in order.
+set(PRELUDE "")
+foreach(input ${INPUTS})
+  file(READ "${input}" part)
+  # One translation unit: the include guards of the separate headers are not needed.
+  string(REPLACE "#pragma once\n" "" part "${part}")
+  string(APPEND PRELUDE "${part}\n")
+endforeach()
 file(WRITE "${OUTPUT}.tmp"
-     "// Generated from src/device/prelude.h by cmake/embed_prelude.cmake; do not edit.\n"
+     "// Generated from src/device/*.h by cmake/embed_prelude.cmake; do not edit.\n"
      "#include \"codegen/emit.hpp\"\n"
      "namespace weft::codegen {\n"
      "const std::string& prelude() {\n"

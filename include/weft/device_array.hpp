@@ -4,7 +4,7 @@
 #include <cstdint>
 #include <initializer_list>
 #include <memory>
-#include <type_traits>
+#include <source_location>
 #include <type_traits>
 #include <vector>
 
@@ -29,7 +29,27 @@ namespace detail {
 struct Allocation;
 }
 
+// As a slice's `stop`: through the end of the dimension (Python's `a[start::step]`).
+inline constexpr int64_t to_end = INT64_MAX;
+
+// An index into a host-side array, for a[i]: any integer, with the caller's source line for
+// errors. Negative values count from the end, as in Python.
+struct ViewIndex {
+    int64_t value;
+    std::source_location where;
+
+    template <class U>
+        requires(std::is_integral_v<U> && !std::is_same_v<U, bool>)
+    ViewIndex(U i, std::source_location s = std::source_location::current())  // NOLINT: a[i] reads well
+        : value(static_cast<int64_t>(i)), where(s) {}
+};
+
 // An array whose element type is known at run time. Strides are in bytes.
+//
+// Views (slice, select / a[i], transpose, broadcast) are arrays that share this array's memory:
+// writes through a view change it, and it stays alive while a view does. A view has its own
+// shape, byte strides (0 along a broadcast dimension) and byte offset; views of views compose,
+// and every operation below, launches included, works on any view. Errors name the caller's line.
 class AnyArray {
 public:
     AnyArray() = default;
@@ -42,14 +62,37 @@ public:
     int64_t size() const { return shape_.size(); }
     int64_t stride(int d) const { return strides_[d]; }
     Device device() const { return device_; }
-    // The address of element 0 in the device's memory.
+    // The address of element 0 in the device's memory (the allocation's start plus offset()).
     void* data() const;
+    // The byte offset of element 0 from the start of the allocation (0 unless a view).
+    int64_t offset() const { return offset_; }
+    // Whether the elements lie densely in row-major order from data() (strides of extent-1
+    // dimensions do not matter).
+    bool is_contiguous() const;
 
-    // Sets every element to zero (in order on the current stream, for GPU arrays).
+    // Elements start, start + step, ... before stop along `dim`, with Python's rules: negative
+    // start and stop count from the end, both are clamped to the extent, step must be >= 1.
+    AnyArray slice(int dim, int64_t start, int64_t stop, int64_t step = 1,
+                   std::source_location s = std::source_location::current()) const;
+    // The (ndim - 1)-D view with dimension `dim` fixed at `index` (negative counts from the end).
+    AnyArray select(int dim, int64_t index, std::source_location s = std::source_location::current()) const;
+    // select(0, i): a row of a 2-D array, a plane of a 3-D one.
+    AnyArray operator[](ViewIndex i) const { return select(0, i.value, i.where); }
+    // The dimensions in reverse order (the matrix transpose for 2-D arrays).
+    AnyArray transpose() const;
+    // Dimensions d0 and d1 swapped.
+    AnyArray transpose(int d0, int d1, std::source_location s = std::source_location::current()) const;
+    // The array repeated to `shape` without copying (NumPy's rules): trailing dimensions line up;
+    // each must equal the target extent or be 1 (its stride becomes 0), and missing leading
+    // dimensions are added with stride 0. Writes through such a view all land on the one element.
+    AnyArray broadcast(const Shape& shape, std::source_location s = std::source_location::current()) const;
+
+    // Sets every element to zero (in order on the current stream, for contiguous GPU arrays).
     void zero_();
-    // A copy of this array on `device`.
+    // A copy of this array on `device` (a new, contiguous array).
     AnyArray to(Device device) const;
-    // Copies `bytes` of host data (size() elements, densely packed) in, or out.
+    // Copies `bytes` of host data (size() elements, densely packed in row-major order) in, or out.
+    // A view that is not contiguous is gathered / scattered element by element.
     void copy_from_host(const void* src, size_t bytes);
     void copy_to_host(void* dst, size_t bytes) const;
 
@@ -59,9 +102,18 @@ protected:
     Shape shape_{0};
     int64_t strides_[4] = {0, 0, 0, 0};
     Device device_ = Device::cpu();
+    int64_t offset_ = 0;  // bytes from the allocation's start to element 0
+
+private:
+    friend bool may_share_memory(const AnyArray& a, const AnyArray& b);
 };
 
-// Copies `src` into `dst` (same type and shape; any two devices).
+// Whether some element of `a` and some element of `b` may be the same memory (the arrays share
+// an allocation and the byte ranges their elements span overlap).
+bool may_share_memory(const AnyArray& a, const AnyArray& b);
+
+// Copies `src` into `dst` (same type and shape; any two devices; any views, overlapping ones too:
+// the result is as if `src` were read whole before `dst` is written).
 void copy(const AnyArray& dst, const AnyArray& src);
 
 namespace detail {
@@ -86,6 +138,24 @@ public:
         copy(out, *this);
         return out;
     }
+
+    // Views, as AnyArray's, keeping the element type.
+    DeviceArray<T> slice(int dim, int64_t start, int64_t stop, int64_t step = 1,
+                         std::source_location s = std::source_location::current()) const {
+        return DeviceArray<T>(AnyArray::slice(dim, start, stop, step, s));
+    }
+    DeviceArray<T> select(int dim, int64_t index,
+                          std::source_location s = std::source_location::current()) const {
+        return DeviceArray<T>(AnyArray::select(dim, index, s));
+    }
+    DeviceArray<T> operator[](ViewIndex i) const { return select(0, i.value, i.where); }
+    DeviceArray<T> transpose() const { return DeviceArray<T>(AnyArray::transpose()); }
+    DeviceArray<T> transpose(int d0, int d1, std::source_location s = std::source_location::current()) const {
+        return DeviceArray<T>(AnyArray::transpose(d0, d1, s));
+    }
+    DeviceArray<T> broadcast(const Shape& shape, std::source_location s = std::source_location::current()) const {
+        return DeviceArray<T>(AnyArray::broadcast(shape, s));
+    }
     std::vector<T> to_vector() const {
         std::vector<detail::HostElement<T>> host(static_cast<size_t>(size()));
         copy_to_host(host.data(), host.size() * sizeof(T));
@@ -95,6 +165,9 @@ public:
             return host;
         }
     }
+
+private:
+    explicit DeviceArray(AnyArray view) : AnyArray(std::move(view)) {}  // a view of this type
 };
 
 // Uninitialised contents.

@@ -17,12 +17,15 @@ std::vector<std::vector<bool>> written_array_params(const ir::Program& program) 
         changed = false;
         for (size_t f = 0; f < program.functions.size(); ++f) {
             const ir::Function& fn = *program.functions[f];
+            const std::vector<ir::ValueId> root = ir::array_roots(fn);  // a write to a view writes its array
             auto mark = [&](ir::ValueId array) {
-                const int p = param_index(fn, array);
+                const int p = param_index(fn, root[array]);
                 if (p >= 0 && !written[f][p]) written[f][p] = changed = true;
             };
             ir::for_each_node(fn.body, [&](const ir::Node& n) {
-                if (n.kind == ir::NodeKind::Store || n.kind == ir::NodeKind::Atomic) mark(n.args[0]);
+                if (n.kind == ir::NodeKind::Store || n.kind == ir::NodeKind::Atomic ||
+                    n.kind == ir::NodeKind::Accumulate)
+                    mark(n.args[0]);
                 if (n.kind == ir::NodeKind::Call)
                     for (size_t a = 0; a < n.args.size(); ++a)
                         if (written[n.bits][a]) mark(n.args[a]);

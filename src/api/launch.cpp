@@ -1,6 +1,7 @@
 // weft::launch: run-time argument checks, then the device's launch; undone on a fault.
 #include "analysis/written_arrays.hpp"
 #include "api/module_state.hpp"
+#include "runtime/det/accumulation.hpp"
 #include "weft/error.hpp"
 #include "weft/launch.hpp"
 
@@ -15,6 +16,7 @@ struct ArrayDescriptor {
     void* data;
     int64_t shape[4];
     int64_t strides[4];
+    void* det;
 };
 
 std::string describe(const detail::ParamSpec& p) {
@@ -88,7 +90,8 @@ void launch(const detail::KernelState& kernel, const Dim& dim, const std::vector
         device = arr->device();
     }
 
-    const auto compiled = kernel.module->compile(device.value_or(default_device()));
+    const Device target = device.value_or(default_device());
+    const auto compiled = kernel.module->compile(target);
     const int index = compiled->program->find(body.name);
     const ir::Function& fn = *compiled->program->functions[index];
     if (fn.tid_ndim != 0 && fn.tid_ndim != dim.ndim)
@@ -114,6 +117,15 @@ void launch(const detail::KernelState& kernel, const Dim& dim, const std::vector
         }
     }
 
+    // Deterministic targets get fresh accumulation state, resolved into them after the kernel.
+    std::unique_ptr<runtime::det::Accumulation> accumulation;
+    if (!fn.det_targets.empty()) {
+        std::vector<const AnyArray*> targets;
+        for (const ir::DetTarget& t : fn.det_targets) targets.push_back(&std::get<AnyArray>(args[t.param]));
+        accumulation = runtime::det::prepare(target, fn.det_targets, targets);
+        for (size_t i = 0; i < fn.det_targets.size(); ++i) arrays[fn.det_targets[i].param].det = accumulation->state(i);
+    }
+
     Snapshot snapshot;
     if (compiled->options.bounds_check) {
         const auto written = analysis::written_array_params(*compiled->program)[index];
@@ -128,6 +140,10 @@ void launch(const detail::KernelState& kernel, const Dim& dim, const std::vector
     } catch (const Error&) {
         snapshot.restore();
         throw;
+    }
+    if (accumulation) {
+        accumulation->resolve();
+        if (compiled->options.deterministic_debug) synchronize(target);
     }
 }
 

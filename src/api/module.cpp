@@ -11,8 +11,8 @@ namespace weft {
 namespace detail {
 
 std::shared_ptr<const ir::Program> ModuleState::lower_locked() {
-    if (!lowered)
-        lowered = std::make_shared<const ir::Program>(transforms::lower(frontend::trace_program(name, funcs, kernels)));
+    if (!traced) traced = std::make_shared<const ir::Program>(frontend::trace_program(name, funcs, kernels));
+    if (!lowered) lowered = std::make_shared<const ir::Program>(transforms::lower(*traced, options));
     return lowered;
 }
 
@@ -56,18 +56,21 @@ Options Module::options() const {
 void Module::set_options(const OptionsPatch& patch) {
     std::lock_guard lock(state_->mutex);
     state_->options = apply(state_->options, patch);
+    state_->lowered.reset();
     state_->compiled.clear();
 }
 
 void Module::set_option(std::string_view name, const OptionValue& value) {
     std::lock_guard lock(state_->mutex);
     weft::set_option(state_->options, name, value);
+    state_->lowered.reset();
     state_->compiled.clear();
 }
 
 std::shared_ptr<detail::KernelState> Module::add_kernel(std::shared_ptr<detail::TraceBody> body) {
     std::lock_guard lock(state_->mutex);
     state_->kernels.push_back(body);
+    state_->traced.reset();
     state_->lowered.reset();
     state_->compiled.clear();
     return std::make_shared<detail::KernelState>(detail::KernelState{state_, std::move(body)});
@@ -76,6 +79,7 @@ std::shared_ptr<detail::KernelState> Module::add_kernel(std::shared_ptr<detail::
 void Module::add_func(std::shared_ptr<detail::TraceBody> body) {
     std::lock_guard lock(state_->mutex);
     state_->funcs.push_back(std::move(body));
+    state_->traced.reset();
     state_->lowered.reset();
     state_->compiled.clear();
 }

@@ -29,7 +29,8 @@ struct ModuleState {
     Options options;
     std::vector<std::shared_ptr<const TraceBody>> funcs;
     std::vector<std::shared_ptr<const TraceBody>> kernels;
-    std::shared_ptr<const ir::Program> lowered;  // dropped when definitions change
+    std::shared_ptr<const ir::Program> traced;   // dropped when definitions change
+    std::shared_ptr<const ir::Program> lowered;  // dropped when definitions or options change
     // Per device; dropped when options or definitions change.
     std::map<std::string, std::shared_ptr<const CompiledModule>> compiled;
 

@@ -37,7 +37,10 @@ std::string literal(DType t, uint64_t bits) {
         case DType::Bool: return bits ? "true" : "false";
         case DType::Int32: return "wf::i32(" + std::to_string(static_cast<int32_t>(bits)) + ")";
         case DType::UInt32: return std::to_string(static_cast<uint32_t>(bits)) + "u";
-        case DType::Int64: return "wf::i64(" + std::to_string(static_cast<int64_t>(bits)) + "ll)";
+        case DType::Int64:
+            // -9223372036854775808ll is ill-formed (the magnitude does not fit in a long long).
+            if (static_cast<int64_t>(bits) == INT64_MIN) return "wf::i64(-9223372036854775807ll - 1)";
+            return "wf::i64(" + std::to_string(static_cast<int64_t>(bits)) + "ll)";
         case DType::UInt64: return std::to_string(bits) + "ull";
         case DType::Float32: {
             const auto b = static_cast<uint32_t>(bits);
@@ -128,6 +131,11 @@ public:
         : program_(p), fn_(*p.functions[index]), options_(o), out_(g) {
         const_value_.assign(fn_.values.size(), nullptr);
         used_.assign(fn_.values.size(), false);
+        root_ = ir::array_roots(fn_);
+        view_depth_.assign(fn_.values.size(), 0);
+        ir::for_each_node(fn_.body, [&](const ir::Node& n) {
+            if (n.kind == ir::NodeKind::View) view_depth_[n.result] = view_depth_[n.args[0]] + 1;
+        });
         ir::for_each_node(fn_.body, [&](const ir::Node& n) {
             if (n.kind == ir::NodeKind::Const && !fn_.values[n.result].assigned) const_value_[n.result] = &n;
             for (ir::ValueId a : n.args) used_[a] = true;
@@ -157,9 +165,10 @@ private:
     uint32_t site(const ir::Node& n) {
         const ir::ValueId array = n.args[0];
         std::string name = "an array argument";
+        // An access through a view names the viewed parameter, with its dimension numbers.
         for (size_t i = 0; i < fn_.params.size(); ++i)
-            if (fn_.params[i] == array) name = fn_.param_names[i];
-        out_.sites.push_back({fn_.name, name, n.loc.file, n.loc.line});
+            if (fn_.params[i] == root_[array]) name = fn_.param_names[i];
+        out_.sites.push_back({fn_.name, name, n.loc.file, n.loc.line, view_depth_[array]});
         return static_cast<uint32_t>(out_.sites.size() - 1);
     }
 
@@ -167,6 +176,13 @@ private:
     std::string element(const ir::Node& n) {
         if (!options_.bounds_check) return "wf::addr(" + v(n.args[0]) + indices(n) + ")";
         return "wf::checked(ctx, " + std::to_string(site(n)) + ", " + v(n.args[0]) + indices(n) + ")";
+    }
+
+    // array[i] of a 2-D or larger array; with bounds checks, i is checked against its extent.
+    std::string view(const ir::Node& n) {
+        const std::string operands = v(n.args[0]) + ", " + v(n.args[1]) + ")";
+        if (!options_.bounds_check) return "wf::view0(" + operands;
+        return "wf::view0(ctx, " + std::to_string(site(n)) + ", " + operands;
     }
 
     void line(std::ostringstream& s, int depth, const std::string& text) {
@@ -185,6 +201,12 @@ private:
         const std::string ptr = element(n);
         const bool checked = options_.bounds_check;
         const std::string elem = c_type(type(n.args[0]).dtype);
+        if (n.kind == ir::NodeKind::Accumulate) {
+            const std::string call = std::string("wf::accumulate<") + atomic_functor(n.atomic_op()) + ">(" +
+                                     v(n.args[0]) + ".det, ";
+            if (!checked) return line(s, depth, call + ptr + ", " + v(n.args.back()) + ");");
+            return line(s, depth, "if (" + elem + "* p = " + ptr + ") " + call + "p, " + v(n.args.back()) + ");");
+        }
         if (n.kind == ir::NodeKind::Store) {
             if (!checked) return line(s, depth, "*" + ptr + " = " + v(n.args.back()) + ";");
             return line(s, depth, "if (" + elem + "* p = " + ptr + ") *p = " + v(n.args.back()) + ";");
@@ -281,7 +303,8 @@ private:
                 return line(s, depth, def(n) + "wf::i32(" + v(n.args[0]) + ".shape[" + std::to_string(n.sub) + "]);");
             case K::Load:
             case K::Store:
-            case K::Atomic: return access(s, depth, n);
+            case K::Atomic:
+            case K::Accumulate: return access(s, depth, n);
             case K::Assign: return line(s, depth, v(n.args[0]) + " = " + v(n.args[1]) + ";");
             case K::Call: {
                 std::string call = "f" + std::to_string(n.bits) + "_" + identifier(program_.functions[n.bits]->name) + "(ctx";
@@ -313,6 +336,7 @@ private:
             case K::Break: return line(s, depth, "break;");
             case K::Continue: return line(s, depth, "continue;");
             case K::Return: return line(s, depth, n.args.empty() ? "return;" : "return " + v(n.args[0]) + ";");
+            case K::View: return line(s, depth, def(n) + view(n) + ";");
         }
     }
 
@@ -326,6 +350,8 @@ private:
     Generated& out_;
     std::vector<const ir::Node*> const_value_;
     std::vector<bool> used_;
+    std::vector<ir::ValueId> root_;  // the parameter each array value views
+    std::vector<int> view_depth_;    // how many dimensions views have removed from that parameter
 };
 
 std::string signature(const ir::Program& p, size_t index) {

@@ -14,6 +14,7 @@ struct AccessSite {
     std::string array;  // the parameter's name, or "an array argument" inside a function
     std::string file;
     uint32_t line = 0;
+    int dim_offset = 0;  // through a view: the parameter's dimensions the view has removed
 };
 
 struct Generated {

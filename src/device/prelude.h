@@ -17,12 +17,17 @@ using i64 = long long;
 using u64 = unsigned long long;
 static_assert(sizeof(i64) == 8 && sizeof(u32) == 4, "unexpected integer widths");
 
-// Mirrors the runtime's array descriptor: element 0's address, extents, strides in bytes.
+struct DetTarget;
+
+// Mirrors the runtime's array descriptor: element 0's address, extents, strides in bytes, and
+// for a deterministic accumulation target the state its atomics go to (null otherwise; views
+// of the array share it).
 template <class T, int N>
 struct Array {
     char* data;
     i64 shape[4];
     i64 strides[4];
+    DetTarget* det;
 };
 
 // The first error of a launch; `code` is 0 while there is none.
@@ -95,6 +100,35 @@ WEFT_FUNC T* checked(Ctx& ctx, i32 site, const Array<T, N>& a, I... index) {
         }
     }
     return addr(a, index...);
+}
+
+// a[i] of an N-D array (N >= 2): the (N-1)-D view of the same memory with dimension 0 fixed at
+// i. Like an index, i is a plain offset: negative values are not counted from the end.
+template <class T, int N>
+WEFT_FUNC Array<T, N - 1> view0(const Array<T, N>& a, i64 i) {
+    Array<T, N - 1> v = {};
+    v.data = a.data + i * a.strides[0];
+    for (int d = 0; d + 1 < 4; ++d) {
+        v.shape[d] = a.shape[d + 1];
+        v.strides[d] = a.strides[d + 1];
+    }
+    v.shape[3] = 1;
+    v.strides[3] = 0;
+    v.det = a.det;  // a view accumulates into its array's deterministic target
+    return v;
+}
+
+// view0 with i checked against shape[0]. Out of bounds, it records the fault as checked() does
+// and returns an empty view (every extent 0), so each access through it is skipped.
+template <class T, int N>
+WEFT_FUNC Array<T, N - 1> view0(Ctx& ctx, i32 site, const Array<T, N>& a, i64 i) {
+    Array<T, 1> rows = {};
+    rows.data = a.data;
+    rows.shape[0] = a.shape[0];
+    rows.strides[0] = a.strides[0];
+    if (checked(ctx, site, rows, i)) return view0(a, i);
+    Array<T, N - 1> empty = {};
+    return empty;
 }
 
 // Math. Float min/max are IEEE minNum/maxNum (a NaN operand yields the other one).

@@ -161,6 +161,11 @@ Ref emit_shape(Ref array, int dim, Loc loc) {
     return frontend::ref(f, f.builder.shape(frontend::id(f, array, loc), dim, loc));
 }
 
+Ref emit_view(Ref array, Ref index, Loc loc) {
+    Frame& f = frontend::top(loc);
+    return frontend::ref(f, f.builder.view(frontend::id(f, array, loc), frontend::id(f, index, loc), loc));
+}
+
 namespace {
 std::vector<ir::ValueId> ids(Frame& f, const std::vector<Ref>& refs, Loc loc) {
     std::vector<ir::ValueId> out;

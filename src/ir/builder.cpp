@@ -202,6 +202,18 @@ ValueId Builder::shape(ValueId array, int dim, Loc loc) {
     return v;
 }
 
+ValueId Builder::view(ValueId array, ValueId index, Loc loc) {
+    const Type t = type(array);  // a copy: new_value() below may move the value table
+    if (!t.is_array()) fail(loc, "indexing a view needs an array, got " + t.str());
+    if (t.ndim < 2)
+        fail(loc, "a view of a 1-D array would have no dimensions; a[i] on a 1-D array is its element");
+    if (!type(index).is_integer())
+        fail(loc, std::string("array indices must be integers, got ") + type(index).str());
+    const ValueId v = new_value(Type::array(t.dtype, t.ndim - 1));
+    append({.kind = NodeKind::View, .result = v, .args = {array, index}, .loc = loc});
+    return v;
+}
+
 void Builder::check_index(ValueId array, const std::vector<ValueId>& index, const char* what, Loc loc) {
     const Type& t = type(array);
     if (!t.is_array()) fail(loc, std::string(what) + " needs an array, got " + t.str());

@@ -28,6 +28,8 @@ public:
     ValueId select(ValueId c, ValueId t, ValueId f, Loc loc);
     ValueId cast(DType to, ValueId a, Loc loc);
     ValueId shape(ValueId array, int dim, Loc loc);
+    // array[index]: the (ndim - 1)-D view that fixes dimension 0 (array must be 2-D or more).
+    ValueId view(ValueId array, ValueId index, Loc loc);
     ValueId load(ValueId array, const std::vector<ValueId>& index, Loc loc);
     void store(ValueId array, const std::vector<ValueId>& index, ValueId v, Loc loc);
     ValueId atomic(AtomicOp op, ValueId array, const std::vector<ValueId>& index, ValueId v,

@@ -13,8 +13,9 @@
 // `ValueInfo::assigned` tells which is which, so analyses can treat the rest as constants or
 // pure expressions.
 //
-// Arrays are values of array type (parameters only). Loads, stores and atomics index them with
-// one integer value per dimension. An Atomic returns the element's previous value. Calls name
+// Arrays are values of array type: parameters, and View nodes (a lower-dimensional view of an
+// array, `grid[i]`, sharing its memory). Loads, stores and atomics index them with one integer
+// value per dimension. An Atomic returns the element's previous value. Calls name
 // their callee by index into Program::functions and pass arrays by reference, scalars by value.
 //
 // Every node records the user's source location, so every error can name it.
@@ -71,10 +72,15 @@ inline constexpr ValueId kNoValue = UINT32_MAX;
 //   Select    [c, t, f]         result = c ? t : f
 //   Cast      [a]               result = a converted to the result type
 //   Shape     [arr]             result = extent of dimension `sub` of arr
+//   View      [arr, i]          result = arr[i], an array of ndim - 1 sharing arr's memory:
+//                               dimension 0 removed (data += i * stride 0), no wrap of negative i
 //   Load      [arr, i...]       result = arr[i...]
 //   Store     [arr, i..., v]    arr[i...] = v
 //   Atomic    [arr, i..., v]    result = old arr[i...]; arr[i...] = op(old, v), op = AtomicOp(sub)
 //                               (Cas: [arr, i..., compare, v])
+//   Accumulate [arr, i..., v]   deterministic atomic_<op>(arr[i...], v) whose result is unused,
+//                               op = AtomicOp(sub) in {Add, Sub, Min, Max}; made by the
+//                               deterministic lowering, applied through the target's state
 //   Assign    [dst, src]        dst = src (dst becomes a mutable value)
 //   Call      [args...]         result (unless void) = functions[bits](args...)
 //   Print     [args...]         printf(text, args...)
@@ -85,8 +91,8 @@ inline constexpr ValueId kNoValue = UINT32_MAX;
 //   Return    [value?]          leaves the function (a kernel: ends the thread)
 #define WEFT_IR_NODES(X)                                                                    \
     X(Param) X(Const) X(Tid) X(Copy) X(Unary) X(Binary) X(Math) X(Select) X(Cast) X(Shape)  \
-    X(Load) X(Store) X(Atomic) X(Assign) X(Call) X(Print) X(If) X(For) X(While) X(Break)     \
-    X(Continue) X(Return)
+    X(Load) X(Store) X(Atomic) X(Accumulate) X(Assign) X(Call) X(Print) X(If) X(For) X(While) X(Break)     \
+    X(Continue) X(Return) X(View)
 
 enum class NodeKind : uint8_t {
 #define WEFT_IR_ENUM(name) name,
@@ -122,6 +128,13 @@ struct ValueInfo {
     bool assigned = false;  // the target of some Assign
 };
 
+// A kernel parameter whose float atomics the deterministic lowering rewrote.
+struct DetTarget {
+    uint32_t param = 0;
+    AtomicOp family = AtomicOp::Add;  // Add (add and sub), Min or Max
+    DType dtype = DType::Float32;
+};
+
 struct Function {
     std::string name;
     bool is_kernel = false;
@@ -130,6 +143,7 @@ struct Function {
     Type ret;
     std::vector<ValueInfo> values;
     Block body;
+    std::vector<DetTarget> det_targets;  // kernels only; set by the deterministic lowering
     int tid_ndim = 0;  // the launch dimensionality tid() is used with, here or in callees (0: unused)
     Loc loc;
 
@@ -158,5 +172,10 @@ void for_each_node(const Block& block, F&& f) {
         for (const Block& b : n.blocks) for_each_node(b, f);
     }
 }
+
+// For each value of `fn`, the array whose memory it is: itself for an array parameter, the
+// parameter under a View (through views of views); kNoValue for scalars. Analyses that ask which
+// parameter a store or atomic writes look through views with this.
+std::vector<ValueId> array_roots(const Function& fn);
 
 }  // namespace weft::ir

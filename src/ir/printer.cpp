@@ -117,6 +117,12 @@ private:
                          list(n.args, 1 + nidx, n.args.size()),
                      n);
                 return;
+            case NodeKind::Accumulate:
+                line(depth,
+                     std::string("accumulate.") + detail::op_name(n.atomic_op()) + " " + indexed(n, nidx) + ", " +
+                         v(n.args.back()),
+                     n);
+                return;
             case NodeKind::Assign: line(depth, v(n.args[0]) + " := " + v(n.args[1]), n); return;
             case NodeKind::Call: {
                 const std::string call =
@@ -151,6 +157,7 @@ private:
             case NodeKind::Break: line(depth, "break", n); return;
             case NodeKind::Continue: line(depth, "continue", n); return;
             case NodeKind::Return: line(depth, n.args.empty() ? "return" : "return " + v(n.args[0]), n); return;
+            case NodeKind::View: line(depth, def(n) + "view " + indexed(n, 1), n); return;
         }
     }
 

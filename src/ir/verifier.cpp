@@ -82,8 +82,19 @@ private:
             case NodeKind::Load:
             case NodeKind::Store:
             case NodeKind::Atomic:
+            case NodeKind::Accumulate:
                 expect(n, !n.args.empty() && type(0).is_array(), "the first operand is not an array");
                 break;
+            case NodeKind::View: {
+                expect(n, n.args.size() == 2 && type(0).is_array() && type(0).ndim >= 2,
+                       "the first operand is not an array of 2 or more dimensions");
+                expect(n, type(1).is_integer(), "the index is not an integer");
+                expect(n, n.result < fn_.values.size(), "the result does not exist");
+                const Type& r = fn_.type_of(n.result);
+                expect(n, r.is_array() && r.dtype == type(0).dtype && r.ndim == type(0).ndim - 1,
+                       "the result is not an array of one dimension fewer");
+                break;
+            }
             case NodeKind::If: expect(n, type(0).is_bool() && n.blocks.size() == 2, "malformed if"); break;
             case NodeKind::For: expect(n, n.args.size() == 3 && n.blocks.size() == 1, "malformed for"); break;
             case NodeKind::Break:

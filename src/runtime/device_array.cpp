@@ -1,4 +1,8 @@
-// AnyArray: allocation, shape and host copies.
+// AnyArray: allocation, shape, views and host copies.
+#include <cstring>
+#include <utility>
+#include <vector>
+
 #include "runtime/memory.hpp"
 #include "weft/device_array.hpp"
 #include "weft/error.hpp"
@@ -42,10 +46,199 @@ AnyArray::AnyArray(DType dtype, const Shape& shape, Device device)
     allocation_ = detail::allocate(device, static_cast<size_t>(shape.size()) * dtype_size(dtype));
 }
 
-void* AnyArray::data() const { return allocation_ ? allocation_->ptr : nullptr; }
+void* AnyArray::data() const { return allocation_ ? static_cast<char*>(allocation_->ptr) + offset_ : nullptr; }
+
+bool AnyArray::is_contiguous() const {
+    int64_t expected = static_cast<int64_t>(dtype_size(dtype_));
+    for (int d = ndim() - 1; d >= 0; --d) {
+        if (shape_.dims[d] != 1 && strides_[d] != expected) return false;
+        expected *= shape_.dims[d];
+    }
+    return true;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Views
+
+namespace {
+
+std::string shape_text(const Shape& s) {
+    std::string out = "[";
+    for (int d = 0; d < s.ndim; ++d) out += (d ? ", " : "") + std::to_string(s.dims[d]);
+    return out + "]";
+}
+
+[[noreturn]] void view_error(const std::source_location& s, const std::string& message) {
+    throw Error(message, "", s.file_name(), s.line());
+}
+
+void check_dim(const AnyArray& a, int dim, const char* what, const std::source_location& s) {
+    if (!a.valid()) view_error(s, std::string(what) + " of an empty (default-constructed) array");
+    if (dim < 0 || dim >= a.ndim())
+        view_error(s, std::string(what) + ": dimension " + std::to_string(dim) + " of a " + std::to_string(a.ndim()) +
+                          "-D array; dimensions are numbered from 0");
+}
+
+}  // namespace
+
+AnyArray AnyArray::slice(int dim, int64_t start, int64_t stop, int64_t step, std::source_location s) const {
+    check_dim(*this, dim, "slice", s);
+    if (step < 1)
+        view_error(s, "slice: step " + std::to_string(step) + "; the step must be at least 1 (views cannot reverse "
+                      "an array)");
+    const int64_t n = shape_.dims[dim];
+    // Python's rules for a positive step: count negative bounds from the end, then clamp to [0, n].
+    auto bound = [n](int64_t i) {
+        if (i < 0) i = i + n < 0 ? 0 : i + n;
+        return i > n ? n : i;
+    };
+    start = bound(start);
+    stop = bound(stop);
+    AnyArray v = *this;
+    v.shape_.dims[dim] = stop > start ? (stop - start - 1) / step + 1 : 0;
+    v.offset_ += start * strides_[dim];
+    v.strides_[dim] = strides_[dim] * step;
+    return v;
+}
+
+AnyArray AnyArray::select(int dim, int64_t index, std::source_location s) const {
+    check_dim(*this, dim, "select", s);
+    if (ndim() == 1)
+        view_error(s, "indexing a 1-D array would give a single element, not an array; read elements with "
+                      "to_vector(), or take a one-element view with slice(0, i, i + 1)");
+    const int64_t n = shape_.dims[dim];
+    if (index < -n || index >= n)
+        view_error(s, "index " + std::to_string(index) + " is out of range for dimension " + std::to_string(dim) +
+                          " of extent " + std::to_string(n) + " (valid: " + std::to_string(-n) + " to " +
+                          std::to_string(n - 1) + "; negative indices count from the end)");
+    if (index < 0) index += n;
+    AnyArray v = *this;
+    v.offset_ += index * strides_[dim];
+    for (int d = dim; d + 1 < 4; ++d) {
+        v.shape_.dims[d] = shape_.dims[d + 1];
+        v.strides_[d] = strides_[d + 1];
+    }
+    v.shape_.dims[3] = 1;
+    v.strides_[3] = 0;
+    v.shape_.ndim = ndim() - 1;
+    return v;
+}
+
+AnyArray AnyArray::transpose() const {
+    AnyArray v = *this;
+    for (int d = 0; d < ndim(); ++d) {
+        v.shape_.dims[d] = shape_.dims[ndim() - 1 - d];
+        v.strides_[d] = strides_[ndim() - 1 - d];
+    }
+    return v;
+}
+
+AnyArray AnyArray::transpose(int d0, int d1, std::source_location s) const {
+    check_dim(*this, d0, "transpose", s);
+    check_dim(*this, d1, "transpose", s);
+    AnyArray v = *this;
+    std::swap(v.shape_.dims[d0], v.shape_.dims[d1]);
+    std::swap(v.strides_[d0], v.strides_[d1]);
+    return v;
+}
+
+AnyArray AnyArray::broadcast(const Shape& shape, std::source_location s) const {
+    if (!valid()) view_error(s, "broadcast of an empty (default-constructed) array");
+    const std::string what = "cannot broadcast a " + shape_text(shape_) + " array to " + shape_text(shape);
+    if (shape.ndim < ndim())
+        view_error(s, what + ": broadcasting adds dimensions, it cannot remove them (select or slice first)");
+    const int added = shape.ndim - ndim();
+    AnyArray v = *this;
+    v.shape_ = shape;
+    for (int d = 0; d < 4; ++d) v.strides_[d] = 0;
+    for (int d = 0; d < ndim(); ++d) {
+        const int64_t from = shape_.dims[d];
+        const int64_t to = shape.dims[added + d];
+        if (from != to && from != 1)
+            view_error(s, what + ": dimension " + std::to_string(d) + " has extent " + std::to_string(from) +
+                              ", which must be 1 or " + std::to_string(to));
+        v.strides_[added + d] = from == to ? strides_[d] : 0;
+    }
+    return v;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Host copies of views that are not contiguous
+
+namespace {
+
+// The bytes a non-empty array's elements occupy: [data() + lo, data() + hi).
+std::pair<int64_t, int64_t> byte_span(const AnyArray& a) {
+    int64_t lo = 0;
+    int64_t hi = static_cast<int64_t>(dtype_size(a.dtype()));
+    for (int d = 0; d < a.ndim(); ++d) {
+        const int64_t reach = (a.shape()[d] - 1) * a.stride(d);
+        (reach < 0 ? lo : hi) += reach;
+    }
+    return {lo, hi};
+}
+
+// Calls f(k, offset) for element k (row-major order) at byte `offset` from data().
+template <class F>
+void for_each_element(const AnyArray& a, F f) {
+    int64_t index[4] = {0, 0, 0, 0};
+    int64_t offset = 0;
+    const int64_t n = a.size();
+    for (int64_t k = 0; k < n; ++k) {
+        f(k, offset);
+        for (int d = a.ndim() - 1; d >= 0; --d) {
+            offset += a.stride(d);
+            if (++index[d] < a.shape()[d]) break;
+            offset -= index[d] * a.stride(d);
+            index[d] = 0;
+        }
+    }
+}
+
+// Moves elements between a dense host buffer and a strided view. A GPU view goes through a host
+// copy of the bytes it spans: read, gathered from or scattered into, and (for a scatter) written
+// back whole. That is one round trip instead of one copy per element (correctness over speed);
+// the bytes between the view's elements are written back with the values just read, so the write
+// races with GPU work on other streams that touches those bytes.
+void strided_copy(const AnyArray& a, char* dense, bool to_host) {
+    if (a.size() == 0) return;
+    const size_t elem = dtype_size(a.dtype());
+    char* base = static_cast<char*>(a.data());
+    std::vector<char> staging;
+    const auto [lo, hi] = byte_span(a);
+    if (a.device().is_cuda()) {
+        staging.resize(static_cast<size_t>(hi - lo));
+        detail::copy_bytes(staging.data(), Device::cpu(), base + lo, a.device(), staging.size());
+        base = staging.data() - lo;
+    }
+    for_each_element(a, [&](int64_t k, int64_t offset) {
+        if (to_host)
+            std::memcpy(dense + k * elem, base + offset, elem);
+        else
+            std::memcpy(base + offset, dense + k * elem, elem);
+    });
+    if (a.device().is_cuda() && !to_host)
+        detail::copy_bytes(static_cast<char*>(a.data()) + lo, a.device(), staging.data(), Device::cpu(), staging.size());
+}
+
+}  // namespace
+
+bool may_share_memory(const AnyArray& a, const AnyArray& b) {
+    if (!a.valid() || a.allocation_ != b.allocation_ || a.size() == 0 || b.size() == 0) return false;
+    const auto [alo, ahi] = byte_span(a);
+    const auto [blo, bhi] = byte_span(b);
+    return a.offset_ + alo < b.offset_ + bhi && b.offset_ + blo < a.offset_ + ahi;
+}
 
 void AnyArray::zero_() {
-    if (valid()) detail::zero_bytes(data(), device_, static_cast<size_t>(size()) * dtype_size(dtype_));
+    if (!valid()) return;
+    const size_t bytes = static_cast<size_t>(size()) * dtype_size(dtype_);
+    if (is_contiguous()) {
+        detail::zero_bytes(data(), device_, bytes);
+    } else {
+        std::vector<char> zeros(bytes, 0);
+        strided_copy(*this, zeros.data(), false);
+    }
 }
 
 namespace {
@@ -60,12 +253,19 @@ void check_bytes(const AnyArray& a, size_t bytes, const char* what) {
 
 void AnyArray::copy_from_host(const void* src, size_t bytes) {
     check_bytes(*this, bytes, "copy to array");
-    detail::copy_bytes(data(), device_, src, Device::cpu(), bytes);
+    if (is_contiguous())
+        detail::copy_bytes(data(), device_, src, Device::cpu(), bytes);
+    else
+        // (Only read: the scatter copies from the dense buffer.)
+        strided_copy(*this, static_cast<char*>(const_cast<void*>(src)), false);
 }
 
 void AnyArray::copy_to_host(void* dst, size_t bytes) const {
     check_bytes(*this, bytes, "copy from array");
-    detail::copy_bytes(dst, Device::cpu(), data(), device_, bytes);
+    if (is_contiguous())
+        detail::copy_bytes(dst, Device::cpu(), data(), device_, bytes);
+    else
+        strided_copy(*this, static_cast<char*>(dst), true);
 }
 
 }  // namespace weft
@@ -83,8 +283,16 @@ void copy(const AnyArray& dst, const AnyArray& src) {
         throw Error(std::string("copy: the arrays differ in type or shape (") + dtype_name(dst.dtype()) + " vs " +
                     dtype_name(src.dtype()) + ", " + std::to_string(dst.size()) + " vs " + std::to_string(src.size()) +
                     " elements)");
-    detail::copy_bytes(dst.data(), dst.device(), src.data(), src.device(),
-                       static_cast<size_t>(src.size()) * dtype_size(src.dtype()));
+    const size_t bytes = static_cast<size_t>(src.size()) * dtype_size(src.dtype());
+    if (dst.is_contiguous() && src.is_contiguous() && !may_share_memory(dst, src)) {
+        detail::copy_bytes(dst.data(), dst.device(), src.data(), src.device(), bytes);
+        return;
+    }
+    // Strided or overlapping: through the host, reading `src` whole first.
+    std::vector<char> host(bytes);
+    src.copy_to_host(host.data(), bytes);
+    AnyArray target = dst;  // a handle to the same memory (dst is const only as a handle)
+    target.copy_from_host(host.data(), bytes);
 }
 
 }  // namespace weft

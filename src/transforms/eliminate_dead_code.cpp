@@ -19,6 +19,7 @@ bool is_pure(ir::NodeKind k) {
         case K::Select:
         case K::Cast:
         case K::Shape:
+        case K::View:
         case K::Load: return true;
         default: return false;
     }

@@ -8,6 +8,7 @@
 #include "ir/printer.hpp"
 #include "ir/verifier.hpp"
 #include "transforms/eliminate_dead_code.hpp"
+#include "transforms/lower_deterministic_atomics.hpp"
 
 namespace weft::transforms {
 
@@ -48,9 +49,13 @@ private:
 
 }  // namespace
 
-ir::Program lower(ir::Program program) {
+ir::Program lower(ir::Program program, const Options& options) {
     Stage stage(program);
+    // Dead loads go first: `out[i] += v` reads out[i] while tracing, which the hazard check of
+    // the deterministic lowering must not see.
     stage.run("eliminate_dead_code", eliminate_dead_code);
+    stage.run("lower_deterministic_atomics",
+              [&](ir::Program p) { return lower_deterministic_atomics(std::move(p), options.deterministic); });
     return program;
 }
 

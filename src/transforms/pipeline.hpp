@@ -2,11 +2,12 @@
 #pragma once
 
 #include "ir/ir.hpp"
+#include "weft/options.hpp"
 
 namespace weft::transforms {
 
 // Runs every pass in order. The IR is verified before the first pass and after each one in
 // debug builds (or with WEFT_VERIFY_IR=1); WEFT_DUMP_IR=1 prints it after each pass to stderr.
-ir::Program lower(ir::Program program);
+ir::Program lower(ir::Program program, const Options& options);
 
 }  // namespace weft::transforms

@@ -474,6 +474,15 @@ struct CastKernelsFrom<S, std::tuple<D...>> {
     std::tuple<CastKernel<S, D>...> kernels{make_cast_kernel<S, D>()...};
 };
 
+// Stores every edge value of T as a literal (the host loop runs while tracing: one constant each).
+template <class T>
+weft::Kernel<Array<T>> make_literal_kernel() {
+    return module().kernel("literals_" + type_name<T>(), {"out"}, [](Array<T> out) {
+        const std::vector<T> values = edge_values<T>();
+        for (size_t k = 0; k < values.size(); ++k) out[static_cast<int64_t>(k)] = values[k];
+    });
+}
+
 // Definition order is fixed, so every test process traces the same module.
 const NumericKernels<int32_t> kNumericI32;
 const NumericKernels<uint32_t> kNumericU32;
@@ -495,6 +504,13 @@ const CastKernelsFrom<int64_t, AllTypes> kCastsI64;
 const CastKernelsFrom<uint64_t, AllTypes> kCastsU64;
 const CastKernelsFrom<float, AllTypes> kCastsF32;
 const CastKernelsFrom<double, AllTypes> kCastsF64;
+const std::tuple<weft::Kernel<Array<bool>>, weft::Kernel<Array<int32_t>>, weft::Kernel<Array<uint32_t>>,
+                 weft::Kernel<Array<int64_t>>, weft::Kernel<Array<uint64_t>>, weft::Kernel<Array<float>>,
+                 weft::Kernel<Array<double>>>
+    kLiterals{make_literal_kernel<bool>(),     make_literal_kernel<int32_t>(),
+              make_literal_kernel<uint32_t>(), make_literal_kernel<int64_t>(),
+              make_literal_kernel<uint64_t>(), make_literal_kernel<float>(),
+              make_literal_kernel<double>()};
 
 template <class T>
 const NumericKernels<T>& numeric() {
@@ -875,6 +891,20 @@ template <class S>
 class Casts : public ::testing::Test {};
 using AllTypeList = ::testing::Types<bool, int32_t, uint32_t, int64_t, uint64_t, float, double>;
 TYPED_TEST_SUITE(Casts, AllTypeList);
+
+// Constants reach the generated code with their exact bits: extremes, -0, subnormals, inf, NaN.
+template <class T>
+class Literals : public ::testing::Test {};
+TYPED_TEST_SUITE(Literals, AllTypeList);
+
+TYPED_TEST(Literals, EdgeValuesKeepTheirExactBits) {
+    using T = TypeParam;
+    const std::vector<T> values = edge_values<T>();
+    auto out = weft::zeros<T>(static_cast<int64_t>(values.size()), dev());
+    weft::launch(std::get<weft::Kernel<Array<T>>>(kLiterals), 1, out);
+    expect_all("literal", out.to_vector(), values, same_bits<T>,
+               [](size_t) { return std::string("a constant"); });
+}
 
 TYPED_TEST(Casts, ToEveryTypeMatchStaticCast) {
     using S = TypeParam;

@@ -58,6 +58,8 @@ Ref emit_select(Ref cond, Ref if_true, Ref if_false, Loc loc);
 Ref emit_cast(DType to, Ref a, Loc loc);
 Ref emit_tid(int dim, int ndim, Loc loc);
 Ref emit_shape(Ref array, int dim, Loc loc);
+// array[index] of an array of 2 or more dimensions: a view of one dimension fewer.
+Ref emit_view(Ref array, Ref index, Loc loc);
 Ref emit_load(Ref array, const std::vector<Ref>& index, Loc loc);
 void emit_store(Ref array, const std::vector<Ref>& index, Ref value, Loc loc);
 // `compare` is used by Cas only.

@@ -1,0 +1,319 @@
+// Deterministic accumulation, shared by generated kernels (CPU and GPU) and the runtime's
+// prepare/resolve passes: exact fixed-point digits for sums, order-preserving keys for min/max.
+//
+// A sum's contributions are split into 32-bit digits of a fixed-point number whose unit is the
+// smallest subnormal (2^-149 for float32, 2^-1074 for float64) and added with integer atomics
+// into 64-bit words, one word per digit, so the accumulation is exact and its result does not
+// depend on the order of the additions. Each word has 32 bits of headroom: 2^31 contributions
+// cannot overflow it. Infinities, NaNs and +0.0 are recorded as flags. The resolve pass adds the
+// target's initial value, propagates carries and rounds once, to nearest even.
+//
+// Min and max map each value to an integer key whose order is a total order on floats
+// (-inf < ... < -0.0 < +0.0 < ... < +inf; a NaN wins both min and max) and use integer atomics
+// on a key per element; the resolve pass combines the winning key with the initial value.
+#pragma once
+
+namespace wf {
+
+// What a deterministic target's atomics write to; built by the runtime for each launch.
+struct DetTarget {
+    char* base;   // the address of accumulator slot 0 (the lowest element of the argument)
+    i64 count;    // slots, one per element address in the argument's span
+    i64* words;   // sums: count * words_per_slot digits, slot-major; min/max: count keys
+    u32* flags;   // sums only: one per slot
+};
+
+enum : u32 { kFlagPosInf = 1, kFlagNegInf = 2, kFlagNan = 4, kFlagPosZero = 8 };
+
+template <class T>
+struct Exact;
+template <>
+struct Exact<float> {
+    using Bits = u32;
+    static constexpr int kMantissaBits = 23;
+    static constexpr int kExponentMask = 0xff;
+    static constexpr int kWords = 9;  // (254 + 24 bits) / 32, rounded up
+};
+template <>
+struct Exact<double> {
+    using Bits = u64;
+    static constexpr int kMantissaBits = 52;
+    static constexpr int kExponentMask = 0x7ff;
+    static constexpr int kWords = 66;  // (2046 + 53 bits) / 32, rounded up
+};
+
+// A finite, nonzero value as (negative, significand, bit position of its lowest bit in units of
+// the smallest subnormal).
+template <class T>
+struct Split {
+    bool negative;
+    u64 significand;
+    int position;
+};
+
+template <class T>
+WEFT_FUNC Split<T> split(T v) {
+    using E = Exact<T>;
+    const u64 bits = static_cast<u64>(bit_cast<typename E::Bits>(v));
+    const int exponent = static_cast<int>((bits >> E::kMantissaBits) & E::kExponentMask);
+    const u64 mantissa = bits & ((u64(1) << E::kMantissaBits) - 1);
+    const bool negative = (bits >> (sizeof(T) * 8 - 1)) != 0;
+    if (exponent == 0) return {negative, mantissa, 0};
+    return {negative, mantissa | (u64(1) << E::kMantissaBits), exponent - 1};
+}
+
+// The special-value flag for `v`, or 0 when `v` is finite and nonzero (or -0.0, which changes
+// nothing).
+template <class T>
+WEFT_FUNC u32 special_flag(T v) {
+    using E = Exact<T>;
+    const u64 bits = static_cast<u64>(bit_cast<typename E::Bits>(v));
+    const int exponent = static_cast<int>((bits >> E::kMantissaBits) & E::kExponentMask);
+    const u64 mantissa = bits & ((u64(1) << E::kMantissaBits) - 1);
+    const bool negative = (bits >> (sizeof(T) * 8 - 1)) != 0;
+    if (exponent == E::kExponentMask) return mantissa ? kFlagNan : (negative ? kFlagNegInf : kFlagPosInf);
+    if (exponent == 0 && mantissa == 0 && !negative) return kFlagPosZero;
+    return 0;
+}
+
+// The digits of one contribution: up to three 32-bit digits starting at digit `first`.
+struct Digits {
+    int first;
+    i64 d[3];
+};
+
+template <class T>
+WEFT_FUNC Digits digits(const Split<T>& s) {
+    const int shift = s.position & 31;
+    const u64 low = (s.significand << shift) & 0xffffffffull;
+    const u64 rest = shift ? s.significand >> (32 - shift) : s.significand >> 32;
+    Digits out{s.position >> 5, {static_cast<i64>(low), static_cast<i64>(rest & 0xffffffffull),
+                                  static_cast<i64>(rest >> 32)}};
+    if (s.negative)
+        for (int k = 0; k < 3; ++k) out.d[k] = -out.d[k];
+    return out;
+}
+
+WEFT_FUNC void add_word(i64* w, i64 v) {
+#if defined(__CUDACC__)
+    atomicAdd(reinterpret_cast<u64*>(w), static_cast<u64>(v));
+#else
+    __atomic_fetch_add(w, v, __ATOMIC_RELAXED);
+#endif
+}
+
+WEFT_FUNC void or_flag(u32* f, u32 v) {
+#if defined(__CUDACC__)
+    atomicOr(f, v);
+#else
+    __atomic_fetch_or(f, v, __ATOMIC_RELAXED);
+#endif
+}
+
+// Adds `v` (already negated for a subtraction) to the slot of element `p` of target `t`.
+template <class T>
+WEFT_FUNC void det_add(DetTarget* t, const T* p, T v) {
+    const i64 slot = (reinterpret_cast<const char*>(p) - t->base) / static_cast<i64>(sizeof(T));
+    const u32 flag = special_flag(v);
+    const Split<T> s = split(v);
+    if (flag != 0 || s.significand == 0) {
+        if (flag) or_flag(&t->flags[slot], flag);
+        return;
+    }
+    const Digits d = digits<T>(s);
+    i64* words = t->words + slot * Exact<T>::kWords + d.first;
+#if defined(__CUDACC__) && __CUDA_ARCH__ >= 800
+    // Lanes that add to the same slot first sum their digits exactly (as 16-bit halves, so the
+    // 32-bit warp reductions cannot overflow); one lane then issues the atomics.
+    const unsigned active = __activemask();
+    const unsigned peers = __match_any_sync(active, reinterpret_cast<unsigned long long>(words - d.first));
+    if (__popc(peers) > 1) {
+        const int lo = static_cast<int>(__reduce_min_sync(peers, static_cast<unsigned>(d.first)));
+        const int hi = static_cast<int>(__reduce_max_sync(peers, static_cast<unsigned>(d.first))) +
+                       (sizeof(T) == 4 ? 1 : 2);
+        const bool leader = (threadIdx.x & 31) == static_cast<unsigned>(__ffs(peers) - 1);
+        i64* base = words - d.first;
+        for (int k = lo; k <= hi && k < Exact<T>::kWords; ++k) {
+            const int j = k - d.first;
+            const i64 mine = (j >= 0 && j < 3) ? d.d[j] : 0;
+            const unsigned low_sum = __reduce_add_sync(peers, static_cast<unsigned>(mine & 0xffff));
+            const int high_sum = static_cast<int>(__reduce_add_sync(peers, static_cast<unsigned>(mine >> 16)));
+            const i64 total = static_cast<i64>(high_sum) * 65536 + static_cast<i64>(low_sum);
+            if (leader && total != 0) add_word(base + k, total);
+        }
+        return;
+    }
+#endif
+    for (int k = 0; k < 3; ++k)
+        if (d.d[k] != 0) add_word(words + k, d.d[k]);
+}
+
+// Order-preserving integer keys: a < b under the total order iff key(a) < key(b).
+template <class T>
+struct KeyOf;
+template <>
+struct KeyOf<float> {
+    using Key = i32;
+    static constexpr Key kMin = -2147483647 - 1;
+    static constexpr Key kMax = 2147483647;
+};
+template <>
+struct KeyOf<double> {
+    using Key = i64;
+    static constexpr Key kMin = -9223372036854775807ll - 1;
+    static constexpr Key kMax = 9223372036854775807ll;
+};
+
+// NaNs take the extreme key of the family, so that a NaN wins: kMax for max, kMin for min.
+template <class T>
+WEFT_FUNC typename KeyOf<T>::Key order_key(T v, bool for_max) {
+    using K = typename KeyOf<T>::Key;
+    if (v != v) return for_max ? KeyOf<T>::kMax : KeyOf<T>::kMin;
+    const K bits = bit_cast<K>(v);
+    return bits >= 0 ? bits : static_cast<K>(bits ^ KeyOf<T>::kMax);
+}
+
+template <class T>
+WEFT_FUNC T from_order_key(typename KeyOf<T>::Key key) {
+    using K = typename KeyOf<T>::Key;
+    if (key == KeyOf<T>::kMax || key == KeyOf<T>::kMin) return bit_cast<T>(static_cast<K>(KeyOf<T>::kMax));
+    return bit_cast<T>(key >= 0 ? key : static_cast<K>(key ^ KeyOf<T>::kMax));
+}
+
+template <class T>
+WEFT_FUNC void det_minmax(DetTarget* t, const T* p, T v, bool is_max) {
+    using K = typename KeyOf<T>::Key;
+    const i64 slot = (reinterpret_cast<const char*>(p) - t->base) / static_cast<i64>(sizeof(T));
+    K* key = reinterpret_cast<K*>(t->words) + slot;
+    const K k = order_key(v, is_max);
+#if defined(__CUDACC__)
+    if (is_max) atomicMax(key, k);
+    else atomicMin(key, k);
+#else
+    K seen = __atomic_load_n(key, __ATOMIC_RELAXED);
+    while ((is_max ? k > seen : k < seen) &&
+           !__atomic_compare_exchange_n(key, &seen, k, false, __ATOMIC_RELAXED, __ATOMIC_RELAXED)) {
+    }
+#endif
+}
+
+template <class Op>
+struct DetFamily;
+template <>
+struct DetFamily<OpAdd> {
+    template <class T>
+    WEFT_FUNC void apply(DetTarget* t, T* p, T v) { det_add(t, p, v); }
+};
+template <>
+struct DetFamily<OpSub> {
+    template <class T>
+    WEFT_FUNC void apply(DetTarget* t, T* p, T v) { det_add(t, p, static_cast<T>(-v)); }
+};
+template <>
+struct DetFamily<OpMin> {
+    template <class T>
+    WEFT_FUNC void apply(DetTarget* t, T* p, T v) { det_minmax(t, p, v, false); }
+};
+template <>
+struct DetFamily<OpMax> {
+    template <class T>
+    WEFT_FUNC void apply(DetTarget* t, T* p, T v) { det_minmax(t, p, v, true); }
+};
+
+// The deterministic form of atomic_<op>(p, v) on an element of a target array.
+template <class Op, class T>
+WEFT_FUNC void accumulate(DetTarget* t, T* p, T v) {
+    DetFamily<Op>::apply(t, p, v);
+}
+
+// ---- Resolve: one slot at a time, by the runtime (host code, or a GPU library kernel) ----
+
+WEFT_FUNC int count_leading_zeros(u32 x) {
+#if defined(__CUDACC__)
+    return __clz(static_cast<int>(x));
+#else
+    return __builtin_clz(x);
+#endif
+}
+
+// The slot's sum plus `initial`, correctly rounded. `words` are the slot's digits.
+template <class T>
+WEFT_FUNC T resolve_sum(const i64* words, u32 flags, T initial) {
+    using E = Exact<T>;
+    constexpr int kLimbs = E::kWords + 2;
+    flags |= special_flag(initial);
+    const bool pos_inf = (flags & kFlagPosInf) != 0;
+    const bool neg_inf = (flags & kFlagNegInf) != 0;
+    using Bits = typename E::Bits;
+    constexpr Bits kSign = Bits(1) << (sizeof(T) * 8 - 1);
+    constexpr Bits kInf = static_cast<Bits>(E::kExponentMask) << E::kMantissaBits;
+    if ((flags & kFlagNan) || (pos_inf && neg_inf)) return bit_cast<T>(static_cast<Bits>(kInf | (Bits(1) << (E::kMantissaBits - 1))));
+    if (pos_inf) return bit_cast<T>(kInf);
+    if (neg_inf) return bit_cast<T>(static_cast<Bits>(kInf | kSign));
+
+    // Carry-propagate digits (plus the initial value's) into 32-bit limbs of a two's
+    // complement integer; the last limb keeps the sign.
+    i64 acc[kLimbs];
+    for (int k = 0; k < kLimbs; ++k) acc[k] = k < E::kWords ? words[k] : 0;
+    const Split<T> s = split(initial);
+    if (s.significand != 0) {
+        const Digits d = digits<T>(s);
+        for (int k = 0; k < 3 && d.first + k < kLimbs; ++k) acc[d.first + k] += d.d[k];
+    }
+    u32 limb[kLimbs];
+    i64 carry = 0;
+    for (int k = 0; k < kLimbs; ++k) {
+        const i64 v = acc[k] + carry;
+        limb[k] = static_cast<u32>(v & 0xffffffff);
+        carry = v >> 32;  // arithmetic: floor division
+    }
+    const bool negative = carry < 0;
+    if (negative) {  // magnitude = -value, limb by limb
+        u64 borrow = 1;
+        for (int k = 0; k < kLimbs; ++k) {
+            const u64 v = static_cast<u64>(static_cast<u32>(~limb[k])) + borrow;
+            limb[k] = static_cast<u32>(v);
+            borrow = v >> 32;
+        }
+    }
+    int top = -1;
+    for (int k = kLimbs - 1; k >= 0 && top < 0; --k)
+        if (limb[k]) top = k * 32 + 31 - count_leading_zeros(limb[k]);
+    if (top < 0) {
+        // An exact zero: -0.0 only when the target held -0.0 and no +0.0 was added.
+        const bool keep_negative = s.negative && s.significand == 0 && !(flags & kFlagPosZero);
+        return bit_cast<T>(keep_negative ? kSign : Bits(0));
+    }
+    auto bit = [&](int i) -> u64 { return i < 0 ? 0 : (limb[i >> 5] >> (i & 31)) & 1u; };
+    constexpr int kSig = E::kMantissaBits + 1;
+    const Bits sign = negative ? kSign : Bits(0);
+    if (top < kSig - 1) {  // subnormal: the integer is the mantissa
+        u64 m = 0;
+        for (int i = top; i >= 0; --i) m = (m << 1) | bit(i);
+        return bit_cast<T>(static_cast<Bits>(sign | m));
+    }
+    const int shift = top - (kSig - 1);
+    u64 sig = 0;
+    for (int i = top; i >= shift; --i) sig = (sig << 1) | bit(i);
+    const bool round = bit(shift - 1) != 0;
+    bool sticky = false;
+    for (int i = shift - 2; i >= 0 && !sticky; --i) sticky = bit(i) != 0;
+    if (round && (sticky || (sig & 1))) ++sig;
+    int exponent = shift + 1;
+    if (sig >> kSig) {
+        sig >>= 1;
+        ++exponent;
+    }
+    if (exponent >= E::kExponentMask) return bit_cast<T>(static_cast<Bits>(sign | kInf));
+    return bit_cast<T>(static_cast<Bits>(sign | (static_cast<Bits>(exponent) << E::kMantissaBits) |
+                                         (static_cast<Bits>(sig) & ((Bits(1) << E::kMantissaBits) - 1))));
+}
+
+// The slot's winning key combined with `initial` under the total order.
+template <class T>
+WEFT_FUNC T resolve_minmax(typename KeyOf<T>::Key key, T initial, bool is_max) {
+    const auto k0 = order_key(initial, is_max);
+    return from_order_key<T>(is_max ? (key > k0 ? key : k0) : (key < k0 ? key : k0));
+}
+
+}  // namespace wf

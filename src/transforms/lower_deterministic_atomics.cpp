@@ -1,0 +1,96 @@
+// The deterministic lowering of Pattern 1 (accumulation atomics).
+#include "transforms/lower_deterministic_atomics.hpp"
+
+#include <map>
+
+#include "analysis/atomic_targets.hpp"
+#include "weft/error.hpp"
+
+namespace weft::transforms {
+
+namespace {
+
+bool accumulation(const analysis::AtomicSite& a) {
+    const bool arithmetic = a.op == ir::AtomicOp::Add || a.op == ir::AtomicOp::Sub || a.op == ir::AtomicOp::Min ||
+                            a.op == ir::AtomicOp::Max;
+    return arithmetic && is_float(a.dtype);
+}
+
+std::string line_of(const ir::Node& n) { return std::to_string(n.loc.line); }
+
+[[noreturn]] void reject(const ir::Function& kernel, const ir::Node& at, const std::string& message) {
+    throw Error(message, kernel.name, at.loc.file, at.loc.line);
+}
+
+// Checks kernel `k` and returns its targets.
+std::vector<ir::DetTarget> plan_kernel(const ir::Program& program, uint32_t k) {
+    const ir::Function& kernel = *program.functions[k];
+    const analysis::KernelAtomics found = analysis::kernel_atomics(program, k);
+    std::map<int, const analysis::AtomicSite*> first_site;
+    std::vector<ir::DetTarget> targets;
+    for (const analysis::AtomicSite& a : found.atomics) {
+        if (!accumulation(a)) continue;
+        const std::string target = a.kernel_param >= 0 ? kernel.param_names[a.kernel_param] : "an array";
+        const std::string op = std::string("atomic_") + detail::op_name(a.op);
+        if (a.result_used)
+            reject(kernel, *a.node,
+                   "the result of " + op + " on float array '" + target +
+                       "' is used, but in deterministic mode float accumulation is deferred and has no "
+                       "ordered result; use the result only with integer counters (slot allocation), or "
+                       "compute it another way");
+        const auto [it, inserted] = first_site.emplace(a.kernel_param, &a);
+        if (inserted) {
+            targets.push_back({static_cast<uint32_t>(a.kernel_param), analysis::reduction_family(a.op), a.dtype});
+            continue;
+        }
+        const analysis::AtomicSite& first = *it->second;
+        if (analysis::reduction_family(first.op) != analysis::reduction_family(a.op))
+            reject(kernel, *a.node,
+                   "array '" + target + "' gets " + op + " here and atomic_" + detail::op_name(first.op) +
+                       " at line " + line_of(*first.node) +
+                       "; a deterministic target takes one reduction family per kernel: write the two to "
+                       "separate arrays or split the kernel");
+    }
+    for (const analysis::ArrayAccess& access : found.accesses) {
+        const auto it = first_site.find(access.kernel_param);
+        if (it == first_site.end() || access.kernel_param < 0) continue;
+        const std::string target = kernel.param_names[access.kernel_param];
+        reject(kernel, *access.node,
+               std::string("array '") + target + "' is " +
+                   (access.node->kind == ir::NodeKind::Store ? "stored to" : "loaded from") +
+                   " here but also accumulated into deterministically (line " + line_of(*it->second->node) +
+                   "); deterministic accumulation is applied after the kernel, so this access would see or "
+                   "be overwritten by the wrong value. Accumulate into a separate array, or split the kernel "
+                   "in two");
+    }
+    return targets;
+}
+
+void rewrite(ir::Block& block, const std::vector<int>& uses, const ir::Function& fn) {
+    for (ir::Node& n : block.nodes) {
+        for (ir::Block& child : n.blocks) rewrite(child, uses, fn);
+        if (n.kind != ir::NodeKind::Atomic) continue;
+        const analysis::AtomicSite site{&n, 0, n.atomic_op(), fn.type_of(n.args[0]).dtype, uses[n.result] > 0, -1};
+        if (!accumulation(site) || site.result_used) continue;
+        n.kind = ir::NodeKind::Accumulate;
+        n.result = ir::kNoValue;
+    }
+}
+
+}  // namespace
+
+ir::Program lower_deterministic_atomics(ir::Program program, Deterministic mode) {
+    if (mode == Deterministic::NotGuaranteed) return program;
+    for (uint32_t f = 0; f < program.functions.size(); ++f)
+        if (program.functions[f]->is_kernel) program.functions[f]->det_targets = plan_kernel(program, f);
+    for (auto& fn : program.functions) {
+        std::vector<int> uses(fn->values.size(), 0);
+        ir::for_each_node(fn->body, [&](const ir::Node& n) {
+            for (ir::ValueId a : n.args) ++uses[a];
+        });
+        rewrite(fn->body, uses, *fn);
+    }
+    return program;
+}
+
+}  // namespace weft::transforms
