@@ -114,7 +114,7 @@ bool may_share_memory(const AnyArray& a, const AnyArray& b);
 
 // Copies `src` into `dst` (same type and shape; any two devices; any views, overlapping ones too:
 // the result is as if `src` were read whole before `dst` is written).
-void copy(const AnyArray& dst, const AnyArray& src);
+void copy(const AnyArray& dst, const AnyArray& src, std::source_location s = std::source_location::current());
 
 namespace detail {
 // How elements of T travel to and from the host: std::vector<bool> packs bits and has no data(),

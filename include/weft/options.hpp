@@ -14,10 +14,21 @@ enum class Deterministic : uint8_t { NotGuaranteed, RunToRun, GpuToGpu };
 
 const char* deterministic_name(Deterministic mode);
 
+// How deterministic accumulation is carried out (see docs/design/0008-deterministic-accumulation.md).
+// Every strategy gives the same bits; the choice only moves cost between memory and time.
+enum class DeterministicStrategy : uint8_t {
+    Auto,     // exact digits for float32, and for float64 targets of up to 65,536 elements; else records
+    Exact,    // per-element exact digit accumulators updated with integer atomics
+    Records,  // per-thread records, grouped by element, then an exact per-element reduction
+};
+
+const char* strategy_name(DeterministicStrategy strategy);
+
 // Options that decide how a module is compiled. A module captures a copy of `config()` when it
 // is created; later changes to the config leave it alone (the spec's rule).
 struct Options {
     Deterministic deterministic = Deterministic::NotGuaranteed;
+    DeterministicStrategy deterministic_strategy = DeterministicStrategy::Auto;
     // Per-thread, per-target record bound for record-based deterministic strategies; 0 means
     // "use the static estimate".
     int64_t deterministic_max_records = 0;
@@ -40,6 +51,7 @@ struct Options {
 // `module.set_options({.deterministic = weft::Deterministic::RunToRun})`.
 struct OptionsPatch {
     std::optional<Deterministic> deterministic;
+    std::optional<DeterministicStrategy> deterministic_strategy;
     std::optional<int64_t> deterministic_max_records;
     std::optional<bool> deterministic_debug;
     std::optional<bool> bounds_check;
@@ -51,7 +63,7 @@ struct OptionsPatch {
 
 // A dynamically typed option value, for options that come from strings (files, environment,
 // command lines). A value of the wrong kind for its option is an error, never coerced.
-using OptionValue = std::variant<bool, int64_t, double, std::string, Deterministic>;
+using OptionValue = std::variant<bool, int64_t, double, std::string, Deterministic, DeterministicStrategy>;
 
 // Validates `patch` against `base` and returns the result; throws weft::Error on bad values.
 Options apply(const Options& base, const OptionsPatch& patch);

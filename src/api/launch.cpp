@@ -121,8 +121,14 @@ void launch(const detail::KernelState& kernel, const Dim& dim, const std::vector
     std::unique_ptr<runtime::det::Accumulation> accumulation;
     if (!fn.det_targets.empty()) {
         std::vector<const AnyArray*> targets;
-        for (const ir::DetTarget& t : fn.det_targets) targets.push_back(&std::get<AnyArray>(args[t.param]));
-        accumulation = runtime::det::prepare(target, fn.det_targets, targets);
+        std::vector<std::string> names;
+        for (const ir::DetTarget& t : fn.det_targets) {
+            targets.push_back(&std::get<AnyArray>(args[t.param]));
+            names.push_back(body.param_names[t.param]);
+        }
+        const runtime::det::LaunchSite site{body.name, dim.loc.file, dim.loc.line, total};
+        accumulation = runtime::det::prepare(
+            target, runtime::det::plan(fn.det_targets, targets, names, compiled->options, site), site);
         for (size_t i = 0; i < fn.det_targets.size(); ++i) arrays[fn.det_targets[i].param].det = accumulation->state(i);
     }
 

@@ -17,6 +17,12 @@ void validate(const Options& o) {
         throw Error("option 'deterministic' has an invalid value " +
                     std::to_string(static_cast<int>(o.deterministic)) +
                     "; use Deterministic::NotGuaranteed, RunToRun or GpuToGpu");
+    if (o.deterministic_strategy != DeterministicStrategy::Auto &&
+        o.deterministic_strategy != DeterministicStrategy::Exact &&
+        o.deterministic_strategy != DeterministicStrategy::Records)
+        throw Error("option 'deterministic_strategy' has an invalid value " +
+                    std::to_string(static_cast<int>(o.deterministic_strategy)) +
+                    "; use DeterministicStrategy::Auto, Exact or Records");
     if (o.deterministic_max_records < 0)
         throw Error("option 'deterministic_max_records' must be >= 0 (0: use the static estimate), got " +
                     std::to_string(o.deterministic_max_records));
@@ -32,7 +38,8 @@ const char* kind_name(const OptionValue& v) {
         case 1: return "an integer";
         case 2: return "a floating-point number";
         case 3: return "a string";
-        default: return "a Deterministic mode";
+        case 4: return "a Deterministic mode";
+        default: return "a DeterministicStrategy";
     }
 }
 
@@ -54,6 +61,17 @@ Deterministic parse_mode(std::string_view name, const OptionValue& v) {
     throw Error("option '" + std::string(name) + "' takes a Deterministic mode or its name, got " + kind_name(v));
 }
 
+DeterministicStrategy parse_strategy(std::string_view name, const OptionValue& v) {
+    if (const auto* m = std::get_if<DeterministicStrategy>(&v)) return *m;
+    if (const auto* s = std::get_if<std::string>(&v)) {
+        if (*s == "auto") return DeterministicStrategy::Auto;
+        if (*s == "exact") return DeterministicStrategy::Exact;
+        if (*s == "records") return DeterministicStrategy::Records;
+        throw Error("option 'deterministic_strategy' has no strategy '" + *s + "'; use \"auto\", \"exact\" or \"records\"");
+    }
+    throw Error("option '" + std::string(name) + "' takes a DeterministicStrategy or its name, got " + kind_name(v));
+}
+
 int to_int(std::string_view name, int64_t v) {
     if (v < INT32_MIN || v > INT32_MAX) throw Error("option '" + std::string(name) + "' is out of range");
     return static_cast<int>(v);
@@ -70,9 +88,19 @@ const char* deterministic_name(Deterministic mode) {
     return "invalid";
 }
 
+const char* strategy_name(DeterministicStrategy strategy) {
+    switch (strategy) {
+        case DeterministicStrategy::Auto: return "auto";
+        case DeterministicStrategy::Exact: return "exact";
+        case DeterministicStrategy::Records: return "records";
+    }
+    return "invalid";
+}
+
 Options apply(const Options& base, const OptionsPatch& p) {
     Options o = base;
     if (p.deterministic) o.deterministic = *p.deterministic;
+    if (p.deterministic_strategy) o.deterministic_strategy = *p.deterministic_strategy;
     if (p.deterministic_max_records) o.deterministic_max_records = *p.deterministic_max_records;
     if (p.deterministic_debug) o.deterministic_debug = *p.deterministic_debug;
     if (p.bounds_check) o.bounds_check = *p.bounds_check;
@@ -87,6 +115,7 @@ Options apply(const Options& base, const OptionsPatch& p) {
 void set_option(Options& options, std::string_view name, const OptionValue& v) {
     OptionsPatch p;
     if (name == "deterministic") p.deterministic = parse_mode(name, v);
+    else if (name == "deterministic_strategy") p.deterministic_strategy = parse_strategy(name, v);
     else if (name == "deterministic_max_records") p.deterministic_max_records = expect<int64_t>(name, v, "an integer");
     else if (name == "deterministic_debug") p.deterministic_debug = expect<bool>(name, v, "a bool");
     else if (name == "bounds_check") p.bounds_check = expect<bool>(name, v, "a bool");
@@ -96,7 +125,7 @@ void set_option(Options& options, std::string_view name, const OptionValue& v) {
     else if (name == "verbose") p.verbose = expect<bool>(name, v, "a bool");
     else
         throw Error("unknown option '" + std::string(name) +
-                    "'; options are deterministic, deterministic_max_records, deterministic_debug, "
+                    "'; options are deterministic, deterministic_strategy, deterministic_max_records, deterministic_debug, "
                     "bounds_check, optimization_level, block_dim, debug, verbose");
     options = apply(options, p);
 }

@@ -19,8 +19,14 @@ namespace wf {
 struct DetTarget {
     char* base;   // the address of accumulator slot 0 (the lowest element of the argument)
     i64 count;    // slots, one per element address in the argument's span
-    i64* words;   // sums: count * words_per_slot digits, slot-major; min/max: count keys
-    u32* flags;   // sums only: one per slot
+    i64* words;   // exact sums: count * words_per_slot digits, slot-major; min/max: count keys
+    u32* flags;   // exact sums: one per slot
+    // The records strategy (sums): each contribution is appended as (slot, value bits) and
+    // reduced per slot after the kernel. Null `records` selects the exact strategy.
+    u64* records;
+    u32* record_slots;
+    u64* cursor;  // records appended, including any beyond `capacity` (an overflow)
+    i64 capacity;
 };
 
 enum : u32 { kFlagPosInf = 1, kFlagNegInf = 2, kFlagNan = 4, kFlagPosZero = 8 };
@@ -114,6 +120,18 @@ WEFT_FUNC void or_flag(u32* f, u32 v) {
 template <class T>
 WEFT_FUNC void det_add(DetTarget* t, const T* p, T v) {
     const i64 slot = (reinterpret_cast<const char*>(p) - t->base) / static_cast<i64>(sizeof(T));
+    if (t->records) {
+#if defined(__CUDACC__)
+        const u64 at = atomicAdd(reinterpret_cast<unsigned long long*>(t->cursor), 1ull);
+#else
+        const u64 at = __atomic_fetch_add(t->cursor, u64(1), __ATOMIC_RELAXED);
+#endif
+        if (at < static_cast<u64>(t->capacity)) {
+            t->record_slots[at] = static_cast<u32>(slot);
+            t->records[at] = static_cast<u64>(bit_cast<typename Exact<T>::Bits>(v));
+        }
+        return;
+    }
     const u32 flag = special_flag(v);
     const Split<T> s = split(v);
     if (flag != 0 || s.significand == 0) {
@@ -227,6 +245,26 @@ WEFT_FUNC void accumulate(DetTarget* t, T* p, T v) {
 }
 
 // ---- Resolve: one slot at a time, by the runtime (host code, or a GPU library kernel) ----
+
+// Adds one recorded contribution to a slot's digits and flags (the records strategy's reduce).
+// `atomic` selects atomic updates, for digits shared by several threads.
+template <class T>
+WEFT_FUNC void add_record(i64* words, u32* flags, u64 record, bool atomic) {
+    const T v = bit_cast<T>(static_cast<typename Exact<T>::Bits>(record));
+    const u32 flag = special_flag(v);
+    const Split<T> s = split(v);
+    if (flag != 0 || s.significand == 0) {
+        if (flag && atomic) or_flag(flags, flag);
+        else *flags |= flag;
+        return;
+    }
+    const Digits d = digits<T>(s);
+    for (int k = 0; k < 3; ++k) {
+        if (d.d[k] == 0) continue;
+        if (atomic) add_word(words + d.first + k, d.d[k]);
+        else words[d.first + k] += d.d[k];
+    }
+}
 
 WEFT_FUNC int count_leading_zeros(u32 x) {
 #if defined(__CUDACC__)

@@ -133,6 +133,8 @@ struct DetTarget {
     uint32_t param = 0;
     AtomicOp family = AtomicOp::Add;  // Add (add and sub), Min or Max
     DType dtype = DType::Float32;
+    int64_t records_per_thread = 0;  // the static estimate (sums with the records strategy)
+    bool dynamic = false;            // a site is in a data-dependent loop
 };
 
 struct Function {

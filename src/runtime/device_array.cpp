@@ -278,11 +278,11 @@ AnyArray AnyArray::to(Device device) const {
     return out;
 }
 
-void copy(const AnyArray& dst, const AnyArray& src) {
+void copy(const AnyArray& dst, const AnyArray& src, std::source_location s) {
     if (dst.dtype() != src.dtype() || !(dst.shape() == src.shape()))
-        throw Error(std::string("copy: the arrays differ in type or shape (") + dtype_name(dst.dtype()) + " vs " +
-                    dtype_name(src.dtype()) + ", " + std::to_string(dst.size()) + " vs " + std::to_string(src.size()) +
-                    " elements)");
+        view_error(s, std::string("copy: the arrays differ in type or shape (") + dtype_name(dst.dtype()) + " " +
+                          shape_text(dst.shape()) + " vs " + dtype_name(src.dtype()) + " " + shape_text(src.shape()) +
+                          "); copy between arrays of one type and shape");
     const size_t bytes = static_cast<size_t>(src.size()) * dtype_size(src.dtype());
     if (dst.is_contiguous() && src.is_contiguous() && !may_share_memory(dst, src)) {
         detail::copy_bytes(dst.data(), dst.device(), src.data(), src.device(), bytes);

@@ -32,6 +32,15 @@ void array_scan(const AnyArray& in, const AnyArray& out, bool inclusive) {
                     std::to_string(out.size()));
     if (in.device() != out.device())
         throw Error("array_scan: input is on " + in.device().name() + " but output is on " + out.device().name());
+    // Views: a strided array, or an output that overlaps the input without being the same
+    // elements, is scanned in a contiguous copy. (One array scanned in place is fine.)
+    const bool same_elements = in.data() == out.data() && (in.size() < 2 || in.stride(0) == out.stride(0));
+    if (!in.is_contiguous() || !out.is_contiguous() || (!same_elements && may_share_memory(in, out))) {
+        const AnyArray dense = in.to(in.device());
+        array_scan(dense, dense, inclusive);
+        copy(out, dense);
+        return;
+    }
     if (in.device().is_cuda()) {
         runtime::cuda::scan(in.device().ordinal(), in.dtype(), in.data(), out.data(), in.size(), inclusive);
         return;

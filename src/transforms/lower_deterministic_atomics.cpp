@@ -4,6 +4,7 @@
 #include <map>
 
 #include "analysis/atomic_targets.hpp"
+#include "analysis/record_bounds.hpp"
 #include "weft/error.hpp"
 
 namespace weft::transforms {
@@ -89,6 +90,16 @@ ir::Program lower_deterministic_atomics(ir::Program program, Deterministic mode)
             for (ir::ValueId a : n.args) ++uses[a];
         });
         rewrite(fn->body, uses, *fn);
+    }
+    for (uint32_t f = 0; f < program.functions.size(); ++f) {
+        if (!program.functions[f]->is_kernel) continue;
+        const auto bounds = analysis::record_bounds(program, f);
+        for (ir::DetTarget& t : program.functions[f]->det_targets) {
+            const auto it = bounds.find(static_cast<int>(t.param));
+            if (it == bounds.end()) continue;
+            t.records_per_thread = it->second.per_thread;
+            t.dynamic = it->second.dynamic;
+        }
     }
     return program;
 }

@@ -1,6 +1,7 @@
 // Device contexts and streams.
 #include "runtime/cuda/context.hpp"
 
+#include <exception>
 #include <map>
 
 #include "weft/error.hpp"
@@ -127,15 +128,34 @@ void note_launch(StreamState& s, const std::string& kernel) {
     s.unsynchronized.push_back(kernel);
 }
 
+void after_synchronize(StreamState& s, std::function<void()> check) {
+    std::lock_guard lock(s.mutex);
+    s.checks.push_back(std::move(check));
+}
+
 void synchronize(StreamState& s) {
     context(s.ordinal);
     const CUresult r = require_driver().cuStreamSynchronize(s.stream);
     std::vector<std::string> kernels;
+    std::vector<std::function<void()>> checks;
     {
         std::lock_guard lock(s.mutex);
         kernels.swap(s.unsynchronized);
+        checks.swap(s.checks);
     }
-    if (r == CUDA_SUCCESS) return;
+    if (r == CUDA_SUCCESS) {
+        // Every check runs; the first failure is reported.
+        std::exception_ptr first;
+        for (const auto& check : checks) {
+            try {
+                check();
+            } catch (...) {
+                if (!first) first = std::current_exception();
+            }
+        }
+        if (first) std::rethrow_exception(first);
+        return;
+    }
     const char* msg = nullptr;
     require_driver().cuGetErrorString(r, &msg);
     std::string names;

@@ -1,6 +1,7 @@
 // Per-GPU state: the primary context, device properties, streams and the current stream.
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -17,6 +18,7 @@ struct StreamState {
     CUstream stream = nullptr;
     std::mutex mutex;
     std::vector<std::string> unsynchronized;  // kernel names, oldest first
+    std::vector<std::function<void()>> checks;  // run after the next successful synchronization
     ~StreamState();
 };
 
@@ -47,6 +49,10 @@ std::shared_ptr<StreamState> current_stream(int ordinal);
 // previous one.
 std::shared_ptr<StreamState> exchange_current_stream(int ordinal, std::shared_ptr<StreamState> stream);
 std::shared_ptr<StreamState> create_stream(int ordinal);
+
+// Runs `check` after the next successful synchronization of `s` (it may throw weft::Error):
+// how launches report errors found on the GPU without waiting for it.
+void after_synchronize(StreamState& s, std::function<void()> check);
 
 // Records that `kernel` was launched on `s`.
 void note_launch(StreamState& s, const std::string& kernel);

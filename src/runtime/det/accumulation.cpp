@@ -1,10 +1,32 @@
-// Spans of target arrays and the choice of backend for deterministic accumulation.
+// Spans of target arrays, strategy choice and capacity, and the choice of backend.
 #include "runtime/det/accumulation.hpp"
+
+#include <algorithm>
 
 #include "runtime/det/cpu_accumulation.hpp"
 #include "runtime/det/cuda_accumulation.hpp"
+#include "weft/error.hpp"
 
 namespace weft::runtime::det {
+
+namespace {
+
+constexpr int64_t kMaxRecords = (int64_t{1} << 31) - 1;
+constexpr int64_t kRecordFloor = 1024;
+// Auto: float64 sums use exact digits (528 bytes per element) up to this many elements.
+constexpr int64_t kExactFloat64Limit = 65536;
+
+bool use_records(const ir::DetTarget& t, const Span& span, DeterministicStrategy strategy) {
+    if (t.family != ir::AtomicOp::Add) return false;  // min/max always use order keys
+    switch (strategy) {
+        case DeterministicStrategy::Exact: return false;
+        case DeterministicStrategy::Records: return true;
+        case DeterministicStrategy::Auto: return t.dtype == DType::Float64 && span.count > kExactFloat64Limit;
+    }
+    return false;
+}
+
+}  // namespace
 
 Span span_of(const AnyArray& array) {
     if (array.size() == 0) return {static_cast<char*>(array.data()), 0};
@@ -18,10 +40,43 @@ Span span_of(const AnyArray& array) {
     return {static_cast<char*>(array.data()) + low, (high - low) / element + 1};
 }
 
-std::unique_ptr<Accumulation> prepare(Device device, const std::vector<ir::DetTarget>& targets,
-                                      const std::vector<const AnyArray*>& arrays) {
-    if (device.is_cpu()) return prepare_cpu(targets, arrays);
-    return prepare_cuda(device.ordinal(), targets, arrays);
+std::vector<TargetPlan> plan(const std::vector<ir::DetTarget>& targets, const std::vector<const AnyArray*>& arrays,
+                             const std::vector<std::string>& names, const Options& options, const LaunchSite& site) {
+    std::vector<TargetPlan> plans;
+    for (size_t i = 0; i < targets.size(); ++i) {
+        TargetPlan p{targets[i], names[i], span_of(*arrays[i])};
+        p.records = use_records(p.target, p.span, options.deterministic_strategy);
+        if (p.records) {
+            p.per_thread = options.deterministic_max_records > 0 ? options.deterministic_max_records
+                                                                 : std::max<int64_t>(1, p.target.records_per_thread);
+            const int64_t wanted = p.per_thread > kMaxRecords / site.threads ? kMaxRecords + 1 : p.per_thread * site.threads;
+            if (wanted > kMaxRecords)
+                throw Error("deterministic records for array '" + p.name + "' would exceed 2^31 - 1 (" +
+                                std::to_string(p.per_thread) + " per thread x " + std::to_string(site.threads) +
+                                " threads); launch fewer threads at a time, lower deterministic_max_records, or "
+                                "use deterministic_strategy = Exact",
+                            site.kernel, site.file, site.line);
+            p.capacity = std::max(kRecordFloor, wanted);
+        }
+        plans.push_back(std::move(p));
+    }
+    return plans;
+}
+
+std::string overflow_message(const TargetPlan& plan, uint64_t emitted, const LaunchSite& site) {
+    const int64_t needed = (static_cast<int64_t>(emitted) + site.threads - 1) / site.threads;
+    return "deterministic records for array '" + plan.name + "' overflowed: the launch emitted " +
+           std::to_string(emitted) + " records but had room for " + std::to_string(plan.capacity) + " (" +
+           std::to_string(plan.per_thread) + " per thread" +
+           (plan.target.dynamic ? ", and a data-dependent loop reaches the atomic" : "") +
+           "). The array keeps its value from before the launch. Set the option deterministic_max_records to at "
+           "least " +
+           std::to_string(needed) + " (or the true per-thread bound), or use deterministic_strategy = Exact";
+}
+
+std::unique_ptr<Accumulation> prepare(Device device, std::vector<TargetPlan> plans, const LaunchSite& site) {
+    if (device.is_cpu()) return prepare_cpu(std::move(plans), site);
+    return prepare_cuda(device.ordinal(), std::move(plans), site);
 }
 
 }  // namespace weft::runtime::det

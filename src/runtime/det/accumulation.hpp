@@ -2,23 +2,55 @@
 #pragma once
 
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "ir/ir.hpp"
 #include "weft/device_array.hpp"
+#include "weft/options.hpp"
 
 namespace weft::runtime::det {
 
 // The address range of an array argument (a view may have negative or zero strides).
 struct Span {
-    char* base;  // lowest element address
+    char* base;     // lowest element address
     int64_t count;  // element slots from base to the highest element address
 };
 Span span_of(const AnyArray& array);
 
+// Who launched, for error messages.
+struct LaunchSite {
+    std::string kernel;
+    std::string file;
+    uint32_t line = 0;
+    int64_t threads = 0;
+};
+
+// One target of one launch: which strategy, and for records their capacity.
+struct TargetPlan {
+    ir::DetTarget target;
+    std::string name;  // the kernel parameter's name
+    Span span;
+    bool records = false;
+    int64_t per_thread = 0;  // records per thread the capacity allows
+    int64_t capacity = 0;
+};
+
+// Chooses each target's strategy (DeterministicStrategy, with Auto's rule) and sizes record
+// buffers: max(1024, per-thread bound x threads), the bound being deterministic_max_records
+// when set, else the static estimate. Throws weft::Error when a launch would need more than
+// 2^31 - 1 records.
+std::vector<TargetPlan> plan(const std::vector<ir::DetTarget>& targets, const std::vector<const AnyArray*>& arrays,
+                             const std::vector<std::string>& names, const Options& options, const LaunchSite& site);
+
+// The message for a launch whose records overflowed.
+std::string overflow_message(const TargetPlan& plan, uint64_t emitted, const LaunchSite& site);
+
 // One launch's deterministic targets: created before the kernel runs (state allocated and
 // initialised), resolved after it (results written into the target arrays). On a GPU both steps
-// are queued on the current stream; nothing waits for the host.
+// are queued on the current stream and nothing waits for the host: a records overflow is
+// reported at the stream's next synchronization (at once with deterministic_debug), and the
+// overflowing target keeps its pre-launch value.
 class Accumulation {
 public:
     virtual ~Accumulation() = default;
@@ -28,7 +60,6 @@ public:
     virtual void resolve() = 0;
 };
 
-std::unique_ptr<Accumulation> prepare(Device device, const std::vector<ir::DetTarget>& targets,
-                                      const std::vector<const AnyArray*>& arrays);
+std::unique_ptr<Accumulation> prepare(Device device, std::vector<TargetPlan> plans, const LaunchSite& site);
 
 }  // namespace weft::runtime::det

@@ -6,82 +6,129 @@
 // clang-format on
 
 #include "runtime/det/cpu_accumulation.hpp"
+#include "weft/error.hpp"
 
 namespace weft::runtime::det {
 
 namespace {
 
+// Host memory behind one target's wf::DetTarget.
+struct Storage {
+    wf::DetTarget state{};
+    std::vector<wf::i64> words;
+    std::vector<wf::u32> flags;
+    std::vector<wf::u64> records;
+    std::vector<wf::u32> record_slots;
+    wf::u64 cursor = 0;
+};
+
 template <class T>
-void resolve_target(const wf::DetTarget& t, ir::AtomicOp family) {
-    for (wf::i64 slot = 0; slot < t.count; ++slot) {
-        T* element = reinterpret_cast<T*>(t.base) + slot;
-        if (family == ir::AtomicOp::Add) {
-            const wf::i64* words = t.words + slot * wf::Exact<T>::kWords;
-            bool touched = t.flags[slot] != 0;
-            for (int k = 0; k < wf::Exact<T>::kWords && !touched; ++k) touched = words[k] != 0;
-            if (touched) *element = wf::resolve_sum<T>(words, t.flags[slot], *element);
-        } else {
-            const auto key = reinterpret_cast<const typename wf::KeyOf<T>::Key*>(t.words)[slot];
-            *element = wf::resolve_minmax<T>(key, *element, family == ir::AtomicOp::Max);
-        }
+void initialise(const TargetPlan& p, Storage& s) {
+    s.state.base = p.span.base;
+    s.state.count = p.span.count;
+    if (p.records) {
+        s.records.resize(static_cast<size_t>(p.capacity));
+        s.record_slots.resize(static_cast<size_t>(p.capacity));
+        s.state.records = s.records.data();
+        s.state.record_slots = s.record_slots.data();
+        s.state.cursor = &s.cursor;
+        s.state.capacity = p.capacity;
+        return;
+    }
+    if (p.target.family == ir::AtomicOp::Add) {
+        s.words.assign(static_cast<size_t>(p.span.count) * wf::Exact<T>::kWords, 0);
+        s.flags.assign(static_cast<size_t>(p.span.count), 0);
+    } else {
+        // One key per slot, starting at the identity of the family.
+        using Key = typename wf::KeyOf<T>::Key;
+        const Key identity = p.target.family == ir::AtomicOp::Max ? wf::KeyOf<T>::kMin : wf::KeyOf<T>::kMax;
+        s.words.assign(static_cast<size_t>(p.span.count), 0);
+        Key* keys = reinterpret_cast<Key*>(s.words.data());
+        for (int64_t i = 0; i < p.span.count; ++i) keys[i] = identity;
+    }
+    s.state.words = s.words.data();
+    s.state.flags = s.flags.data();
+}
+
+template <class T>
+void resolve_slot(T* element, const wf::i64* words, uint32_t flags) {
+    bool touched = flags != 0;
+    for (int k = 0; k < wf::Exact<T>::kWords && !touched; ++k) touched = words[k] != 0;
+    if (touched) *element = wf::resolve_sum<T>(words, flags, *element);
+}
+
+// Groups the records by slot (a counting sort) and reduces each slot exactly.
+template <class T>
+void resolve_records(const TargetPlan& p, const Storage& s) {
+    const auto n = static_cast<size_t>(s.cursor);
+    std::vector<uint32_t> start(static_cast<size_t>(p.span.count) + 1, 0);
+    for (size_t r = 0; r < n; ++r) ++start[s.record_slots[r] + 1];
+    for (size_t k = 1; k < start.size(); ++k) start[k] += start[k - 1];
+    std::vector<wf::u64> sorted(n);
+    std::vector<uint32_t> fill(start.begin(), start.end() - 1);
+    for (size_t r = 0; r < n; ++r) sorted[fill[s.record_slots[r]]++] = s.records[r];
+    std::vector<wf::i64> words(wf::Exact<T>::kWords);
+    for (int64_t slot = 0; slot < p.span.count; ++slot) {
+        if (start[slot] == start[slot + 1]) continue;
+        std::fill(words.begin(), words.end(), 0);
+        wf::u32 flags = 0;
+        for (uint32_t r = start[slot]; r < start[slot + 1]; ++r) wf::add_record<T>(words.data(), &flags, sorted[r], false);
+        resolve_slot(reinterpret_cast<T*>(p.span.base) + slot, words.data(), flags);
     }
 }
 
 template <class T>
-void initialise(wf::DetTarget& t, std::vector<int64_t>& words, std::vector<uint32_t>& flags, ir::AtomicOp family) {
-    if (family == ir::AtomicOp::Add) {
-        words.assign(static_cast<size_t>(t.count) * wf::Exact<T>::kWords, 0);
-        flags.assign(static_cast<size_t>(t.count), 0);
-    } else {
-        // One key per slot, starting at the identity of the family.
-        using Key = typename wf::KeyOf<T>::Key;
-        const Key identity = family == ir::AtomicOp::Max ? wf::KeyOf<T>::kMin : wf::KeyOf<T>::kMax;
-        words.assign(static_cast<size_t>(t.count), 0);
-        Key* keys = reinterpret_cast<Key*>(words.data());
-        for (int64_t i = 0; i < t.count; ++i) keys[i] = identity;
+void resolve_target(const TargetPlan& p, const Storage& s) {
+    if (p.records) return resolve_records<T>(p, s);
+    for (int64_t slot = 0; slot < p.span.count; ++slot) {
+        T* element = reinterpret_cast<T*>(p.span.base) + slot;
+        if (p.target.family == ir::AtomicOp::Add) {
+            resolve_slot(element, s.state.words + slot * wf::Exact<T>::kWords, s.state.flags[slot]);
+        } else {
+            const auto key = reinterpret_cast<const typename wf::KeyOf<T>::Key*>(s.state.words)[slot];
+            *element = wf::resolve_minmax<T>(key, *element, p.target.family == ir::AtomicOp::Max);
+        }
     }
-    t.words = reinterpret_cast<wf::i64*>(words.data());
-    t.flags = flags.data();
 }
 
 class CpuAccumulation final : public Accumulation {
 public:
-    CpuAccumulation(const std::vector<ir::DetTarget>& targets, const std::vector<const AnyArray*>& arrays)
-        : targets_(targets), state_(targets.size()), words_(targets.size()), flags_(targets.size()) {
-        for (size_t i = 0; i < targets.size(); ++i) {
-            const Span span = span_of(*arrays[i]);
-            state_[i].base = span.base;
-            state_[i].count = span.count;
-            if (targets[i].dtype == DType::Float32)
-                initialise<float>(state_[i], words_[i], flags_[i], targets[i].family);
+    CpuAccumulation(std::vector<TargetPlan> plans, const LaunchSite& site)
+        : plans_(std::move(plans)), storage_(plans_.size()), site_(site) {
+        for (size_t i = 0; i < plans_.size(); ++i) {
+            if (plans_[i].target.dtype == DType::Float32)
+                initialise<float>(plans_[i], storage_[i]);
             else
-                initialise<double>(state_[i], words_[i], flags_[i], targets[i].family);
+                initialise<double>(plans_[i], storage_[i]);
         }
     }
 
-    void* state(size_t i) const override { return const_cast<wf::DetTarget*>(&state_[i]); }
+    void* state(size_t i) const override { return const_cast<wf::DetTarget*>(&storage_[i].state); }
 
     void resolve() override {
-        for (size_t i = 0; i < targets_.size(); ++i) {
-            if (targets_[i].dtype == DType::Float32)
-                resolve_target<float>(state_[i], targets_[i].family);
+        // Every overflow is reported before any target changes: nothing is half-applied.
+        for (size_t i = 0; i < plans_.size(); ++i)
+            if (plans_[i].records && storage_[i].cursor > static_cast<uint64_t>(plans_[i].capacity))
+                throw Error(overflow_message(plans_[i], storage_[i].cursor, site_), site_.kernel, site_.file,
+                            site_.line);
+        for (size_t i = 0; i < plans_.size(); ++i) {
+            if (plans_[i].target.dtype == DType::Float32)
+                resolve_target<float>(plans_[i], storage_[i]);
             else
-                resolve_target<double>(state_[i], targets_[i].family);
+                resolve_target<double>(plans_[i], storage_[i]);
         }
     }
 
 private:
-    std::vector<ir::DetTarget> targets_;
-    std::vector<wf::DetTarget> state_;
-    std::vector<std::vector<int64_t>> words_;
-    std::vector<std::vector<uint32_t>> flags_;
+    std::vector<TargetPlan> plans_;
+    std::vector<Storage> storage_;
+    LaunchSite site_;
 };
 
 }  // namespace
 
-std::unique_ptr<Accumulation> prepare_cpu(const std::vector<ir::DetTarget>& targets,
-                                          const std::vector<const AnyArray*>& arrays) {
-    return std::make_unique<CpuAccumulation>(targets, arrays);
+std::unique_ptr<Accumulation> prepare_cpu(std::vector<TargetPlan> plans, const LaunchSite& site) {
+    return std::make_unique<CpuAccumulation>(std::move(plans), site);
 }
 
 }  // namespace weft::runtime::det

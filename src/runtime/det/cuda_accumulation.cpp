@@ -5,7 +5,9 @@
 #include "codegen/emit.hpp"
 #include "runtime/cuda/context.hpp"
 #include "runtime/cuda/library_module.hpp"
+#include "runtime/cuda/scan.hpp"
 #include "runtime/memory.hpp"
+#include "weft/error.hpp"
 
 namespace weft::runtime::det {
 
@@ -19,12 +21,18 @@ struct TargetState {
     int64_t count;
     int64_t* words;
     uint32_t* flags;
+    uint64_t* records;
+    uint32_t* record_slots;
+    uint64_t* cursor;
+    int64_t capacity;
 };
 
 constexpr int kThreads = 256;
 
 const char* const kKernels = R"(
 namespace {
+constexpr int kWarps = 8;  // kThreads / 32
+
 template <class T>
 __device__ void publish_and_fill(wf::DetTarget* state, wf::DetTarget t, bool fill_keys, bool is_max) {
     const long long i = static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x;
@@ -35,7 +43,7 @@ __device__ void publish_and_fill(wf::DetTarget* state, wf::DetTarget t, bool fil
 }
 
 template <class T>
-__device__ void resolve(wf::DetTarget t, int family) {
+__device__ void resolve_exact(wf::DetTarget t, int family) {
     const long long slot = static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x;
     if (slot >= t.count) return;
     T* element = reinterpret_cast<T*>(t.base) + slot;
@@ -49,6 +57,53 @@ __device__ void resolve(wf::DetTarget t, int family) {
         *element = wf::resolve_minmax<T>(key, *element, family == 2);
     }
 }
+
+__device__ bool overflowed(const wf::DetTarget& t) { return *t.cursor > static_cast<wf::u64>(t.capacity); }
+
+__device__ long long emitted(const wf::DetTarget& t) {
+    const wf::u64 n = *t.cursor;
+    return static_cast<long long>(n < static_cast<wf::u64>(t.capacity) ? n : t.capacity);
+}
+
+// Records strategy, step 1: records per slot.
+__device__ void count_records(wf::DetTarget t, int* counts) {
+    const long long r = static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x;
+    if (overflowed(t) || r >= emitted(t)) return;
+    atomicAdd(counts + t.record_slots[r], 1);
+}
+
+// Step 3 (after an inclusive scan of the counts into `ends`): group the records by slot. The
+// order inside a slot's group does not matter: the reduction is exact.
+__device__ void group_records(wf::DetTarget t, int* counts, const int* ends, wf::u64* grouped) {
+    const long long r = static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x;
+    if (overflowed(t) || r >= emitted(t)) return;
+    const wf::u32 slot = t.record_slots[r];
+    grouped[ends[slot] - atomicSub(counts + slot, 1)] = t.records[r];
+}
+
+// Step 4: one warp per slot sums its group exactly in shared memory, then rounds once.
+template <class T>
+__device__ void reduce_records(wf::DetTarget t, const int* ends, const wf::u64* grouped) {
+    __shared__ wf::i64 words[kWarps][wf::Exact<T>::kWords];
+    __shared__ wf::u32 flags[kWarps];
+    const int warp = threadIdx.x / 32;
+    const int lane = threadIdx.x % 32;
+    const long long slot = (static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x) / 32;
+    if (overflowed(t) || slot >= t.count) return;
+    const int begin = slot == 0 ? 0 : ends[slot - 1];
+    const int end = ends[slot];
+    if (begin == end) return;
+    for (int k = lane; k < wf::Exact<T>::kWords; k += 32) words[warp][k] = 0;
+    if (lane == 0) flags[warp] = 0;
+    __syncwarp();
+    for (int r = begin + lane; r < end; r += 32) wf::add_record<T>(words[warp], &flags[warp], grouped[r], true);
+    __syncwarp();
+    if (lane != 0) return;
+    T* element = reinterpret_cast<T*>(t.base) + slot;
+    bool touched = flags[warp] != 0;
+    for (int k = 0; k < wf::Exact<T>::kWords && !touched; ++k) touched = words[warp][k] != 0;
+    if (touched) *element = wf::resolve_sum<T>(words[warp], flags[warp], *element);
+}
 }  // namespace
 
 extern "C" __global__ void det_publish_f32(wf::DetTarget* s, wf::DetTarget t, int keys, int is_max) {
@@ -57,60 +112,125 @@ extern "C" __global__ void det_publish_f32(wf::DetTarget* s, wf::DetTarget t, in
 extern "C" __global__ void det_publish_f64(wf::DetTarget* s, wf::DetTarget t, int keys, int is_max) {
     publish_and_fill<double>(s, t, keys != 0, is_max != 0);
 }
-extern "C" __global__ void det_resolve_f32(wf::DetTarget t, int family) { resolve<float>(t, family); }
-extern "C" __global__ void det_resolve_f64(wf::DetTarget t, int family) { resolve<double>(t, family); }
+extern "C" __global__ void det_resolve_f32(wf::DetTarget t, int family) { resolve_exact<float>(t, family); }
+extern "C" __global__ void det_resolve_f64(wf::DetTarget t, int family) { resolve_exact<double>(t, family); }
+extern "C" __global__ void det_count_records(wf::DetTarget t, int* counts) { count_records(t, counts); }
+extern "C" __global__ void det_group_records(wf::DetTarget t, int* counts, const int* ends, wf::u64* grouped) {
+    group_records(t, counts, ends, grouped);
+}
+extern "C" __global__ void det_reduce_records_f32(wf::DetTarget t, const int* ends, const wf::u64* grouped) {
+    reduce_records<float>(t, ends, grouped);
+}
+extern "C" __global__ void det_reduce_records_f64(wf::DetTarget t, const int* ends, const wf::u64* grouped) {
+    reduce_records<double>(t, ends, grouped);
+}
 )";
 
 int family_code(ir::AtomicOp f) { return f == ir::AtomicOp::Add ? 0 : f == ir::AtomicOp::Min ? 1 : 2; }
 
+using Memory = std::shared_ptr<detail::Allocation>;
+
 class CudaAccumulation final : public Accumulation {
 public:
-    CudaAccumulation(int ordinal, const std::vector<ir::DetTarget>& targets, const std::vector<const AnyArray*>& arrays)
-        : ordinal_(ordinal), targets_(targets) {
-        const Device gpu = Device::cuda(ordinal);
-        for (size_t i = 0; i < targets.size(); ++i) {
-            const ir::DetTarget& target = targets[i];
-            const Span span = span_of(*arrays[i]);
-            const bool f32 = target.dtype == DType::Float32;
-            Buffers b;
-            b.state = detail::allocate(gpu, sizeof(TargetState));
-            b.value = {span.base, span.count, nullptr, nullptr};
-            const bool add = target.family == ir::AtomicOp::Add;
-            const int64_t words_per_slot = add ? (f32 ? 9 : 66) : 1;
-            b.words = detail::allocate(gpu, static_cast<size_t>(span.count * words_per_slot) * 8);
-            b.value.words = static_cast<int64_t*>(b.words->ptr);
-            if (add) {
-                b.flags = detail::allocate(gpu, static_cast<size_t>(span.count) * 4);
-                b.value.flags = static_cast<uint32_t*>(b.flags->ptr);
-                detail::zero_bytes(b.words->ptr, gpu, b.words->bytes);
-                detail::zero_bytes(b.flags->ptr, gpu, b.flags->bytes);
-            }
-            int keys = add ? 0 : 1;
-            int is_max = target.family == ir::AtomicOp::Max ? 1 : 0;
-            void* state_ptr = b.state->ptr;
-            void* params[] = {&state_ptr, &b.value, &keys, &is_max};
-            launch(f32 ? "det_publish_f32" : "det_publish_f64", add ? 1 : span.count, params);
-            buffers_.push_back(std::move(b));
-        }
+    CudaAccumulation(int ordinal, std::vector<TargetPlan> plans, const LaunchSite& site)
+        : ordinal_(ordinal), site_(site) {
+        for (TargetPlan& p : plans) targets_.push_back(make_target(std::move(p)));
     }
 
-    void* state(size_t i) const override { return buffers_[i].state->ptr; }
+    void* state(size_t i) const override { return targets_[i].state->ptr; }
 
     void resolve() override {
-        for (size_t i = 0; i < targets_.size(); ++i) {
-            int family = family_code(targets_[i].family);
-            void* params[] = {&buffers_[i].value, &family};
-            launch(targets_[i].dtype == DType::Float32 ? "det_resolve_f32" : "det_resolve_f64",
-                   buffers_[i].value.count, params);
+        for (Target& t : targets_) {
+            if (t.plan.records)
+                resolve_records(t);
+            else
+                resolve_exact(t);
         }
-        buffers_.clear();  // freed in stream order, after the resolve kernels
+        targets_.clear();  // freed in stream order, after the resolve kernels
     }
 
 private:
-    struct Buffers {
-        std::shared_ptr<detail::Allocation> state, words, flags;
-        TargetState value;
+    struct Target {
+        TargetPlan plan;
+        Memory state, words, flags, records, record_slots, cursor;
+        TargetState value{};
     };
+
+    Memory allocate(size_t bytes) const { return detail::allocate(Device::cuda(ordinal_), bytes); }
+    void zero(const Memory& m) const { detail::zero_bytes(m->ptr, Device::cuda(ordinal_), m->bytes); }
+    bool f32(const Target& t) const { return t.plan.target.dtype == DType::Float32; }
+
+    Target make_target(TargetPlan plan) {
+        Target t{std::move(plan)};
+        const TargetPlan& p = t.plan;
+        t.state = allocate(sizeof(TargetState));
+        t.value.base = p.span.base;
+        t.value.count = p.span.count;
+        const bool add = p.target.family == ir::AtomicOp::Add;
+        if (p.records) {
+            t.records = allocate(static_cast<size_t>(p.capacity) * 8);
+            t.record_slots = allocate(static_cast<size_t>(p.capacity) * 4);
+            t.cursor = allocate(8);
+            zero(t.cursor);
+            t.value.records = static_cast<uint64_t*>(t.records->ptr);
+            t.value.record_slots = static_cast<uint32_t*>(t.record_slots->ptr);
+            t.value.cursor = static_cast<uint64_t*>(t.cursor->ptr);
+            t.value.capacity = p.capacity;
+        } else {
+            const int64_t words_per_slot = add ? (f32(t) ? 9 : 66) : 1;
+            t.words = allocate(static_cast<size_t>(p.span.count * words_per_slot) * 8);
+            t.value.words = static_cast<int64_t*>(t.words->ptr);
+            if (add) {
+                t.flags = allocate(static_cast<size_t>(p.span.count) * 4);
+                t.value.flags = static_cast<uint32_t*>(t.flags->ptr);
+                zero(t.words);
+                zero(t.flags);
+            }
+        }
+        int keys = !add ? 1 : 0;
+        int is_max = p.target.family == ir::AtomicOp::Max ? 1 : 0;
+        void* state_ptr = t.state->ptr;
+        void* params[] = {&state_ptr, &t.value, &keys, &is_max};
+        launch(f32(t) ? "det_publish_f32" : "det_publish_f64", keys ? p.span.count : 1, params);
+        return t;
+    }
+
+    void resolve_exact(Target& t) const {
+        int family = family_code(t.plan.target.family);
+        void* params[] = {&t.value, &family};
+        launch(f32(t) ? "det_resolve_f32" : "det_resolve_f64", t.plan.span.count, params);
+    }
+
+    void resolve_records(Target& t) const {
+        const int64_t slots = t.plan.span.count;
+        const Memory counts = allocate(static_cast<size_t>(slots) * 4);
+        const Memory ends = allocate(static_cast<size_t>(slots) * 4);
+        const Memory grouped = allocate(static_cast<size_t>(t.plan.capacity) * 8);
+        zero(counts);
+        void* counts_ptr = counts->ptr;
+        void* ends_ptr = ends->ptr;
+        void* grouped_ptr = grouped->ptr;
+        void* count_params[] = {&t.value, &counts_ptr};
+        launch("det_count_records", t.plan.capacity, count_params);
+        cu::scan(ordinal_, DType::Int32, counts->ptr, ends->ptr, slots, true);
+        void* group_params[] = {&t.value, &counts_ptr, &ends_ptr, &grouped_ptr};
+        launch("det_group_records", t.plan.capacity, group_params);
+        void* reduce_params[] = {&t.value, &ends_ptr, &grouped_ptr};
+        launch(f32(t) ? "det_reduce_records_f32" : "det_reduce_records_f64", slots * 32, reduce_params);
+
+        // The record count stays on the GPU; it is checked at the next synchronization.
+        const auto stream = cu::current_stream(ordinal_);
+        const Memory cursor = t.cursor;
+        const TargetPlan plan = t.plan;
+        const LaunchSite site = site_;
+        const int ordinal = ordinal_;
+        cu::after_synchronize(*stream, [cursor, plan, site, ordinal] {
+            uint64_t emitted = 0;
+            detail::copy_bytes(&emitted, Device::cpu(), cursor->ptr, Device::cuda(ordinal), sizeof emitted);
+            if (emitted > static_cast<uint64_t>(plan.capacity))
+                throw Error(overflow_message(plan, emitted, site), site.kernel, site.file, site.line);
+        });
+    }
 
     void launch(const char* name, int64_t threads, void** params) const {
         const cu::CUfunction f = cu::library_function(ordinal_, "deterministic", codegen::prelude() + kKernels, name);
@@ -119,19 +239,18 @@ private:
         cu::check(cu::require_driver().cuLaunchKernel(f, blocks == 0 ? 1 : blocks, 1, 1, kThreads, 1, 1, 0,
                                                       stream->stream, params, nullptr),
                   name);
-        cu::note_launch(*stream, std::string("deterministic ") + name);
+        cu::note_launch(*stream, site_.kernel + " (deterministic " + name + ")");
     }
 
     int ordinal_;
-    std::vector<ir::DetTarget> targets_;
-    std::vector<Buffers> buffers_;
+    LaunchSite site_;
+    std::vector<Target> targets_;
 };
 
 }  // namespace
 
-std::unique_ptr<Accumulation> prepare_cuda(int ordinal, const std::vector<ir::DetTarget>& targets,
-                                           const std::vector<const AnyArray*>& arrays) {
-    return std::make_unique<CudaAccumulation>(ordinal, targets, arrays);
+std::unique_ptr<Accumulation> prepare_cuda(int ordinal, std::vector<TargetPlan> plans, const LaunchSite& site) {
+    return std::make_unique<CudaAccumulation>(ordinal, std::move(plans), site);
 }
 
 }  // namespace weft::runtime::det

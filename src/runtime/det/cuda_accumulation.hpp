@@ -5,7 +5,6 @@
 
 namespace weft::runtime::det {
 
-std::unique_ptr<Accumulation> prepare_cuda(int ordinal, const std::vector<ir::DetTarget>& targets,
-                                           const std::vector<const AnyArray*>& arrays);
+std::unique_ptr<Accumulation> prepare_cuda(int ordinal, std::vector<TargetPlan> plans, const LaunchSite& site);
 
 }  // namespace weft::runtime::det
