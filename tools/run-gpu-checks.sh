@@ -16,3 +16,7 @@ for bench in build/gpu/bench/weft_*_bench; do
   echo "== $bench"
   "$bench" 2>&1 | tee "$out/$(basename "$bench").log"
 done
+if [ -x build/gpu/bench/weft_deterministic_bench ]; then
+  echo "== weft_deterministic_bench records"
+  build/gpu/bench/weft_deterministic_bench records 2>&1 | tee "$out/weft_deterministic_bench_records.log"
+fi
