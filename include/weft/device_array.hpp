@@ -153,7 +153,8 @@ public:
     DeviceArray<T> transpose(int d0, int d1, std::source_location s = std::source_location::current()) const {
         return DeviceArray<T>(AnyArray::transpose(d0, d1, s));
     }
-    DeviceArray<T> broadcast(const Shape& shape, std::source_location s = std::source_location::current()) const {
+    DeviceArray<T> broadcast(const Shape& shape,
+                             std::source_location s = std::source_location::current()) const {
         return DeviceArray<T>(AnyArray::broadcast(shape, s));
     }
     std::vector<T> to_vector() const {

@@ -202,7 +202,7 @@ private:
         const bool checked = options_.bounds_check;
         const std::string elem = c_type(type(n.args[0]).dtype);
         if (n.kind == ir::NodeKind::Accumulate) {
-            const std::string call = std::string("wf::accumulate<") + atomic_functor(n.atomic_op()) + ">(" +
+            const std::string call = std::string("wf::accumulate<") + atomic_functor(n.atomic_op()) + ">(ctx, " +
                                      v(n.args[0]) + ".det, ";
             if (!checked) return line(s, depth, call + ptr + ", " + v(n.args.back()) + ");");
             return line(s, depth, "if (" + elem + "* p = " + ptr + ") " + call + "p, " + v(n.args.back()) + ");");
@@ -372,7 +372,7 @@ void cpu_entry(std::ostringstream& s, const ir::Program& p, size_t index, const 
         s << "    const " << t << " a" << i << " = *static_cast<const " << t << "*>(args[" << i << "]);\n";
         call += ", a" + std::to_string(i);
     }
-    s << "    wf::Ctx ctx{{0, 0, 0, 0}, launch->error};\n"
+    s << "    wf::Ctx ctx{{0, 0, 0, 0}, launch->error, nullptr};\n"
       << "    for (wf::i64 i = 0; i < launch->total && ctx.error->code == 0; ++i) {\n"
       << (fn.tid_ndim ? "        wf::set_tid<" + std::to_string(fn.tid_ndim) + ">(ctx, *launch, i);\n" : "")
       << "        " << call << ");\n"
@@ -390,11 +390,25 @@ void cuda_entry(std::ostringstream& s, const ir::Program& p, size_t index, const
         call += ", a" + std::to_string(i);
     }
     s << "const wf::Launch launch) {\n"
-      << "    const wf::i64 i = static_cast<wf::i64>(blockIdx.x) * blockDim.x + threadIdx.x;\n"
-      << "    if (i >= launch.total) return;\n"
-      << "    wf::Ctx ctx{{0, 0, 0, 0}, launch.error};\n"
-      << (fn.tid_ndim ? "    wf::set_tid<" + std::to_string(fn.tid_ndim) + ">(ctx, launch, i);\n" : "")
-      << "    " << call << ");\n"
+      << "    const wf::i64 i = static_cast<wf::i64>(blockIdx.x) * blockDim.x + threadIdx.x;\n";
+    if (fn.det_targets.empty()) {
+        s << "    if (i >= launch.total) return;\n"
+          << "    wf::Ctx ctx{{0, 0, 0, 0}, launch.error, nullptr};\n"
+          << (fn.tid_ndim ? "    wf::set_tid<" + std::to_string(fn.tid_ndim) + ">(ctx, launch, i);\n" : "")
+          << "    " << call << ");\n"
+          << "}\n";
+        return;
+    }
+    // Deterministic targets: every thread of the block reaches the flush of its private
+    // accumulator, so the bounds test guards the body instead of returning.
+    s << "    __shared__ wf::BlockPrivate block_private;\n"
+      << "    wf::block_private_begin(block_private);\n"
+      << "    if (i < launch.total) {\n"
+      << "        wf::Ctx ctx{{0, 0, 0, 0}, launch.error, &block_private};\n"
+      << (fn.tid_ndim ? "        wf::set_tid<" + std::to_string(fn.tid_ndim) + ">(ctx, launch, i);\n" : "")
+      << "        " << call << ");\n"
+      << "    }\n"
+      << "    wf::block_private_end(block_private);\n"
       << "}\n";
 }
 

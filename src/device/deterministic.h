@@ -116,9 +116,52 @@ WEFT_FUNC void or_flag(u32* f, u32 v) {
 #endif
 }
 
+#if defined(__CUDACC__)
+// A block's private accumulator for one hot slot: the first slot a warp adds to claims it, and
+// digits for that slot are added in shared memory and flushed once when the block ends, so a
+// hot destination costs one global atomic per digit per block instead of one per contribution.
+struct BlockPrivate {
+    unsigned long long key;  // the claimed slot's words (0: unclaimed)
+    i64 words[Exact<double>::kWords];
+};
+
+__device__ __forceinline__ void block_private_begin(BlockPrivate& bp) {
+    for (int k = threadIdx.x; k < Exact<double>::kWords; k += blockDim.x) bp.words[k] = 0;
+    if (threadIdx.x == 0) bp.key = 0;
+    __syncthreads();
+}
+
+// Every thread of the block must reach this (kernel bodies return into the entry point).
+__device__ __forceinline__ void block_private_end(BlockPrivate& bp) {
+    __syncthreads();
+    if (bp.key == 0) return;
+    for (int k = threadIdx.x; k < Exact<double>::kWords; k += blockDim.x)
+        if (bp.words[k] != 0) atomicAdd(reinterpret_cast<u64*>(bp.key) + k, static_cast<u64>(bp.words[k]));
+}
+#endif
+
+// Adds a digit total to word k of a slot: in the block's private accumulator when the slot is
+// (or can become) the block's hot slot, else with a global atomic.
+WEFT_FUNC void add_digit(Ctx& ctx, i64* slot_words, int k, i64 total) {
+#if defined(__CUDACC__)
+    if (BlockPrivate* bp = static_cast<BlockPrivate*>(ctx.block_private)) {
+        const unsigned long long key = reinterpret_cast<unsigned long long>(slot_words);
+        unsigned long long seen = *static_cast<volatile unsigned long long*>(&bp->key);
+        if (seen == 0) seen = atomicCAS(&bp->key, 0ull, key);
+        if (seen == 0 || seen == key) {
+            atomicAdd(reinterpret_cast<u64*>(&bp->words[k]), static_cast<u64>(total));
+            return;
+        }
+    }
+#else
+    (void)ctx;
+#endif
+    add_word(slot_words + k, total);
+}
+
 // Adds `v` (already negated for a subtraction) to the slot of element `p` of target `t`.
 template <class T>
-WEFT_FUNC void det_add(DetTarget* t, const T* p, T v) {
+WEFT_FUNC void det_add(Ctx& ctx, DetTarget* t, const T* p, T v) {
     const i64 slot = (reinterpret_cast<const char*>(p) - t->base) / static_cast<i64>(sizeof(T));
     if (t->records) {
 #if defined(__CUDACC__)
@@ -139,31 +182,30 @@ WEFT_FUNC void det_add(DetTarget* t, const T* p, T v) {
         return;
     }
     const Digits d = digits<T>(s);
-    i64* words = t->words + slot * Exact<T>::kWords + d.first;
+    i64* slot_words = t->words + slot * Exact<T>::kWords;
 #if defined(__CUDACC__) && __CUDA_ARCH__ >= 800
     // Lanes that add to the same slot first sum their digits exactly (as 16-bit halves, so the
     // 32-bit warp reductions cannot overflow); one lane then issues the atomics.
     const unsigned active = __activemask();
-    const unsigned peers = __match_any_sync(active, reinterpret_cast<unsigned long long>(words - d.first));
+    const unsigned peers = __match_any_sync(active, reinterpret_cast<unsigned long long>(slot_words));
     if (__popc(peers) > 1) {
         const int lo = static_cast<int>(__reduce_min_sync(peers, static_cast<unsigned>(d.first)));
         const int hi = static_cast<int>(__reduce_max_sync(peers, static_cast<unsigned>(d.first))) +
                        (sizeof(T) == 4 ? 1 : 2);
         const bool leader = (threadIdx.x & 31) == static_cast<unsigned>(__ffs(peers) - 1);
-        i64* base = words - d.first;
         for (int k = lo; k <= hi && k < Exact<T>::kWords; ++k) {
             const int j = k - d.first;
             const i64 mine = (j >= 0 && j < 3) ? d.d[j] : 0;
             const unsigned low_sum = __reduce_add_sync(peers, static_cast<unsigned>(mine & 0xffff));
             const int high_sum = static_cast<int>(__reduce_add_sync(peers, static_cast<unsigned>(mine >> 16)));
             const i64 total = static_cast<i64>(high_sum) * 65536 + static_cast<i64>(low_sum);
-            if (leader && total != 0) add_word(base + k, total);
+            if (leader && total != 0) add_digit(ctx, slot_words, k, total);
         }
         return;
     }
 #endif
     for (int k = 0; k < 3; ++k)
-        if (d.d[k] != 0) add_word(words + k, d.d[k]);
+        if (d.d[k] != 0) add_digit(ctx, slot_words, d.first + k, d.d[k]);
 }
 
 // Order-preserving integer keys: a < b under the total order iff key(a) < key(b).
@@ -220,28 +262,28 @@ struct DetFamily;
 template <>
 struct DetFamily<OpAdd> {
     template <class T>
-    WEFT_FUNC void apply(DetTarget* t, T* p, T v) { det_add(t, p, v); }
+    WEFT_FUNC void apply(Ctx& ctx, DetTarget* t, T* p, T v) { det_add(ctx, t, p, v); }
 };
 template <>
 struct DetFamily<OpSub> {
     template <class T>
-    WEFT_FUNC void apply(DetTarget* t, T* p, T v) { det_add(t, p, static_cast<T>(-v)); }
+    WEFT_FUNC void apply(Ctx& ctx, DetTarget* t, T* p, T v) { det_add(ctx, t, p, static_cast<T>(-v)); }
 };
 template <>
 struct DetFamily<OpMin> {
     template <class T>
-    WEFT_FUNC void apply(DetTarget* t, T* p, T v) { det_minmax(t, p, v, false); }
+    WEFT_FUNC void apply(Ctx&, DetTarget* t, T* p, T v) { det_minmax(t, p, v, false); }
 };
 template <>
 struct DetFamily<OpMax> {
     template <class T>
-    WEFT_FUNC void apply(DetTarget* t, T* p, T v) { det_minmax(t, p, v, true); }
+    WEFT_FUNC void apply(Ctx&, DetTarget* t, T* p, T v) { det_minmax(t, p, v, true); }
 };
 
 // The deterministic form of atomic_<op>(p, v) on an element of a target array.
 template <class Op, class T>
-WEFT_FUNC void accumulate(DetTarget* t, T* p, T v) {
-    DetFamily<Op>::apply(t, p, v);
+WEFT_FUNC void accumulate(Ctx& ctx, DetTarget* t, T* p, T v) {
+    DetFamily<Op>::apply(ctx, t, p, v);
 }
 
 // ---- Resolve: one slot at a time, by the runtime (host code, or a GPU library kernel) ----
@@ -314,30 +356,41 @@ WEFT_FUNC T resolve_sum(const i64* words, u32 flags, T initial) {
             borrow = v >> 32;
         }
     }
+    // The highest set bit, then a 64-bit window ending there; bits below it only matter as
+    // the sticky bit. Every index is a compile-time constant once the loops unroll, so the
+    // limbs stay in registers on a GPU.
     int top = -1;
-    for (int k = kLimbs - 1; k >= 0 && top < 0; --k)
+    for (int k = 0; k < kLimbs; ++k)
         if (limb[k]) top = k * 32 + 31 - count_leading_zeros(limb[k]);
     if (top < 0) {
         // An exact zero: -0.0 only when the target held -0.0 and no +0.0 was added.
         const bool keep_negative = s.negative && s.significand == 0 && !(flags & kFlagPosZero);
         return bit_cast<T>(keep_negative ? kSign : Bits(0));
     }
-    auto bit = [&](int i) -> u64 { return i < 0 ? 0 : (limb[i >> 5] >> (i & 31)) & 1u; };
+    const int low = top >= 63 ? top - 63 : 0;
+    u64 window = 0;
+    bool sticky = false;
+    for (int k = 0; k < kLimbs; ++k) {
+        const int at = k * 32 - low;
+        if (at >= 64) continue;
+        if (at <= -32) {
+            sticky = sticky || limb[k] != 0;
+        } else if (at >= 0) {
+            window |= static_cast<u64>(limb[k]) << at;
+        } else {
+            window |= static_cast<u64>(limb[k]) >> -at;
+            sticky = sticky || (limb[k] & ((1u << -at) - 1)) != 0;
+        }
+    }
     constexpr int kSig = E::kMantissaBits + 1;
     const Bits sign = negative ? kSign : Bits(0);
-    if (top < kSig - 1) {  // subnormal: the integer is the mantissa
-        u64 m = 0;
-        for (int i = top; i >= 0; --i) m = (m << 1) | bit(i);
-        return bit_cast<T>(static_cast<Bits>(sign | m));
-    }
-    const int shift = top - (kSig - 1);
-    u64 sig = 0;
-    for (int i = top; i >= shift; --i) sig = (sig << 1) | bit(i);
-    const bool round = bit(shift - 1) != 0;
-    bool sticky = false;
-    for (int i = shift - 2; i >= 0 && !sticky; --i) sticky = bit(i) != 0;
+    if (top < kSig - 1) return bit_cast<T>(static_cast<Bits>(sign | window));  // subnormal, exact
+    const int drop = top - low - (kSig - 1);  // window bits below the significand (>= 0)
+    u64 sig = window >> drop;
+    const bool round = drop > 0 && ((window >> (drop - 1)) & 1) != 0;
+    sticky = sticky || (drop > 1 && (window & ((u64(1) << (drop - 1)) - 1)) != 0);
     if (round && (sticky || (sig & 1))) ++sig;
-    int exponent = shift + 1;
+    int exponent = top - (kSig - 1) + 1;
     if (sig >> kSig) {
         sig >>= 1;
         ++exponent;

@@ -51,6 +51,7 @@ struct Launch {
 struct Ctx {
     i32 tid[4];
     Error* error;
+    void* block_private;  // GPU kernels with deterministic targets: the block's hot-slot accumulator
 };
 
 // The thread index of each of the launch's N dimensions (row-major); N is a compile-time

@@ -46,7 +46,9 @@ AnyArray::AnyArray(DType dtype, const Shape& shape, Device device)
     allocation_ = detail::allocate(device, static_cast<size_t>(shape.size()) * dtype_size(dtype));
 }
 
-void* AnyArray::data() const { return allocation_ ? static_cast<char*>(allocation_->ptr) + offset_ : nullptr; }
+void* AnyArray::data() const {
+    return allocation_ ? static_cast<char*>(allocation_->ptr) + offset_ : nullptr;
+}
 
 bool AnyArray::is_contiguous() const {
     int64_t expected = static_cast<int64_t>(dtype_size(dtype_));
@@ -75,8 +77,8 @@ std::string shape_text(const Shape& s) {
 void check_dim(const AnyArray& a, int dim, const char* what, const std::source_location& s) {
     if (!a.valid()) view_error(s, std::string(what) + " of an empty (default-constructed) array");
     if (dim < 0 || dim >= a.ndim())
-        view_error(s, std::string(what) + ": dimension " + std::to_string(dim) + " of a " + std::to_string(a.ndim()) +
-                          "-D array; dimensions are numbered from 0");
+        view_error(s, std::string(what) + ": dimension " + std::to_string(dim) + " of a " +
+                          std::to_string(a.ndim()) + "-D array; dimensions are numbered from 0");
 }
 
 }  // namespace
@@ -84,8 +86,8 @@ void check_dim(const AnyArray& a, int dim, const char* what, const std::source_l
 AnyArray AnyArray::slice(int dim, int64_t start, int64_t stop, int64_t step, std::source_location s) const {
     check_dim(*this, dim, "slice", s);
     if (step < 1)
-        view_error(s, "slice: step " + std::to_string(step) + "; the step must be at least 1 (views cannot reverse "
-                      "an array)");
+        view_error(s, "slice: step " + std::to_string(step) +
+                          "; the step must be at least 1 (views cannot reverse an array)");
     const int64_t n = shape_.dims[dim];
     // Python's rules for a positive step: count negative bounds from the end, then clamp to [0, n].
     auto bound = [n](int64_t i) {
@@ -104,13 +106,15 @@ AnyArray AnyArray::slice(int dim, int64_t start, int64_t stop, int64_t step, std
 AnyArray AnyArray::select(int dim, int64_t index, std::source_location s) const {
     check_dim(*this, dim, "select", s);
     if (ndim() == 1)
-        view_error(s, "indexing a 1-D array would give a single element, not an array; read elements with "
-                      "to_vector(), or take a one-element view with slice(0, i, i + 1)");
+        view_error(s,
+                   "indexing a 1-D array would give a single element, not an array; read elements with "
+                   "to_vector(), or take a one-element view with slice(0, i, i + 1)");
     const int64_t n = shape_.dims[dim];
     if (index < -n || index >= n)
-        view_error(s, "index " + std::to_string(index) + " is out of range for dimension " + std::to_string(dim) +
-                          " of extent " + std::to_string(n) + " (valid: " + std::to_string(-n) + " to " +
-                          std::to_string(n - 1) + "; negative indices count from the end)");
+        view_error(s, "index " + std::to_string(index) + " is out of range for dimension " +
+                          std::to_string(dim) + " of extent " + std::to_string(n) +
+                          " (valid: " + std::to_string(-n) + " to " + std::to_string(n - 1) +
+                          "; negative indices count from the end)");
     if (index < 0) index += n;
     AnyArray v = *this;
     v.offset_ += index * strides_[dim];
@@ -218,7 +222,8 @@ void strided_copy(const AnyArray& a, char* dense, bool to_host) {
             std::memcpy(base + offset, dense + k * elem, elem);
     });
     if (a.device().is_cuda() && !to_host)
-        detail::copy_bytes(static_cast<char*>(a.data()) + lo, a.device(), staging.data(), Device::cpu(), staging.size());
+        detail::copy_bytes(static_cast<char*>(a.data()) + lo, a.device(), staging.data(), Device::cpu(),
+                           staging.size());
 }
 
 }  // namespace
@@ -280,9 +285,9 @@ AnyArray AnyArray::to(Device device) const {
 
 void copy(const AnyArray& dst, const AnyArray& src, std::source_location s) {
     if (dst.dtype() != src.dtype() || !(dst.shape() == src.shape()))
-        view_error(s, std::string("copy: the arrays differ in type or shape (") + dtype_name(dst.dtype()) + " " +
-                          shape_text(dst.shape()) + " vs " + dtype_name(src.dtype()) + " " + shape_text(src.shape()) +
-                          "); copy between arrays of one type and shape");
+        view_error(s, std::string("copy: the arrays differ in type or shape (") + dtype_name(dst.dtype()) +
+                          " " + shape_text(dst.shape()) + " vs " + dtype_name(src.dtype()) + " " +
+                          shape_text(src.shape()) + "); copy between arrays of one type and shape");
     const size_t bytes = static_cast<size_t>(src.size()) * dtype_size(src.dtype());
     if (dst.is_contiguous() && src.is_contiguous() && !may_share_memory(dst, src)) {
         detail::copy_bytes(dst.data(), dst.device(), src.data(), src.device(), bytes);

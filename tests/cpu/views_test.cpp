@@ -1,5 +1,4 @@
-// Array views (host-side slice, select / a[i], transpose, broadcast; kernel-side a[i]): loads, stores and
-// atomics land on exactly the right elements.
+// Array views, host-side and kernel-side: every load, store and atomic lands on exactly the right element.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -549,6 +548,48 @@ TEST(ViewLaunches, AFaultingLaunchRestoresTheBaseOfAViewArgument) {
     auto base = weft::from_vector(sentinel<int>(12), {3, 4}, dev());
     EXPECT_THROW(weft::launch(k, {4, 3}, base.transpose()), weft::Error);
     EXPECT_EQ(base.to_vector(), sentinel<int>(12));
+}
+
+// Deterministic accumulation finds its target through host-side and kernel-side views.
+TEST(ViewLaunches, DeterministicAccumulationThroughViews) {
+    for (const auto strategy : {weft::DeterministicStrategy::Exact, weft::DeterministicStrategy::Records}) {
+        weft::Module m{"views_det_" + std::string(weft::strategy_name(strategy)),
+                       {.deterministic = weft::Deterministic::RunToRun, .deterministic_strategy = strategy}};
+        auto add = m.kernel("add", {"grid", "src"}, [](Array<float, 2> grid, Array<float, 2> src) {
+            auto [i, j] = weft::tid<2>();
+            grid[i][j] += src(i, j);
+        });
+        auto max = m.kernel("max", {"grid", "src"}, [](Array<float, 2> grid, Array<float, 2> src) {
+            auto [i, j] = weft::tid<2>();
+            weft::atomic_max(grid[i], j, src(i, j));
+        });
+        EXPECT_NE(m.ir().find("accumulate.add"), std::string::npos) << "the atomics were lowered";
+        auto base = weft::zeros<float>({4, 6}, dev());
+        struct Case {
+            std::string what;
+            DeviceArray<float> view;
+            std::vector<int64_t> where;
+        };
+        const std::vector<Case> cases = {
+            {"transpose()", base.transpose(), where_2d(6, 4, [](int64_t i, int64_t j) { return j * 6 + i; })},
+            {"slice(1, 1, end, 2)", base.slice(1, 1, weft::to_end, 2),
+             where_2d(4, 3, [](int64_t i, int64_t j) { return i * 6 + 1 + 2 * j; })},
+            {"[1].broadcast({5, 6})", base[1].broadcast({5, 6}),
+             where_2d(5, 6, [](int64_t, int64_t j) { return 6 + j; })},
+        };
+        const std::vector<float> initial = sentinel<float>(24);
+        for (const Case& c : cases) {
+            const std::string what = c.what + " (" + weft::strategy_name(strategy) + ")";
+            for (const Op op : {kAtomicAdd, kAtomicMax}) {
+                base.copy_from_host(initial.data(), initial.size() * sizeof(float));
+                const std::vector<float> src = operands<float>(op, c.where);
+                weft::launch(op == kAtomicAdd ? add : max, dim_of(c.view.shape()), c.view,
+                             weft::from_vector(src, c.view.shape(), dev()));
+                EXPECT_EQ(base.to_vector(), expected_base(op, initial, c.where, src))
+                    << what << ": " << kOpNames[op];
+            }
+        }
+    }
 }
 
 TEST(ViewIr, AViewIsOneNodeAndOneHelperCall) {

@@ -18,7 +18,7 @@ extern "C" __attribute__((visibility("default"))) void weft_kernel_0(void* const
     const wf::Array<float, 1> a0 = *static_cast<const wf::Array<float, 1>*>(args[0]);
     const wf::Array<wf::i32, 1> a1 = *static_cast<const wf::Array<wf::i32, 1>*>(args[1]);
     const wf::Array<float, 1> a2 = *static_cast<const wf::Array<float, 1>*>(args[2]);
-    wf::Ctx ctx{{0, 0, 0, 0}, launch->error};
+    wf::Ctx ctx{{0, 0, 0, 0}, launch->error, nullptr};
     for (wf::i64 i = 0; i < launch->total && ctx.error->code == 0; ++i) {
         wf::set_tid<1>(ctx, *launch, i);
         f0_compact_positive(ctx, a0, a1, a2);

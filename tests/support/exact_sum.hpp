@@ -58,7 +58,8 @@ std::string describe(T v) {
     static const char* kHex = "0123456789abcdef";
     const auto b = bits_of(v);
     std::string hex;
-    for (int shift = static_cast<int>(sizeof(T) * 8) - 4; shift >= 0; shift -= 4) hex += kHex[(b >> shift) & 0xf];
+    for (int shift = static_cast<int>(sizeof(T) * 8) - 4; shift >= 0; shift -= 4)
+        hex += kHex[(b >> shift) & 0xf];
     char text[64];
     std::snprintf(text, sizeof(text), "%.17g", static_cast<double>(v));
     return std::string(text) + " (0x" + hex + ")";
@@ -247,8 +248,10 @@ T total_order_min(T initial, const std::vector<T>& values) {
     T best = initial;
     bool nan = std::isnan(initial);
     for (T v : values) {
-        if (std::isnan(v)) nan = true;
-        else if (!nan && total_order_less(v, best)) best = v;
+        if (std::isnan(v))
+            nan = true;
+        else if (!nan && total_order_less(v, best))
+            best = v;
     }
     return nan ? std::numeric_limits<T>::quiet_NaN() : best;
 }
@@ -259,8 +262,10 @@ T total_order_max(T initial, const std::vector<T>& values) {
     T best = initial;
     bool nan = std::isnan(initial);
     for (T v : values) {
-        if (std::isnan(v)) nan = true;
-        else if (!nan && total_order_less(best, v)) best = v;
+        if (std::isnan(v))
+            nan = true;
+        else if (!nan && total_order_less(best, v))
+            best = v;
     }
     return nan ? std::numeric_limits<T>::quiet_NaN() : best;
 }

@@ -128,6 +128,12 @@ void note_launch(StreamState& s, const std::string& kernel) {
     s.unsynchronized.push_back(kernel);
 }
 
+bool capturing(const StreamState& s) {
+    int status = 0;
+    check(require_driver().cuStreamIsCapturing(s.stream, &status), "cuStreamIsCapturing");
+    return status != 0;
+}
+
 void after_synchronize(StreamState& s, std::function<void()> check) {
     std::lock_guard lock(s.mutex);
     s.checks.push_back(std::move(check));

@@ -54,6 +54,9 @@ std::shared_ptr<StreamState> create_stream(int ordinal);
 // how launches report errors found on the GPU without waiting for it.
 void after_synchronize(StreamState& s, std::function<void()> check);
 
+// Whether work queued on `s` now is being captured into a CUDA graph.
+bool capturing(const StreamState& s);
+
 // Records that `kernel` was launched on `s`.
 void note_launch(StreamState& s, const std::string& kernel);
 // Waits for `s`; a failure becomes a weft::Error naming the kernels launched since the last

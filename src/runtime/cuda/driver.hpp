@@ -63,6 +63,7 @@ inline constexpr int CU_STREAM_CAPTURE_MODE_THREAD_LOCAL = 1;
     X(cuStreamWaitEvent, CUstream, CUevent, unsigned)                                              \
     X(cuStreamBeginCapture, CUstream, int)                                                         \
     X(cuStreamEndCapture, CUstream, CUgraph*)                                                      \
+    X(cuStreamIsCapturing, CUstream, int*)                                                         \
     X(cuGraphInstantiateWithFlags, CUgraphExec*, CUgraph, unsigned long long)                      \
     X(cuGraphLaunch, CUgraphExec, CUstream)                                                        \
     X(cuGraphExecDestroy, CUgraphExec)                                                             \

@@ -218,8 +218,12 @@ private:
         void* reduce_params[] = {&t.value, &ends_ptr, &grouped_ptr};
         launch(f32(t) ? "det_reduce_records_f32" : "det_reduce_records_f64", slots * 32, reduce_params);
 
-        // The record count stays on the GPU; it is checked at the next synchronization.
+        // The record count stays on the GPU; it is checked at the next synchronization. Inside
+        // graph capture there is none to attach it to: a replay that overflows leaves the
+        // target unchanged without a report (the spec's rule; size records with
+        // deterministic_max_records).
         const auto stream = cu::current_stream(ordinal_);
+        if (cu::capturing(*stream)) return;
         const Memory cursor = t.cursor;
         const TargetPlan plan = t.plan;
         const LaunchSite site = site_;
