@@ -403,6 +403,10 @@ WEFT_FUNC T resolve_sum(const i64* words, u32 flags, T initial) {
 // The slot's winning key combined with `initial` under the total order.
 template <class T>
 WEFT_FUNC T resolve_minmax(typename KeyOf<T>::Key key, T initial, bool is_max) {
+    // A key still at the family's identity (which no value maps to) got no contribution: the
+    // element keeps its bits (a NaN its payload; a slot between a strided view's elements is
+    // not the view's at all).
+    if (key == (is_max ? KeyOf<T>::kMin : KeyOf<T>::kMax)) return initial;
     const auto k0 = order_key(initial, is_max);
     return from_order_key<T>(is_max ? (key > k0 ? key : k0) : (key < k0 ? key : k0));
 }

@@ -270,4 +270,59 @@ T total_order_max(T initial, const std::vector<T>& values) {
     return nan ? std::numeric_limits<T>::quiet_NaN() : best;
 }
 
+// ---------------------------------------------------------------------------------------------
+// Whole launches: the oracle for every destination, inputs, and comparisons of results.
+
+enum class Reduction { Sum, Min, Max };
+
+// The documented result of every element of a target holding `initial` when thread t
+// contributes values[t] to element index[t] (negate the values first for a subtraction).
+template <class T>
+std::vector<T> reduce_by_destination(Reduction r, const std::vector<T>& initial,
+                                     const std::vector<int>& index, const std::vector<T>& values) {
+    std::vector<std::vector<T>> by_destination(initial.size());
+    for (size_t t = 0; t < index.size(); ++t)
+        by_destination.at(static_cast<size_t>(index[t])).push_back(values[t]);
+    std::vector<T> out(initial.size());
+    for (size_t i = 0; i < initial.size(); ++i) {
+        switch (r) {
+            case Reduction::Sum: out[i] = exact_sum(initial[i], by_destination[i]); break;
+            case Reduction::Min: out[i] = total_order_min(initial[i], by_destination[i]); break;
+            case Reduction::Max: out[i] = total_order_max(initial[i], by_destination[i]); break;
+        }
+    }
+    return out;
+}
+
+// A random finite value: random sign, random full significand, binary exponent uniform in
+// [min_exp, max_exp]; exponents below the normal range give subnormals.
+template <class T, class Rng>
+T random_value(Rng& rng, int min_exp, int max_exp) {
+    using Bits = BitsOf<T>;
+    constexpr int kMantissa = std::numeric_limits<T>::digits - 1;
+    constexpr int kBias = std::numeric_limits<T>::max_exponent - 1;
+    const int e = min_exp + static_cast<int>(rng() % static_cast<uint64_t>(max_exp - min_exp + 1));
+    const Bits mantissa = static_cast<Bits>(rng()) & ((Bits(1) << kMantissa) - 1);
+    const Bits sign = static_cast<Bits>(rng() & 1) << (sizeof(T) * 8 - 1);
+    const int biased = std::max(0, e + kBias);  // 0: a subnormal
+    return std::bit_cast<T>(static_cast<Bits>(sign | (static_cast<Bits>(biased) << kMantissa) | mantissa));
+}
+
+// "" when `got` equals `want` element by element (bit for bit; with `any_nan`, any NaN matches
+// a NaN), else the first differences and their count.
+template <class T>
+std::string mismatches(const std::vector<T>& got, const std::vector<T>& want, bool any_nan) {
+    if (got.size() != want.size())
+        return "sizes differ: " + std::to_string(got.size()) + " vs " + std::to_string(want.size());
+    std::string out;
+    size_t bad = 0;
+    for (size_t i = 0; i < got.size(); ++i) {
+        if (any_nan ? same_value(got[i], want[i]) : same_bits(got[i], want[i])) continue;
+        if (++bad <= 5)
+            out += "\n  [" + std::to_string(i) + "] got " + describe(got[i]) + ", want " + describe(want[i]);
+    }
+    if (bad == 0) return "";
+    return out + "\n  " + std::to_string(bad) + " of " + std::to_string(got.size()) + " elements differ";
+}
+
 }  // namespace weft::test
