@@ -26,6 +26,11 @@ bool use_records(const ir::DetTarget& t, const Span& span, DeterministicStrategy
     return false;
 }
 
+bool overlap(const Span& a, const Span& b, DType dtype) {
+    const auto element = static_cast<int64_t>(dtype_size(dtype));
+    return a.count > 0 && b.count > 0 && a.base < b.base + b.count * element && b.base < a.base + a.count * element;
+}
+
 }  // namespace
 
 Span span_of(const AnyArray& array) {
@@ -45,6 +50,26 @@ std::vector<TargetPlan> plan(const std::vector<ir::DetTarget>& targets, const st
     std::vector<TargetPlan> plans;
     for (size_t i = 0; i < targets.size(); ++i) {
         TargetPlan p{targets[i], names[i], span_of(*arrays[i])};
+        for (size_t j = 0; j < plans.size() && p.shared_with < 0; ++j) {
+            TargetPlan& owner = plans[j];
+            if (owner.shared_with >= 0 || !overlap(owner.span, p.span, arrays[i]->dtype())) continue;
+            if (owner.target.dtype != p.target.dtype || owner.target.family != p.target.family)
+                throw Error("arrays '" + owner.name + "' and '" + p.name +
+                                "' share memory but get different deterministic reductions (or element types); "
+                                "pass separate arrays",
+                            site.kernel, site.file, site.line);
+            char* const low = std::min(owner.span.base, p.span.base);
+            const auto element = static_cast<int64_t>(dtype_size(p.target.dtype));
+            char* const high = std::max(owner.span.base + owner.span.count * element, p.span.base + p.span.count * element);
+            owner.span = {low, (high - low) / element};
+            owner.target.records_per_thread += p.target.records_per_thread;
+            owner.target.dynamic = owner.target.dynamic || p.target.dynamic;
+            p.shared_with = static_cast<int>(j);
+        }
+        plans.push_back(std::move(p));
+    }
+    for (TargetPlan& p : plans) {
+        if (p.shared_with >= 0) continue;
         p.records = use_records(p.target, p.span, options.deterministic_strategy);
         if (p.records) {
             p.per_thread = options.deterministic_max_records > 0 ? options.deterministic_max_records
@@ -58,7 +83,6 @@ std::vector<TargetPlan> plan(const std::vector<ir::DetTarget>& targets, const st
                             site.kernel, site.file, site.line);
             p.capacity = std::max(kRecordFloor, wanted);
         }
-        plans.push_back(std::move(p));
     }
     return plans;
 }

@@ -34,9 +34,15 @@ struct TargetPlan {
     bool records = false;
     int64_t per_thread = 0;  // records per thread the capacity allows
     int64_t capacity = 0;
+    // Arguments whose memory overlaps share one target state (one exact sum per element):
+    // the index of the plan that owns it, or -1 for an owner.
+    int shared_with = -1;
 };
 
-// Chooses each target's strategy (DeterministicStrategy, with Auto's rule) and sizes record
+// Chooses each target's strategy. Targets whose arrays overlap in memory share the state of the
+// first of them (spans merged), so every element gets one exact sum; overlapping targets must
+// have the same element type and reduction family.
+// Also chooses each target's strategy (DeterministicStrategy, with Auto's rule) and sizes record
 // buffers: max(1024, per-thread bound x threads), the bound being deterministic_max_records
 // when set, else the static estimate. Throws weft::Error when a launch would need more than
 // 2^31 - 1 records.

@@ -96,6 +96,7 @@ public:
     CpuAccumulation(std::vector<TargetPlan> plans, const LaunchSite& site)
         : plans_(std::move(plans)), storage_(plans_.size()), site_(site) {
         for (size_t i = 0; i < plans_.size(); ++i) {
+            if (plans_[i].shared_with >= 0) continue;
             if (plans_[i].target.dtype == DType::Float32)
                 initialise<float>(plans_[i], storage_[i]);
             else
@@ -103,7 +104,10 @@ public:
         }
     }
 
-    void* state(size_t i) const override { return const_cast<wf::DetTarget*>(&storage_[i].state); }
+    void* state(size_t i) const override {
+        const int owner = plans_[i].shared_with;
+        return const_cast<wf::DetTarget*>(&storage_[owner >= 0 ? static_cast<size_t>(owner) : i].state);
+    }
 
     void resolve() override {
         // Every overflow is reported before any target changes: nothing is half-applied.
@@ -112,6 +116,7 @@ public:
                 throw Error(overflow_message(plans_[i], storage_[i].cursor, site_), site_.kernel, site_.file,
                             site_.line);
         for (size_t i = 0; i < plans_.size(); ++i) {
+            if (plans_[i].shared_with >= 0) continue;
             if (plans_[i].target.dtype == DType::Float32)
                 resolve_target<float>(plans_[i], storage_[i]);
             else

@@ -134,10 +134,18 @@ class CudaAccumulation final : public Accumulation {
 public:
     CudaAccumulation(int ordinal, std::vector<TargetPlan> plans, const LaunchSite& site)
         : ordinal_(ordinal), site_(site) {
-        for (TargetPlan& p : plans) targets_.push_back(make_target(std::move(p)));
+        for (TargetPlan& p : plans) {
+            shared_with_.push_back(p.shared_with);
+            if (p.shared_with < 0) targets_.push_back(make_target(std::move(p)));
+            owner_index_.push_back(targets_.size() - 1);
+        }
     }
 
-    void* state(size_t i) const override { return targets_[i].state->ptr; }
+    // Owners are created in order, so a sharer's owner is the owner's own target.
+    void* state(size_t i) const override {
+        const size_t at = shared_with_[i] >= 0 ? owner_index_[static_cast<size_t>(shared_with_[i])] : owner_index_[i];
+        return targets_[at].state->ptr;
+    }
 
     void resolve() override {
         for (Target& t : targets_) {
@@ -248,7 +256,9 @@ private:
 
     int ordinal_;
     LaunchSite site_;
-    std::vector<Target> targets_;
+    std::vector<Target> targets_;        // owners only
+    std::vector<int> shared_with_;       // per plan
+    std::vector<size_t> owner_index_;    // per plan: its (or its owner's) index in targets_
 };
 
 }  // namespace
