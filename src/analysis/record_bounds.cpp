@@ -24,7 +24,7 @@ void add_into(Counts& into, const Counts& from, int64_t times, bool dynamic) {
 
 class Estimator {
 public:
-    explicit Estimator(const ir::Program& p) : program_(p) {}
+    Estimator(const ir::Program& p, ir::NodeKind kind) : program_(p), kind_(kind) {}
 
     Counts function(uint32_t f, const std::vector<int>& roots) {
         const ir::Function& fn = *program_.functions[f];
@@ -62,8 +62,11 @@ private:
     Counts block(Scope& s, const ir::Block& b) {
         Counts total;
         for (const ir::Node& n : b.nodes) {
+            if (n.kind == kind_) {
+                add_into(total, {{s.root[n.args[0]], {1, false}}}, 1, false);
+                continue;
+            }
             switch (n.kind) {
-                case ir::NodeKind::Accumulate: add_into(total, {{s.root[n.args[0]], {1, false}}}, 1, false); break;
                 case ir::NodeKind::If: {
                     Counts then_counts = block(s, n.blocks[0]);
                     const Counts else_counts = block(s, n.blocks[1]);
@@ -97,16 +100,17 @@ private:
     }
 
     const ir::Program& program_;
+    ir::NodeKind kind_;
 };
 
 }  // namespace
 
-std::map<int, RecordBound> record_bounds(const ir::Program& program, uint32_t kernel) {
+std::map<int, RecordBound> record_bounds(const ir::Program& program, uint32_t kernel, ir::NodeKind kind) {
     const ir::Function& fn = *program.functions[kernel];
     std::vector<int> roots;
     for (size_t i = 0; i < fn.params.size(); ++i)
         roots.push_back(fn.type_of(fn.params[i]).is_array() ? static_cast<int>(i) : -1);
-    return Estimator(program).function(kernel, roots);
+    return Estimator(program, kind).function(kernel, roots);
 }
 
 }  // namespace weft::analysis

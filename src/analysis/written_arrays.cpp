@@ -24,7 +24,7 @@ std::vector<std::vector<bool>> written_array_params(const ir::Program& program) 
             };
             ir::for_each_node(fn.body, [&](const ir::Node& n) {
                 if (n.kind == ir::NodeKind::Store || n.kind == ir::NodeKind::Atomic ||
-                    n.kind == ir::NodeKind::Accumulate)
+                    n.kind == ir::NodeKind::Accumulate || n.kind == ir::NodeKind::Reserve)
                     mark(n.args[0]);
                 if (n.kind == ir::NodeKind::Call)
                     for (size_t a = 0; a < n.args.size(); ++a)

@@ -2,6 +2,7 @@
 #include "analysis/written_arrays.hpp"
 #include "api/module_state.hpp"
 #include "runtime/det/accumulation.hpp"
+#include "runtime/det/slots.hpp"
 #include "weft/error.hpp"
 #include "weft/launch.hpp"
 
@@ -117,6 +118,7 @@ void launch(const detail::KernelState& kernel, const Dim& dim, const std::vector
         }
     }
 
+    const runtime::det::LaunchSite site{body.name, dim.loc.file, dim.loc.line, total};
     // Deterministic targets get fresh accumulation state, resolved into them after the kernel.
     std::unique_ptr<runtime::det::Accumulation> accumulation;
     if (!fn.det_targets.empty()) {
@@ -126,10 +128,22 @@ void launch(const detail::KernelState& kernel, const Dim& dim, const std::vector
             targets.push_back(&std::get<AnyArray>(args[t.param]));
             names.push_back(body.param_names[t.param]);
         }
-        const runtime::det::LaunchSite site{body.name, dim.loc.file, dim.loc.line, total};
         accumulation = runtime::det::prepare(
             target, runtime::det::plan(fn.det_targets, targets, names, compiled->options, site), site);
         for (size_t i = 0; i < fn.det_targets.size(); ++i) arrays[fn.det_targets[i].param].det = accumulation->state(i);
+    }
+    // Slot-allocation counters get reservation state; the counting pass runs first.
+    std::unique_ptr<runtime::det::SlotAllocation> slots;
+    if (fn.counting_pass >= 0) {
+        std::vector<const AnyArray*> counters;
+        std::vector<std::string> names;
+        for (const ir::SlotTarget& t : fn.slot_targets) {
+            counters.push_back(&std::get<AnyArray>(args[t.param]));
+            names.push_back(body.param_names[t.param]);
+        }
+        slots = runtime::det::prepare_slots(
+            target, runtime::det::plan_slots(fn, counters, names, compiled->options, site), site);
+        for (size_t i = 0; i < fn.slot_targets.size(); ++i) arrays[fn.slot_targets[i].param].det = slots->counter(i);
     }
 
     Snapshot snapshot;
@@ -142,15 +156,18 @@ void launch(const detail::KernelState& kernel, const Dim& dim, const std::vector
     grid.ndim = dim.ndim;
     for (int d = 0; d < 4; ++d) grid.dims[d] = dim.dims[d];
     try {
+        if (slots) {
+            compiled->code->launch(static_cast<size_t>(fn.counting_pass), grid, pointers.data(), compiled->options);
+            slots->assign_slots();
+        }
         compiled->code->launch(static_cast<size_t>(index), grid, pointers.data(), compiled->options);
     } catch (const Error&) {
         snapshot.restore();
         throw;
     }
-    if (accumulation) {
-        accumulation->resolve();
-        if (compiled->options.deterministic_debug) synchronize(target);
-    }
+    if (slots) slots->finish();
+    if (accumulation) accumulation->resolve();
+    if ((slots || accumulation) && compiled->options.deterministic_debug) synchronize(target);
 }
 
 }  // namespace weft

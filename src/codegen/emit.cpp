@@ -201,6 +201,14 @@ private:
         const std::string ptr = element(n);
         const bool checked = options_.bounds_check;
         const std::string elem = c_type(type(n.args[0]).dtype);
+        if (n.kind == ir::NodeKind::Reserve) {
+            const std::string call = std::string(fn_.is_counting_pass ? "wf::reserve_count" : "wf::reserve") +
+                                     "(ctx, " + v(n.args[0]) + ".det, ";
+            if (!checked) return line(s, depth, def(n) + call + ptr + ", " + v(n.args.back()) + ");");
+            line(s, depth, "wf::i32 " + v(n.result) + " = 0;");
+            return line(s, depth, "if (wf::i32* p = " + ptr + ") " + v(n.result) + " = " + call + "p, " +
+                                      v(n.args.back()) + ");");
+        }
         if (n.kind == ir::NodeKind::Accumulate) {
             const std::string call = std::string("wf::accumulate<") + atomic_functor(n.atomic_op()) + ">(ctx, " +
                                      v(n.args[0]) + ".det, ";
@@ -304,7 +312,8 @@ private:
             case K::Load:
             case K::Store:
             case K::Atomic:
-            case K::Accumulate: return access(s, depth, n);
+            case K::Accumulate:
+            case K::Reserve: return access(s, depth, n);
             case K::Assign: return line(s, depth, v(n.args[0]) + " = " + v(n.args[1]) + ";");
             case K::Call: {
                 std::string call = "f" + std::to_string(n.bits) + "_" + identifier(program_.functions[n.bits]->name) + "(ctx";
@@ -362,6 +371,19 @@ std::string signature(const ir::Program& p, size_t index) {
     return s + ")";
 }
 
+// The execution pass of a slot-allocating kernel runs only if the counting pass fit.
+std::string skip_if_overflowed(const ir::Function& fn) {
+    if (fn.slot_targets.empty() || fn.is_counting_pass) return "";
+    return "wf::slots_overflowed(a" + std::to_string(fn.slot_targets[0].param) + ".det)";
+}
+
+// A slot-allocating kernel's end-of-thread step (see src/device/slots.h).
+std::string reservations_end(const ir::Function& fn, const std::string& indent) {
+    if (fn.slot_targets.empty()) return "";
+    return indent + "wf::reservations_end(ctx, a" + std::to_string(fn.slot_targets[0].param) + ".det, " +
+           (fn.is_counting_pass ? "true" : "false") + ");\n";
+}
+
 void cpu_entry(std::ostringstream& s, const ir::Program& p, size_t index, const std::string& symbol) {
     const ir::Function& fn = *p.functions[index];
     s << "extern \"C\" __attribute__((visibility(\"default\"))) void " << symbol
@@ -372,11 +394,14 @@ void cpu_entry(std::ostringstream& s, const ir::Program& p, size_t index, const 
         s << "    const " << t << " a" << i << " = *static_cast<const " << t << "*>(args[" << i << "]);\n";
         call += ", a" + std::to_string(i);
     }
-    s << "    wf::Ctx ctx{{0, 0, 0, 0}, launch->error, nullptr};\n"
+    s << "    wf::Ctx ctx{{0, 0, 0, 0}, launch->error, nullptr, 0, 0};\n"
+      << (skip_if_overflowed(fn).empty() ? "" : "    if (" + skip_if_overflowed(fn) + ") return;\n")
       << "    for (wf::i64 i = 0; i < launch->total && ctx.error->code == 0; ++i) {\n"
       << (fn.tid_ndim ? "        wf::set_tid<" + std::to_string(fn.tid_ndim) + ">(ctx, *launch, i);\n" : "")
+      << "        ctx.thread = i;\n"
+      << "        ctx.reservations = 0;\n"
       << "        " << call << ");\n"
-      << "    }\n"
+      << reservations_end(fn, "        ") << "    }\n"
       << "}\n";
 }
 
@@ -392,22 +417,24 @@ void cuda_entry(std::ostringstream& s, const ir::Program& p, size_t index, const
     s << "const wf::Launch launch) {\n"
       << "    const wf::i64 i = static_cast<wf::i64>(blockIdx.x) * blockDim.x + threadIdx.x;\n";
     if (fn.det_targets.empty()) {
-        s << "    if (i >= launch.total) return;\n"
-          << "    wf::Ctx ctx{{0, 0, 0, 0}, launch.error, nullptr};\n"
+        s << "    if (i >= launch.total" << (skip_if_overflowed(fn).empty() ? "" : " || " + skip_if_overflowed(fn))
+          << ") return;\n"
+          << "    wf::Ctx ctx{{0, 0, 0, 0}, launch.error, nullptr, i, 0};\n"
           << (fn.tid_ndim ? "    wf::set_tid<" + std::to_string(fn.tid_ndim) + ">(ctx, launch, i);\n" : "")
           << "    " << call << ");\n"
-          << "}\n";
+          << reservations_end(fn, "    ") << "}\n";
         return;
     }
     // Deterministic targets: every thread of the block reaches the flush of its private
     // accumulator, so the bounds test guards the body instead of returning.
     s << "    __shared__ wf::BlockPrivate block_private;\n"
       << "    wf::block_private_begin(block_private);\n"
-      << "    if (i < launch.total) {\n"
-      << "        wf::Ctx ctx{{0, 0, 0, 0}, launch.error, &block_private};\n"
+      << "    if (i < launch.total" << (skip_if_overflowed(fn).empty() ? "" : " && !" + skip_if_overflowed(fn))
+      << ") {\n"
+      << "        wf::Ctx ctx{{0, 0, 0, 0}, launch.error, &block_private, i, 0};\n"
       << (fn.tid_ndim ? "        wf::set_tid<" + std::to_string(fn.tid_ndim) + ">(ctx, launch, i);\n" : "")
       << "        " << call << ");\n"
-      << "    }\n"
+      << reservations_end(fn, "        ") << "    }\n"
       << "    wf::block_private_end(block_private);\n"
       << "}\n";
 }

@@ -52,6 +52,8 @@ struct Ctx {
     i32 tid[4];
     Error* error;
     void* block_private;  // GPU kernels with deterministic targets: the block's hot-slot accumulator
+    i64 thread;           // the linear thread index
+    i64 reservations;     // slot reservations this thread has made so far
 };
 
 // The thread index of each of the launch's N dimensions (row-major); N is a compile-time

@@ -81,6 +81,9 @@ inline constexpr ValueId kNoValue = UINT32_MAX;
 //   Accumulate [arr, i..., v]   deterministic atomic_<op>(arr[i...], v) whose result is unused,
 //                               op = AtomicOp(sub) in {Add, Sub, Min, Max}; made by the
 //                               deterministic lowering, applied through the target's state
+//   Reserve   [ctr, i..., n]    result = the deterministic slot for a consumed int32
+//                               atomic_add(ctr[i...], n): made by the slot-allocation lowering;
+//                               in a counting pass it only records the reservation
 //   Assign    [dst, src]        dst = src (dst becomes a mutable value)
 //   Call      [args...]         result (unless void) = functions[bits](args...)
 //   Print     [args...]         printf(text, args...)
@@ -92,7 +95,7 @@ inline constexpr ValueId kNoValue = UINT32_MAX;
 #define WEFT_IR_NODES(X)                                                                    \
     X(Param) X(Const) X(Tid) X(Copy) X(Unary) X(Binary) X(Math) X(Select) X(Cast) X(Shape)  \
     X(Load) X(Store) X(Atomic) X(Accumulate) X(Assign) X(Call) X(Print) X(If) X(For) X(While) X(Break)     \
-    X(Continue) X(Return) X(View)
+    X(Continue) X(Return) X(View) X(Reserve)
 
 enum class NodeKind : uint8_t {
 #define WEFT_IR_ENUM(name) name,
@@ -137,6 +140,11 @@ struct DetTarget {
     bool dynamic = false;            // a site is in a data-dependent loop
 };
 
+// A kernel parameter used as a slot-allocation counter.
+struct SlotTarget {
+    uint32_t param = 0;
+};
+
 struct Function {
     std::string name;
     bool is_kernel = false;
@@ -146,6 +154,16 @@ struct Function {
     std::vector<ValueInfo> values;
     Block body;
     std::vector<DetTarget> det_targets;  // kernels only; set by the deterministic lowering
+    // Slot allocation (kernels only): the counters, the per-thread reservation bound (static
+    // estimate) and whether a data-dependent loop reaches a reservation, and the index of the
+    // kernel's counting pass in the program.
+    std::vector<SlotTarget> slot_targets;
+    int64_t reservations_per_thread = 0;
+    bool reservations_dynamic = false;
+    bool single_counter_element = false;  // one counter, always at one constant index: no sort
+    std::vector<int64_t> single_counter_index;  // that index
+    int counting_pass = -1;
+    bool is_counting_pass = false;  // this function is (part of) a counting pass
     int tid_ndim = 0;  // the launch dimensionality tid() is used with, here or in callees (0: unused)
     Loc loc;
 

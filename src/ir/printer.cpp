@@ -117,6 +117,9 @@ private:
                          list(n.args, 1 + nidx, n.args.size()),
                      n);
                 return;
+            case NodeKind::Reserve:
+                line(depth, def(n) + "reserve " + indexed(n, nidx) + ", " + v(n.args.back()), n);
+                return;
             case NodeKind::Accumulate:
                 line(depth,
                      std::string("accumulate.") + detail::op_name(n.atomic_op()) + " " + indexed(n, nidx) + ", " +

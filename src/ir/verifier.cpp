@@ -83,6 +83,7 @@ private:
             case NodeKind::Store:
             case NodeKind::Atomic:
             case NodeKind::Accumulate:
+            case NodeKind::Reserve:
                 expect(n, !n.args.empty() && type(0).is_array(), "the first operand is not an array");
                 break;
             case NodeKind::View: {

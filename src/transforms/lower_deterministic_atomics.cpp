@@ -32,18 +32,6 @@ std::vector<ir::DetTarget> plan_kernel(const ir::Program& program, uint32_t k) {
     for (const analysis::AtomicSite& a : found.atomics) {
         const std::string target = a.kernel_param >= 0 ? kernel.param_names[a.kernel_param] : "an array";
         const std::string op = std::string("atomic_") + detail::op_name(a.op);
-        // An integer add/sub/min/max whose result is used hands out order-dependent values;
-        // until slot allocation (the spec's Pattern 2) is lowered, a deterministic module
-        // refuses it rather than run it non-deterministically.
-        const bool ordered_result = a.op == ir::AtomicOp::Add || a.op == ir::AtomicOp::Sub ||
-                                    a.op == ir::AtomicOp::Min || a.op == ir::AtomicOp::Max;
-        if (!is_float(a.dtype) && a.result_used && ordered_result)
-            reject(kernel, *a.node,
-                   "the result of " + op + " on integer array '" + target +
-                       "' is used, which depends on the order threads arrive in; deterministic slot "
-                       "allocation is not available yet. Write the count-scan-write pattern instead "
-                       "(count per thread, weft::array_scan, then write at the scanned offsets), or "
-                       "compile this kernel without deterministic mode");
         if (!accumulation(a)) continue;
         if (a.result_used)
             reject(kernel, *a.node,

@@ -9,6 +9,7 @@
 #include "ir/verifier.hpp"
 #include "transforms/eliminate_dead_code.hpp"
 #include "transforms/lower_deterministic_atomics.hpp"
+#include "transforms/lower_slot_allocation.hpp"
 
 namespace weft::transforms {
 
@@ -56,6 +57,10 @@ ir::Program lower(ir::Program program, const Options& options) {
     stage.run("eliminate_dead_code", eliminate_dead_code);
     stage.run("lower_deterministic_atomics",
               [&](ir::Program p) { return lower_deterministic_atomics(std::move(p), options.deterministic); });
+    stage.run("lower_slot_allocation",
+              [&](ir::Program p) { return lower_slot_allocation(std::move(p), options.deterministic); });
+    // The counting passes drop writes; what only fed them goes too.
+    stage.run("eliminate_dead_code", eliminate_dead_code);
     return program;
 }
 

@@ -2,9 +2,9 @@
 // strategy.
 #include <gtest/gtest.h>
 
+#include <bit>
 #include <cmath>
 #include <cstdint>
-#include <cstring>
 #include <functional>
 #include <limits>
 #include <map>
@@ -158,6 +158,35 @@ TEST(DeterministicOracle, TotalOrderMinMax) {
     EXPECT_FALSE(same_value(1.0f, kNaN<float>));
     EXPECT_TRUE(same_value(-kNaN<float>, kNaN<float>));
     EXPECT_FALSE(same_value(-0.0f, 0.0f));
+}
+
+TEST(DeterministicOracle, ByDestinationAndComparisons) {
+    using weft::test::mismatches;
+    using weft::test::reduce_by_destination;
+    using weft::test::Reduction;
+    const std::vector<float> initial = {0.0f, -0.0f, 5.0f};
+    const std::vector<int> index = {0, 2, 0, 0};
+    const std::vector<float> values = {1e20f, 1.0f, 1.0f, -1e20f};
+    EXPECT_EQ(
+        mismatches(reduce_by_destination(Reduction::Sum, initial, index, values), {1.0f, -0.0f, 6.0f}, false),
+        "");
+    EXPECT_EQ(mismatches(reduce_by_destination(Reduction::Min, initial, index, values), {-1e20f, -0.0f, 1.0f},
+                         false),
+              "");
+    EXPECT_EQ(mismatches(reduce_by_destination(Reduction::Max, initial, index, values), {1e20f, -0.0f, 5.0f},
+                         false),
+              "");
+    EXPECT_NE(mismatches(std::vector<float>{0.0f}, {-0.0f}, true), "");
+    EXPECT_EQ(mismatches(std::vector<float>{-kNaN<float>}, {kNaN<float>}, true), "");
+    EXPECT_NE(mismatches(std::vector<float>{-kNaN<float>}, {kNaN<float>}, false), "");
+    // random_value: the requested exponents, subnormals below the normal range.
+    std::mt19937_64 rng(1);
+    for (int i = 0; i < 1000; ++i) {
+        const float v = random_value<float>(rng, -3, 2);
+        EXPECT_TRUE(std::fabs(v) >= 0.125f && std::fabs(v) < 8.0f) << v;
+        const float s = random_value<float>(rng, -160, -150);
+        EXPECT_TRUE(std::fabs(s) < std::numeric_limits<float>::min()) << s;
+    }
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -475,11 +504,12 @@ Case<T> adversarial_case() {
         }
         if (!any) break;
     }
-    // Many copies of a value that vanishes when added to 1 one at a time: 1 + 4096 * 2^-40.
+    // Many copies of a quarter ulp of 1, which vanishes when added to 1 one at a time:
+    // 1 + 4096 quarter ulps = 1 + 1024 ulps exactly.
     c.initial.push_back(T(1));
     for (int i = 0; i < 4096; ++i) {
         c.index.push_back(static_cast<int>(c.initial.size()) - 1);
-        c.values.push_back(std::ldexp(T(1), -40));
+        c.values.push_back(half_ulp / 2);
     }
     return c;
 }

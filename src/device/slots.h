@@ -1,0 +1,86 @@
+// Deterministic slot allocation (the spec's Pattern 2), shared by generated kernels and the
+// runtime. The counting pass records each thread's reservations in program order at fixed
+// positions (thread * per_thread + n-th reservation); the runtime turns them into slots (prefix
+// sums per counter element, in thread order); the execution pass checks that it makes the same
+// reservations and returns the slots.
+#pragma once
+
+namespace wf {
+
+struct SlotLaunch {
+    u64* keys;       // per reservation: (counter << 40) | element
+    i32* counts;     // per reservation: the number of slots asked for (0 where none)
+    i32* offsets;    // per reservation: its first slot minus the counter's value before the launch
+    i32* reserved;   // per thread: reservations made in the counting pass
+    i64 per_thread;  // reservation positions per thread
+    u32* status;     // kSlotsOverflow, kSlotsDiverged
+};
+
+enum : u32 { kSlotsOverflow = 1, kSlotsDiverged = 2 };
+
+// A counter argument of one launch (the `det` field of its array descriptor points here).
+struct SlotCounter {
+    SlotLaunch* launch;
+    u64 id;
+    char* base;  // element 0 of the counter's span
+};
+
+WEFT_FUNC void set_status(u32* status, u32 bit) {
+#if defined(__CUDACC__)
+    atomicOr(status, bit);
+#else
+    __atomic_fetch_or(status, bit, __ATOMIC_RELAXED);
+#endif
+}
+
+WEFT_FUNC u64 slot_key(const SlotCounter* c, const i32* p) {
+    return (c->id << 40) | static_cast<u64>((reinterpret_cast<const char*>(p) - c->base) / 4);
+}
+
+// Counting pass: records the reservation; the slot it returns is a placeholder.
+WEFT_FUNC i32 reserve_count(Ctx& ctx, void* det, i32* p, i32 n) {
+    const SlotCounter* c = static_cast<const SlotCounter*>(det);
+    SlotLaunch* launch = c->launch;
+    const i64 at = ctx.reservations++;
+    if (at >= launch->per_thread) {
+        set_status(launch->status, kSlotsOverflow);
+        return 0;
+    }
+    const i64 r = ctx.thread * launch->per_thread + at;
+    launch->keys[r] = slot_key(c, p);
+    launch->counts[r] = n;
+    return 0;
+}
+
+// Execution pass: the slot, after checking the reservation matches the counting pass's. The
+// counter still holds its value from before the launch (it is updated after this pass).
+WEFT_FUNC i32 reserve(Ctx& ctx, void* det, i32* p, i32 n) {
+    const SlotCounter* c = static_cast<const SlotCounter*>(det);
+    SlotLaunch* launch = c->launch;
+    const i64 at = ctx.reservations++;
+    const i64 r = ctx.thread * launch->per_thread + at;
+    if (at >= launch->per_thread || launch->keys[r] != slot_key(c, p) || launch->counts[r] != n) {
+        set_status(launch->status, kSlotsDiverged);
+        return 0;
+    }
+    return *p + launch->offsets[r];
+}
+
+// The execution pass does nothing when the counting pass overflowed, so nothing is written.
+WEFT_FUNC bool slots_overflowed(void* det) {
+    return (*static_cast<const SlotCounter*>(det)->launch->status & kSlotsOverflow) != 0;
+}
+
+// At the end of each thread: the counting pass stores how many reservations it made; the
+// execution pass checks it made as many.
+WEFT_FUNC void reservations_end(Ctx& ctx, void* det, bool counting) {
+    SlotLaunch* launch = static_cast<const SlotCounter*>(det)->launch;
+    if (counting) {
+        launch->reserved[ctx.thread] = static_cast<i32>(ctx.reservations < launch->per_thread ? ctx.reservations
+                                                                                                : launch->per_thread);
+    } else if (ctx.reservations != launch->reserved[ctx.thread]) {
+        set_status(launch->status, kSlotsDiverged);
+    }
+}
+
+}  // namespace wf

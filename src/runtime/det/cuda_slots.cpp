@@ -1,0 +1,160 @@
+// Slot allocation on a GPU. One counter element (the common case: compaction): the slots are an
+// exclusive scan of the reservation counts, on the device, with no host synchronization. Several
+// elements: the host groups the reservations (this path synchronizes; a device sort would not).
+// clang-format off
+#include "device/prelude.h"
+#include "device/slots.h"
+// clang-format on
+
+#include "runtime/det/cuda_slots.hpp"
+
+#include <map>
+
+#include "codegen/emit.hpp"
+#include "runtime/cuda/context.hpp"
+#include "runtime/cuda/library_module.hpp"
+#include "runtime/cuda/scan.hpp"
+#include "runtime/memory.hpp"
+#include "weft/error.hpp"
+
+namespace weft::runtime::det {
+
+namespace cu = runtime::cuda;
+
+namespace {
+
+const char* const kKernels = R"(
+extern "C" __global__ void slots_publish(wf::SlotLaunch* launch, wf::SlotLaunch value, wf::SlotCounter* counter,
+                                         wf::SlotCounter counter_value) {
+    *launch = value;
+    *counter = counter_value;
+}
+
+// After the execution pass: the counter element advances by the total reserved, unless a pass
+// failed (then nothing changes and the error is reported at synchronization).
+extern "C" __global__ void slots_add_total(const wf::SlotLaunch* launch, wf::i32* element, long long n) {
+    if (*launch->status != 0 || n == 0) return;
+    *element += launch->offsets[n - 1] + launch->counts[n - 1];
+}
+)";
+
+using Memory = std::shared_ptr<detail::Allocation>;
+
+class CudaSlots final : public SlotAllocation {
+public:
+    CudaSlots(int ordinal, SlotPlan plan, const LaunchSite& site) : ordinal_(ordinal), plan_(std::move(plan)), site_(site) {
+        const auto n = static_cast<size_t>(plan_.threads * plan_.per_thread);
+        keys_ = allocate(n * 8);
+        counts_ = allocate(n * 4);
+        offsets_ = allocate(n * 4);
+        reserved_ = allocate(static_cast<size_t>(plan_.threads) * 4);
+        status_ = allocate(4);
+        zero(counts_);
+        zero(status_);
+        launch_ = allocate(sizeof(wf::SlotLaunch));
+        const wf::SlotLaunch value{static_cast<wf::u64*>(keys_->ptr),   static_cast<wf::i32*>(counts_->ptr),
+                                   static_cast<wf::i32*>(offsets_->ptr), static_cast<wf::i32*>(reserved_->ptr),
+                                   plan_.per_thread,                     static_cast<wf::u32*>(status_->ptr)};
+        for (size_t i = 0; i < plan_.spans.size(); ++i) {
+            counters_.push_back(allocate(sizeof(wf::SlotCounter)));
+            wf::SlotCounter c{static_cast<wf::SlotLaunch*>(launch_->ptr), i, plan_.spans[i].base};
+            void* launch_ptr = launch_->ptr;
+            void* counter_ptr = counters_.back()->ptr;
+            wf::SlotLaunch v = value;
+            void* params[] = {&launch_ptr, &v, &counter_ptr, &c};
+            run("slots_publish", params);
+        }
+    }
+
+    void* counter(size_t i) const override { return counters_[i]->ptr; }
+
+    void assign_slots() override {
+        const int64_t n = plan_.threads * plan_.per_thread;
+        if (plan_.single_element) {
+            cu::scan(ordinal_, DType::Int32, counts_->ptr, offsets_->ptr, n, false);
+            return;
+        }
+        // Several counter elements: group on the host, in thread order.
+        const auto status = read<wf::u32>(status_, 1);
+        if (status[0] & wf::kSlotsOverflow) throw Error(slots_overflow_message(plan_), site_.kernel, site_.file, site_.line);
+        const auto keys = read<wf::u64>(keys_, n);
+        const auto counts = read<wf::i32>(counts_, n);
+        const auto reserved = read<wf::i32>(reserved_, plan_.threads);
+        std::vector<wf::i32> offsets(static_cast<size_t>(n), 0);
+        for (int64_t t = 0; t < plan_.threads; ++t) {
+            for (int64_t k = 0; k < reserved[t]; ++k) {
+                const auto r = static_cast<size_t>(t * plan_.per_thread + k);
+                int64_t& running = totals_[keys[r]];
+                offsets[r] = static_cast<wf::i32>(running);
+                running += counts[r];
+            }
+        }
+        detail::copy_bytes(offsets_->ptr, Device::cuda(ordinal_), offsets.data(), Device::cpu(), offsets.size() * 4);
+    }
+
+    void finish() override {
+        if (plan_.single_element) {
+            void* launch_ptr = launch_->ptr;
+            void* element = plan_.single;
+            long long n = plan_.threads * plan_.per_thread;
+            void* params[] = {&launch_ptr, &element, &n};
+            run("slots_add_total", params);
+            // Errors are found on the GPU; report them at the next synchronization.
+            const auto stream = cu::current_stream(ordinal_);
+            if (cu::capturing(*stream)) return;
+            const Memory status = status_;
+            const SlotPlan plan = plan_;
+            const LaunchSite site = site_;
+            const int ordinal = ordinal_;
+            cu::after_synchronize(*stream, [status, plan, site, ordinal] {
+                wf::u32 bits = 0;
+                detail::copy_bytes(&bits, Device::cpu(), status->ptr, Device::cuda(ordinal), 4);
+                if (bits & wf::kSlotsOverflow) throw Error(slots_overflow_message(plan), site.kernel, site.file, site.line);
+                if (bits & wf::kSlotsDiverged) throw Error(slots_divergence_message(), site.kernel, site.file, site.line);
+            });
+            return;
+        }
+        const auto status = read<wf::u32>(status_, 1);
+        if (status[0] & wf::kSlotsDiverged) throw Error(slots_divergence_message(), site_.kernel, site_.file, site_.line);
+        for (const auto& [key, total] : totals_) {
+            char* element = plan_.spans[key >> 40].base + (key & ((wf::u64(1) << 40) - 1)) * 4;
+            int32_t value = 0;
+            detail::copy_bytes(&value, Device::cpu(), element, Device::cuda(ordinal_), 4);
+            value = static_cast<int32_t>(value + total);
+            detail::copy_bytes(element, Device::cuda(ordinal_), &value, Device::cpu(), 4);
+        }
+    }
+
+private:
+    Memory allocate(size_t bytes) const { return detail::allocate(Device::cuda(ordinal_), bytes == 0 ? 1 : bytes); }
+    void zero(const Memory& m) const { detail::zero_bytes(m->ptr, Device::cuda(ordinal_), m->bytes); }
+
+    template <class T>
+    std::vector<T> read(const Memory& m, int64_t count) const {
+        std::vector<T> host(static_cast<size_t>(count));
+        detail::copy_bytes(host.data(), Device::cpu(), m->ptr, Device::cuda(ordinal_), host.size() * sizeof(T));
+        return host;
+    }
+
+    void run(const char* name, void** params) const {
+        const cu::CUfunction f = cu::library_function(ordinal_, "slots", codegen::prelude() + kKernels, name);
+        const auto stream = cu::current_stream(ordinal_);
+        cu::check(cu::require_driver().cuLaunchKernel(f, 1, 1, 1, 1, 1, 1, 0, stream->stream, params, nullptr), name);
+        cu::note_launch(*stream, site_.kernel + " (slot allocation " + name + ")");
+    }
+
+    int ordinal_;
+    SlotPlan plan_;
+    LaunchSite site_;
+    Memory keys_, counts_, offsets_, reserved_, status_, launch_;
+    std::vector<Memory> counters_;
+    std::map<wf::u64, int64_t> totals_;
+};
+
+}  // namespace
+
+std::unique_ptr<SlotAllocation> prepare_cuda_slots(int ordinal, SlotPlan plan, const LaunchSite& site) {
+    return std::make_unique<CudaSlots>(ordinal, std::move(plan), site);
+}
+
+}  // namespace weft::runtime::det

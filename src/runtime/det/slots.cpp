@@ -1,0 +1,114 @@
+// Slot allocation: planning, messages, and the CPU backend (the host computes the slots).
+// clang-format off
+#include "device/prelude.h"
+#include "device/slots.h"
+// clang-format on
+
+#include "runtime/det/slots.hpp"
+
+#include <map>
+
+#include "runtime/det/cuda_slots.hpp"
+#include "weft/error.hpp"
+
+namespace weft::runtime::det {
+
+namespace {
+
+constexpr int64_t kMaxReservations = (int64_t{1} << 31) - 1;
+
+class CpuSlots final : public SlotAllocation {
+public:
+    CpuSlots(SlotPlan plan, const LaunchSite& site) : plan_(std::move(plan)), site_(site) {
+        const auto n = static_cast<size_t>(plan_.threads * plan_.per_thread);
+        keys_.assign(n, 0);
+        counts_.assign(n, 0);
+        offsets_.assign(n, 0);
+        reserved_.assign(static_cast<size_t>(plan_.threads), 0);
+        launch_ = {keys_.data(), counts_.data(), offsets_.data(), reserved_.data(), plan_.per_thread, &status_};
+        for (size_t i = 0; i < plan_.spans.size(); ++i) counters_.push_back({&launch_, i, plan_.spans[i].base});
+    }
+
+    void* counter(size_t i) const override { return const_cast<wf::SlotCounter*>(&counters_[i]); }
+
+    void assign_slots() override {
+        if (status_ & wf::kSlotsOverflow) throw Error(slots_overflow_message(plan_), site_.kernel, site_.file, site_.line);
+        // Per counter element, in thread order, then program order.
+        for (int64_t t = 0; t < plan_.threads; ++t) {
+            for (int64_t k = 0; k < reserved_[t]; ++k) {
+                const auto r = static_cast<size_t>(t * plan_.per_thread + k);
+                int64_t& running = totals_[keys_[r]];
+                offsets_[r] = static_cast<wf::i32>(running);
+                running += counts_[r];
+                if (running > kMaxReservations)
+                    throw Error("slot allocation on counter '" + plan_.names[keys_[r] >> 40] +
+                                    "' passes 2^31 - 1 slots in one launch",
+                                site_.kernel, site_.file, site_.line);
+            }
+        }
+    }
+
+    void finish() override {
+        if (status_ & wf::kSlotsDiverged) throw Error(slots_divergence_message(), site_.kernel, site_.file, site_.line);
+        for (const auto& [key, total] : totals_) {
+            auto* element = reinterpret_cast<int32_t*>(plan_.spans[key >> 40].base) + (key & ((uint64_t{1} << 40) - 1));
+            *element = static_cast<int32_t>(*element + total);
+        }
+    }
+
+private:
+    SlotPlan plan_;
+    LaunchSite site_;
+    std::vector<wf::u64> keys_;
+    std::vector<wf::i32> counts_, offsets_, reserved_;
+    wf::u32 status_ = 0;
+    wf::SlotLaunch launch_{};
+    std::vector<wf::SlotCounter> counters_;
+    std::map<wf::u64, int64_t> totals_;
+};
+
+}  // namespace
+
+SlotPlan plan_slots(const ir::Function& kernel, const std::vector<const AnyArray*>& counters,
+                    const std::vector<std::string>& names, const Options& options, const LaunchSite& site) {
+    SlotPlan plan;
+    plan.names = names;
+    for (const AnyArray* c : counters) plan.spans.push_back(span_of(*c));
+    plan.per_thread = options.deterministic_max_records > 0 ? options.deterministic_max_records
+                                                            : std::max<int64_t>(1, kernel.reservations_per_thread);
+    plan.dynamic = kernel.reservations_dynamic;
+    plan.single_element = kernel.single_counter_element;
+    if (plan.single_element) {
+        const AnyArray& c = *counters[0];
+        char* element = static_cast<char*>(c.data());
+        for (int d = 0; d < c.ndim(); ++d) element += kernel.single_counter_index[d] * c.stride(d);
+        plan.single = element;
+    }
+    plan.threads = site.threads;
+    if (plan.per_thread > kMaxReservations / site.threads)
+        throw Error("slot allocation would record more than 2^31 - 1 reservations (" + std::to_string(plan.per_thread) +
+                        " per thread x " + std::to_string(site.threads) +
+                        " threads); launch fewer threads at a time or lower deterministic_max_records",
+                    site.kernel, site.file, site.line);
+    return plan;
+}
+
+std::string slots_overflow_message(const SlotPlan& plan) {
+    return "a thread made more slot reservations than the " + std::to_string(plan.per_thread) + " per thread planned" +
+           (plan.dynamic ? " (a data-dependent loop reaches the atomic_add)" : "") +
+           "; nothing was written and the counters keep their values. Set the option deterministic_max_records to "
+           "the most reservations one thread makes";
+}
+
+std::string slots_divergence_message() {
+    return "the execution pass reserved slots differently from the counting pass, so the slots it used are not "
+           "the deterministic ones; a reservation must depend only on the kernel's inputs and locals, not on "
+           "arrays it writes or on values returned by other atomics";
+}
+
+std::unique_ptr<SlotAllocation> prepare_slots(Device device, SlotPlan plan, const LaunchSite& site) {
+    if (device.is_cpu()) return std::make_unique<CpuSlots>(std::move(plan), site);
+    return prepare_cuda_slots(device.ordinal(), std::move(plan), site);
+}
+
+}  // namespace weft::runtime::det

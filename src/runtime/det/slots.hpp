@@ -1,0 +1,50 @@
+// The runtime side of deterministic slot allocation: state between the counting pass and the
+// execution pass of one launch.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "ir/ir.hpp"
+#include "runtime/det/accumulation.hpp"
+
+namespace weft::runtime::det {
+
+struct SlotPlan {
+    std::vector<std::string> names;  // counter parameter names
+    std::vector<Span> spans;         // counter spans
+    int64_t per_thread = 0;          // reservation positions per thread
+    bool dynamic = false;            // a data-dependent loop reaches a reservation
+    bool single_element = false;     // one counter element: slots are a plain prefix sum
+    char* single = nullptr;          // that element
+    int64_t threads = 0;
+};
+
+// Sizes the reservation buffers: per thread, deterministic_max_records when set, else the
+// static estimate (at least 1). Throws weft::Error beyond 2^31 - 1 reservations per launch.
+SlotPlan plan_slots(const ir::Function& kernel, const std::vector<const AnyArray*>& counters,
+                    const std::vector<std::string>& names, const Options& options, const LaunchSite& site);
+
+// One launch's slot allocation. On a GPU every step is queued on the current stream; errors
+// (too many reservations, or an execution pass that reserves differently from the counting
+// pass) surface at the next synchronization, or at once with deterministic_debug. When the
+// counting pass overflows, the execution pass does nothing and the counters keep their values.
+class SlotAllocation {
+public:
+    virtual ~SlotAllocation() = default;
+    // The SlotCounter* (a device address on a GPU) for counter i's array descriptor.
+    virtual void* counter(size_t i) const = 0;
+    // After the counting pass: turns reservations into slots.
+    virtual void assign_slots() = 0;
+    // After the execution pass: checks it and advances the counters.
+    virtual void finish() = 0;
+};
+
+std::unique_ptr<SlotAllocation> prepare_slots(Device device, SlotPlan plan, const LaunchSite& site);
+
+// Error messages shared by the backends.
+std::string slots_overflow_message(const SlotPlan& plan);
+std::string slots_divergence_message();
+
+}  // namespace weft::runtime::det

@@ -1,0 +1,20 @@
+// Lowers slot allocation (the spec's Pattern 2): consumed int32 atomic_add becomes Reserve,
+// and each such kernel gets a counting pass.
+#pragma once
+
+#include "ir/ir.hpp"
+#include "weft/options.hpp"
+
+namespace weft::transforms {
+
+// In RunToRun and GpuToGpu modes, every `slot = atomic_add(counter, i, n)` on an int32 array
+// with its result used becomes a Reserve node, and each kernel that reserves gets a counting
+// pass (a clone, with the functions it calls, named "<kernel>__count") in which stores,
+// deterministic accumulation, other atomics and prints are suppressed. Rejected with
+// weft::Error naming kernel, counter and line: consumed atomic_sub/min/max on integers; a
+// consumed atomic_add on a counter that is not int32; other atomics, loads or stores on a
+// counter; a reservation whose count, index or execution depends on a load of an array the
+// kernel writes (the counting pass would not see that write).
+ir::Program lower_slot_allocation(ir::Program program, Deterministic mode);
+
+}  // namespace weft::transforms
