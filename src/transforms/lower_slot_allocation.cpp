@@ -59,7 +59,10 @@ public:
             changed = false;
             ir::for_each_node(fn.body, [&](const ir::Node& n) {
                 const ir::Node* source = nullptr;
-                if (n.kind == ir::NodeKind::Load && written_.count(root[n.args[0]])) source = &n;
+                if (n.kind == ir::NodeKind::Load && written_.count(root[n.args[0]])) {
+                    source = &n;
+                    loaded_[&n] = root[n.args[0]];
+                }
                 for (ir::ValueId a : n.args)
                     if (!source && taint[a]) source = taint[a];
                 if (n.kind == ir::NodeKind::Call && !source) source = call(fn, n, root, taint, nullptr, false);
@@ -110,19 +113,22 @@ private:
         }
     }
 
+    // Reported at the load: that read is what has to change.
     [[noreturn]] void reject_dependence(const ir::Node& reserve, const ir::Node& load) {
-        reject(kernel_, reserve,
-               "whether or how many slots are reserved here depends on a value loaded at line " +
-                   std::to_string(load.loc.line) +
-                   " from an array this kernel also writes; slot allocation runs the kernel once to count "
-                   "without performing its writes, so it would reserve differently. Base the decision on "
-                   "local variables or arrays the kernel only reads (the spec's 'Side effects in the "
-                   "counting pass')");
+        const auto it = loaded_.find(&load);
+        const std::string array = param_name(kernel_, it == loaded_.end() ? -1 : it->second);
+        reject(kernel_, load,
+               "this load of '" + array + "', an array the kernel also writes, decides the slot reservation at line " +
+                   std::to_string(reserve.loc.line) +
+                   "; slot allocation runs the kernel once to count without performing its writes, so it would "
+                   "reserve differently. Base the decision on local variables or arrays the kernel only reads "
+                   "(the spec's 'Side effects in the counting pass')");
     }
 
     const ir::Program& program_;
     const ir::Function& kernel_;
     std::set<int> written_;
+    std::map<const ir::Node*, int> loaded_;  // tainting loads and the kernel parameter they read
 };
 
 // Checks kernel k; returns its counter parameters.

@@ -27,9 +27,11 @@ extern "C" __attribute__((visibility("default"))) void weft_kernel_0(void* const
     const wf::Array<float, 2> a0 = *static_cast<const wf::Array<float, 2>*>(args[0]);
     const float a1 = *static_cast<const float*>(args[1]);
     const wf::Array<wf::i32, 2> a2 = *static_cast<const wf::Array<wf::i32, 2>*>(args[2]);
-    wf::Ctx ctx{{0, 0, 0, 0}, launch->error, nullptr};
+    wf::Ctx ctx{{0, 0, 0, 0}, launch->error, nullptr, 0, 0};
     for (wf::i64 i = 0; i < launch->total && ctx.error->code == 0; ++i) {
         wf::set_tid<2>(ctx, *launch, i);
+        ctx.thread = i;
+        ctx.reservations = 0;
         f0_first_above(ctx, a0, a1, a2);
     }
 }

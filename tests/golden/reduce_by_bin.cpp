@@ -29,9 +29,11 @@ extern "C" __attribute__((visibility("default"))) void weft_kernel_1(void* const
     const wf::Array<wf::i32, 1> a1 = *static_cast<const wf::Array<wf::i32, 1>*>(args[1]);
     const wf::Array<float, 1> a2 = *static_cast<const wf::Array<float, 1>*>(args[2]);
     const wf::i32 a3 = *static_cast<const wf::i32*>(args[3]);
-    wf::Ctx ctx{{0, 0, 0, 0}, launch->error, nullptr};
+    wf::Ctx ctx{{0, 0, 0, 0}, launch->error, nullptr, 0, 0};
     for (wf::i64 i = 0; i < launch->total && ctx.error->code == 0; ++i) {
         wf::set_tid<1>(ctx, *launch, i);
+        ctx.thread = i;
+        ctx.reservations = 0;
         f1_reduce_by_bin(ctx, a0, a1, a2, a3);
     }
 }

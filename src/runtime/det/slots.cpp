@@ -94,7 +94,10 @@ SlotPlan plan_slots(const ir::Function& kernel, const std::vector<const AnyArray
 }
 
 std::string slots_overflow_message(const SlotPlan& plan) {
-    return "a thread made more slot reservations than the " + std::to_string(plan.per_thread) + " per thread planned" +
+    std::string counters;
+    for (const std::string& n : plan.names) counters += (counters.empty() ? "'" : ", '") + n + "'";
+    return "slot allocation on " + counters + ": a thread made more reservations than the " +
+           std::to_string(plan.per_thread) + " per thread planned" +
            (plan.dynamic ? " (a data-dependent loop reaches the atomic_add)" : "") +
            "; nothing was written and the counters keep their values. Set the option deterministic_max_records to "
            "the most reservations one thread makes";
