@@ -83,9 +83,6 @@ std::vector<std::vector<Reservation>> positive_reservations(const std::vector<fl
     return threads;
 }
 
-// The owner map a kernel writes: owner(e, slot) for every slot it was given.
-using Owner = std::vector<int>;  // row-major [elements][capacity]
-
 // ---------------------------------------------------------------------------------------------
 // The kernels, in one module per deterministic mode.
 
@@ -243,8 +240,8 @@ protected:
 // ---------------------------------------------------------------------------------------------
 // Constant counter index: the spec's compact_positive.
 
-// Runs compact_positive on `values` into a counter holding `initial` and a `capacity`-slot output
-// filled with -100; checks the exact layout against the reference and returns the output.
+// Runs compact_positive on `values` into `count` (holding `initial`) and `compacted`; updates the
+// host copy `host_compacted` from the reference and checks both arrays against it exactly.
 void check_compact(const CompactKernel& kernel, const std::vector<float>& values, int initial,
                    weft::DeviceArray<int>& count, weft::DeviceArray<float>& compacted,
                    std::vector<float>& host_compacted) {
@@ -630,6 +627,34 @@ TEST_P(SlotAllocation, RepeatedRunsAreIdentical) {
     EXPECT_EQ(results[2], results[0]);
 }
 
+// The body of kernel `header` in printed IR.
+std::string body_of(const std::string& ir, const std::string& header) {
+    const size_t begin = ir.find(header);
+    if (begin == std::string::npos) return "<" + header + " not found>\n" + ir;
+    return ir.substr(begin, ir.find("\n}\n", begin) - begin);
+}
+
+// On the CPU threads run in order, so plain atomics would give the same layouts as above: this is
+// what shows, there, that consumed atomic_add became a reservation and the other atomics did not.
+TEST_P(SlotAllocation, ConsumedAtomicAddIsLoweredAndOtherAtomicsAreNot) {
+    const std::string ir = s().m.ir();
+    for (const char* kernel :
+         {"compact_positive", "mixed", "world_slots", "grid_index_slots", "grid_launch"}) {
+        const std::string body = body_of(ir, std::string("kernel ") + kernel + "(");
+        EXPECT_TRUE(has(body, "reserve")) << body;
+        EXPECT_FALSE(has(body, "atomic.")) << body;
+    }
+    const std::string func = body_of(ir, "func take_slots(");
+    EXPECT_TRUE(has(func, "reserve")) << func;
+    const std::string side = body_of(ir, "kernel side_effects(");
+    EXPECT_TRUE(has(side, "reserve")) << side;
+    for (const char* plain : {"atomic.add", "atomic.sub", "atomic.or", "atomic.xor", "atomic.max"})
+        EXPECT_TRUE(has(side, plain)) << plain << " stays a plain integer atomic:\n" << side;
+    const std::string sums = body_of(ir, "kernel slots_and_sums(");
+    EXPECT_TRUE(has(sums, "reserve")) << sums;
+    EXPECT_TRUE(has(sums, "accumulate.add")) << sums;
+}
+
 INSTANTIATE_TEST_SUITE_P(Modes, SlotAllocation, ::testing::ValuesIn(kModes),
                          [](const auto& info) { return std::string(info.param.name); });
 
@@ -759,6 +784,26 @@ TEST(SlotAllocationLoops, TooSmallRecordBoundIsAnErrorAndWritesNothing) {
 
 TEST(SlotAllocationLoops, TooSmallRecordBoundWithDebugIsReportedAtTheLaunch) {
     check_loop_overflow(true);
+}
+
+// More than 2^31 - 1 reservations (the bound times the threads) is rejected before the kernel runs.
+TEST(SlotAllocationLoops, MoreThanTwoToThe31ReservationsIsRejected) {
+    const auto kernel = loop_kernel("slot_loop_huge", {.deterministic = Deterministic::RunToRun,
+                                                       .deterministic_max_records = int64_t{1} << 20});
+    LoopCase c = loop_case(4096, 1, 1, 0);  // one real trip each; 4096 x 2^20 = 2^32 planned
+    LoopRun r = loop_arrays(c);
+    const auto before_got = r.got.to_vector();
+    std::optional<weft::Error> error;
+    try {
+        launch_loop(kernel, c, r);
+        weft::synchronize(dev());
+    } catch (const weft::Error& e) {
+        error = e;
+    }
+    ASSERT_TRUE(error.has_value()) << "a launch planning 2^32 reservations was not rejected";
+    EXPECT_EQ(error->kernel(), "slot_loop_huge") << error->what();
+    EXPECT_EQ(r.counters.to_vector(), c.initial) << error->what();
+    EXPECT_EQ(r.got.to_vector(), before_got) << "the kernel did not run";
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -954,6 +999,47 @@ TEST(SlotAllocationRejections, ScratchStoreThatDecidesAReservationSize) {
     g_line = g_load_line = 0;
     expect_rejection([&] { m.compile(dev()); }, "scratch_amount", {"count", "scratch_amounts"},
                      {&g_line, &g_load_line}, &g_load_line, {"counting"});
+}
+
+// ---------------------------------------------------------------------------------------------
+// Divergence: a reservation decided by the slot an earlier one returned. The counting pass cannot
+// know that slot; the launch must give the sequential layout or report an error, never wrong slots.
+
+TEST(SlotAllocationDivergence, ReservationDecidedByAnEarlierSlotIsExactOrReported) {
+    weft::Module m{"slot_decides_slot", kRunToRun};
+    auto kernel = m.kernel(
+        "slot_decides_slot", {"values", "first_counter", "second_counter", "got"},
+        [](Array<float> values, Array<int> first_counter, Array<int> second_counter, Array<int, 2> got) {
+            auto t = weft::tid();
+            weft::if_(values[t] > 0.0f, [&] {
+                auto a = weft::atomic_add(first_counter, 0, 1);
+                got(t, 0) = a;
+                weft::if_(a % 2 == 0, [&] { got(t, 1) = weft::atomic_add(second_counter, 0, 1); });
+            });
+        });
+    const int n = 3000;
+    const auto values = quarter_values(n, 7);
+    auto first = weft::full<int>(1, 1, dev());
+    auto second = weft::full<int>(1, 5, dev());
+    auto got = weft::full<int>({n, 2}, -1, dev());
+    try {
+        weft::launch(kernel, n, weft::from_vector(values, dev()), first, second, got);
+        weft::synchronize(dev());
+    } catch (const weft::Error& e) {
+        EXPECT_EQ(e.kernel(), "slot_decides_slot") << e.what();
+        EXPECT_NO_THROW(weft::synchronize(dev())) << "reported once";
+        return;
+    }
+    int next_first = 1, next_second = 5;
+    std::vector<int> want(2 * n, -1);
+    for (int t = 0; t < n; ++t) {
+        if (values[t] <= 0.0f) continue;
+        want[2 * t] = next_first++;
+        if (want[2 * t] % 2 == 0) want[2 * t + 1] = next_second++;
+    }
+    EXPECT_EQ(got.to_vector(), want) << "not reported, so the slots must be the sequential ones";
+    EXPECT_EQ(first.to_vector(), std::vector<int>{next_first});
+    EXPECT_EQ(second.to_vector(), std::vector<int>{next_second});
 }
 
 }  // namespace
