@@ -405,7 +405,9 @@ void cpu_entry(std::ostringstream& s, const ir::Program& p, size_t index, const 
       << "}\n";
 }
 
-// One GPU thread per launch thread; the grid may overshoot the launch by part of a block.
+// A grid-stride loop: the runtime launches at most a couple of waves of blocks, so block
+// start-up is paid once per resident block rather than once per 256 threads, and each block's
+// private accumulator is flushed once. Every thread of a block reaches the end of the entry.
 void cuda_entry(std::ostringstream& s, const ir::Program& p, size_t index, const std::string& symbol) {
     const ir::Function& fn = *p.functions[index];
     s << "extern \"C\" __global__ void " << symbol << "(";
@@ -414,29 +416,19 @@ void cuda_entry(std::ostringstream& s, const ir::Program& p, size_t index, const
         s << c_type(fn.type_of(fn.params[i])) << " a" << i << ", ";
         call += ", a" + std::to_string(i);
     }
-    s << "const wf::Launch launch) {\n"
-      << "    const wf::i64 i = static_cast<wf::i64>(blockIdx.x) * blockDim.x + threadIdx.x;\n";
-    if (fn.det_targets.empty()) {
-        s << "    if (i >= launch.total" << (skip_if_overflowed(fn).empty() ? "" : " || " + skip_if_overflowed(fn))
-          << ") return;\n"
-          << "    wf::Ctx ctx{{0, 0, 0, 0}, launch.error, nullptr, i, 0};\n"
-          << (fn.tid_ndim ? "    wf::set_tid<" + std::to_string(fn.tid_ndim) + ">(ctx, launch, i);\n" : "")
-          << "    " << call << ");\n"
-          << reservations_end(fn, "    ") << "}\n";
-        return;
-    }
-    // Deterministic targets: every thread of the block reaches the flush of its private
-    // accumulator, so the bounds test guards the body instead of returning.
-    s << "    __shared__ wf::BlockPrivate block_private;\n"
-      << "    wf::block_private_begin(block_private);\n"
-      << "    if (i < launch.total" << (skip_if_overflowed(fn).empty() ? "" : " && !" + skip_if_overflowed(fn))
-      << ") {\n"
-      << "        wf::Ctx ctx{{0, 0, 0, 0}, launch.error, &block_private, i, 0};\n"
+    const bool det = !fn.det_targets.empty();
+    const std::string skip = skip_if_overflowed(fn);
+    s << "const wf::Launch launch) {\n";
+    if (det) s << "    __shared__ wf::BlockPrivate block_private;\n    wf::block_private_begin(block_private);\n";
+    s << "    const wf::i64 stride = static_cast<wf::i64>(gridDim.x) * blockDim.x;\n"
+      << "    for (wf::i64 i = static_cast<wf::i64>(blockIdx.x) * blockDim.x + threadIdx.x; i < launch.total"
+      << (skip.empty() ? "" : " && !" + skip) << "; i += stride) {\n"
+      << "        wf::Ctx ctx{{0, 0, 0, 0}, launch.error, " << (det ? "&block_private" : "nullptr") << ", i, 0};\n"
       << (fn.tid_ndim ? "        wf::set_tid<" + std::to_string(fn.tid_ndim) + ">(ctx, launch, i);\n" : "")
       << "        " << call << ");\n"
-      << reservations_end(fn, "        ") << "    }\n"
-      << "    wf::block_private_end(block_private);\n"
-      << "}\n";
+      << reservations_end(fn, "        ") << "    }\n";
+    if (det) s << "    wf::block_private_end(block_private);\n";
+    s << "}\n";
 }
 
 std::vector<bool> functions_that_print(const ir::Program& p) {

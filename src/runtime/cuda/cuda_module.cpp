@@ -1,6 +1,7 @@
 // Compiling, caching, loading and launching GPU modules.
 #include "runtime/cuda/cuda_module.hpp"
 
+#include <algorithm>
 #include <chrono>
 #include <fstream>
 
@@ -88,7 +89,9 @@ void CudaModule::launch(size_t function, const LaunchGrid& grid, void* const* ar
     params[count] = &record;
 
     const auto block = static_cast<unsigned>(options.block_dim);
-    const auto blocks = static_cast<unsigned>((record.total + block - 1) / block);
+    // Kernels loop over their threads (see codegen's cuda_entry): two waves of full occupancy.
+    const int64_t waves = static_cast<int64_t>(context(ordinal_).sm_count) * (2048 / block) * 2;
+    const auto blocks = static_cast<unsigned>(std::min<int64_t>((record.total + block - 1) / block, waves));
     check(d.cuLaunchKernel(functions_[function], blocks, 1, 1, block, 1, 1, 0, stream->stream, params, nullptr),
           ("launching kernel '" + function_names_[function] + "'").c_str());
     note_launch(*stream, function_names_[function]);
