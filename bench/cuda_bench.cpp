@@ -12,6 +12,7 @@
 #include <weft/weft.hpp>
 
 #include "api/module_state.hpp"
+#include "graph_replay.hpp"
 #include "runtime/cuda/context.hpp"
 #include "runtime/cuda/cuda_module.hpp"
 
@@ -24,10 +25,7 @@ using weft::Array;
 
 const weft::Device gpu = weft::Device::cuda(0);
 
-double median(std::vector<double> v) {
-    std::sort(v.begin(), v.end());
-    return v[v.size() / 2];
-}
+using weft::bench::median;
 
 double ms_since(Clock::time_point start) {
     return std::chrono::duration<double, std::milli>(Clock::now() - start).count();

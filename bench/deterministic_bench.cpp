@@ -4,7 +4,6 @@
 // run, and checks that both deterministic modes give identical bits.
 //
 // Usage: weft_deterministic_bench [records]   ("records" forces the records strategy)
-#include <algorithm>
 #include <cstdio>
 #include <cstring>
 #include <random>
@@ -13,11 +12,10 @@
 
 #include <weft/weft.hpp>
 
-#include "runtime/cuda/context.hpp"
+#include "graph_replay.hpp"
 
 namespace {
 
-namespace cu = weft::runtime::cuda;
 using weft::Array;
 
 const weft::Device gpu = weft::Device::cuda(0);
@@ -42,29 +40,10 @@ double replay_ms(const Case& c, int writes, const weft::DeviceArray<float>& valu
                  const weft::DeviceArray<int>& indices, weft::DeviceArray<float>& out) {
     weft::launch(c.kernel, writes, values, indices, out);  // compile and warm up outside the graph
     weft::synchronize(gpu);
-    const cu::Driver& d = cu::require_driver();
-    const auto stream = cu::current_stream(0)->stream;
-    cu::check(d.cuStreamBeginCapture(stream, cu::CU_STREAM_CAPTURE_MODE_THREAD_LOCAL), "begin capture");
-    out.zero_();
-    weft::launch(c.kernel, writes, values, indices, out);
-    cu::CUgraph graph = nullptr;
-    cu::check(d.cuStreamEndCapture(stream, &graph), "end capture");
-    cu::CUgraphExec exec = nullptr;
-    cu::check(d.cuGraphInstantiateWithFlags(&exec, graph, 0), "instantiate");
-    weft::Event start(gpu), end(gpu);
-    std::vector<double> ms;
-    for (int r = 0; r < 55; ++r) {
-        start.record();
-        cu::check(d.cuGraphLaunch(exec, stream), "graph launch");
-        end.record();
-        end.synchronize();
-        if (r >= 5) ms.push_back(weft::Event::elapsed_ms(start, end));
-    }
-    weft::synchronize(gpu);
-    d.cuGraphExecDestroy(exec);
-    d.cuGraphDestroy(graph);
-    std::sort(ms.begin(), ms.end());
-    return ms[ms.size() / 2];
+    return weft::bench::graph_replay_ms(gpu, [&] {
+        out.zero_();
+        weft::launch(c.kernel, writes, values, indices, out);
+    });
 }
 
 }  // namespace

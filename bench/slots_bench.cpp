@@ -4,18 +4,16 @@
 // and checks that the deterministic output repeats exactly.
 //
 // Usage: weft_slots_bench
-#include <algorithm>
 #include <cstdio>
 #include <cstring>
 #include <vector>
 
 #include <weft/weft.hpp>
 
-#include "runtime/cuda/context.hpp"
+#include "graph_replay.hpp"
 
 namespace {
 
-namespace cu = weft::runtime::cuda;
 using weft::Array;
 
 const weft::Device gpu = weft::Device::cuda(0);
@@ -29,38 +27,15 @@ Counter make_kernel(weft::Module& m) {
     });
 }
 
-double median(std::vector<double> v) {
-    std::sort(v.begin(), v.end());
-    return v[v.size() / 2];
-}
-
 double replay_ms(const Counter& k, int n, const weft::DeviceArray<float>& values, weft::DeviceArray<int>& count,
                  weft::DeviceArray<float>& out) {
     count.zero_();
-    weft::launch(k, n, values, count, out);
+    weft::launch(k, n, values, count, out);  // compile and warm up outside the graph
     weft::synchronize(gpu);
-    const cu::Driver& d = cu::require_driver();
-    const auto stream = cu::current_stream(0)->stream;
-    cu::check(d.cuStreamBeginCapture(stream, cu::CU_STREAM_CAPTURE_MODE_THREAD_LOCAL), "begin capture");
-    count.zero_();
-    weft::launch(k, n, values, count, out);
-    cu::CUgraph graph = nullptr;
-    cu::check(d.cuStreamEndCapture(stream, &graph), "end capture");
-    cu::CUgraphExec exec = nullptr;
-    cu::check(d.cuGraphInstantiateWithFlags(&exec, graph, 0), "instantiate");
-    weft::Event start(gpu), end(gpu);
-    std::vector<double> ms;
-    for (int r = 0; r < 55; ++r) {
-        start.record();
-        cu::check(d.cuGraphLaunch(exec, stream), "graph launch");
-        end.record();
-        end.synchronize();
-        if (r >= 5) ms.push_back(weft::Event::elapsed_ms(start, end));
-    }
-    weft::synchronize(gpu);
-    d.cuGraphExecDestroy(exec);
-    d.cuGraphDestroy(graph);
-    return median(ms);
+    return weft::bench::graph_replay_ms(gpu, [&] {
+        count.zero_();
+        weft::launch(k, n, values, count, out);
+    });
 }
 
 double direct_ms(const Counter& k, int n, const weft::DeviceArray<float>& values, weft::DeviceArray<int>& count,
@@ -76,7 +51,7 @@ double direct_ms(const Counter& k, int n, const weft::DeviceArray<float>& values
         if (r >= 5) ms.push_back(weft::Event::elapsed_ms(start, end));
     }
     weft::synchronize(gpu);
-    return median(ms);
+    return weft::bench::median(ms);
 }
 
 }  // namespace

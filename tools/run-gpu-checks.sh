@@ -2,7 +2,7 @@
 # Builds Weft on a GPU machine and runs the GPU tests and benchmarks, copying logs to $OUT.
 # Usage: tools/run-gpu-checks.sh [ctest regex]   (runs everything labelled gpu by default)
 set -uo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/.." || exit 1
 out="${OUT:-build/gpu-logs}"
 mkdir -p "$out"
 out="$(cd "$out" && pwd)"

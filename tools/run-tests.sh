@@ -1,31 +1,8 @@
 #!/usr/bin/env bash
 # Builds Weft (release preset) and runs the whole test suite; installs missing Debian packages first.
 set -euo pipefail
-cd "$(dirname "${BASH_SOURCE[0]}")/.."
-
-# Install only what is missing: machines without apt network access already have the tools,
-# and must never reach apt-get.
-missing=()
-for tool in g++:g++ cmake:cmake ninja:ninja-build; do
-    command -v "${tool%%:*}" >/dev/null 2>&1 || missing+=("${tool#*:}")
-done
-# GoogleTest has no command; a dpkg record or its header (on systems without dpkg) shows it.
-[[ "$(dpkg-query -W -f='${Status}' libgtest-dev 2>/dev/null)" == "install ok installed" ]] ||
-    [[ -f /usr/include/gtest/gtest.h || -f /usr/local/include/gtest/gtest.h ]] ||
-    missing+=(libgtest-dev)
-if ((${#missing[@]})); then
-    if ((EUID != 0)); then
-        echo "run-tests.sh: missing packages: ${missing[*]}; run as root or install them" >&2
-        exit 1
-    fi
-    echo "run-tests.sh: installing ${missing[*]}"
-    export DEBIAN_FRONTEND=noninteractive
-    apt-get update
-    apt-get install -y --no-install-recommends "${missing[@]}"
-fi
-
-# The options are passed explicitly because a build tree keeps values from earlier configures.
-cmake --preset release -DWEFT_BUILD_TESTS=ON -DWEFT_BUILD_EXAMPLES=ON -DWEFT_BUILD_BENCH=ON
-cmake --build --preset release -j"$(nproc)"
+caller=run-tests.sh
+# shellcheck source=tools/build-release.sh
+source "$(dirname "${BASH_SOURCE[0]}")/build-release.sh"
 # Every test runs: "cpu" tests everywhere; "gpu" tests skip themselves where there is no GPU.
 ctest --preset release -j"$(nproc)"

@@ -1,0 +1,46 @@
+// Shared by the GPU benchmarks: CUDA-graph replay timing with events, and medians.
+#pragma once
+
+#include <algorithm>
+#include <functional>
+#include <vector>
+
+#include <weft/weft.hpp>
+
+#include "runtime/cuda/context.hpp"
+
+namespace weft::bench {
+
+inline double median(std::vector<double> v) {
+    std::sort(v.begin(), v.end());
+    return v[v.size() / 2];
+}
+
+// Captures the work `enqueue` queues on GPU `gpu`'s current stream into a graph and returns the
+// median milliseconds of 50 replays (after 5 warm-ups), timed with CUDA events.
+inline double graph_replay_ms(Device gpu, const std::function<void()>& enqueue) {
+    namespace cu = weft::runtime::cuda;
+    const cu::Driver& d = cu::require_driver();
+    const auto stream = cu::current_stream(gpu.ordinal())->stream;
+    cu::check(d.cuStreamBeginCapture(stream, cu::CU_STREAM_CAPTURE_MODE_THREAD_LOCAL), "begin capture");
+    enqueue();
+    cu::CUgraph graph = nullptr;
+    cu::check(d.cuStreamEndCapture(stream, &graph), "end capture");
+    cu::CUgraphExec exec = nullptr;
+    cu::check(d.cuGraphInstantiateWithFlags(&exec, graph, 0), "instantiate");
+    Event start(gpu), end(gpu);
+    std::vector<double> ms;
+    for (int r = 0; r < 55; ++r) {
+        start.record();
+        cu::check(d.cuGraphLaunch(exec, stream), "graph launch");
+        end.record();
+        end.synchronize();
+        if (r >= 5) ms.push_back(Event::elapsed_ms(start, end));
+    }
+    synchronize(gpu);
+    d.cuGraphExecDestroy(exec);
+    d.cuGraphDestroy(graph);
+    return median(ms);
+}
+
+}  // namespace weft::bench
