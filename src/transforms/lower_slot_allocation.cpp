@@ -65,7 +65,7 @@ public:
                 }
                 for (ir::ValueId a : n.args)
                     if (!source && taint[a]) source = taint[a];
-                if (n.kind == ir::NodeKind::Call && !source) source = call(fn, n, root, taint, nullptr, false);
+                if (n.kind == ir::NodeKind::Call && !source) source = call(fn, n, root, taint, nullptr);
                 const ir::ValueId target = n.kind == ir::NodeKind::Assign ? n.args[0] : n.result;
                 const ir::Node* from = n.kind == ir::NodeKind::Assign ? taint[n.args[1]] : source;
                 if (target != ir::kNoValue && from && !taint[target]) {
@@ -83,15 +83,17 @@ public:
     }
 
 private:
+    // Analyses the callee of call node `n` with its arguments' roots and taint; `control` is the
+    // load the call's execution depends on.
     const ir::Node* call(const ir::Function& fn, const ir::Node& n, const std::vector<int>& root,
-                         const std::vector<const ir::Node*>& taint, const ir::Node* control, bool checking) {
+                         const std::vector<const ir::Node*>& taint, const ir::Node* control) {
         std::vector<int> roots;
         std::vector<const ir::Node*> params;
         for (ir::ValueId a : n.args) {
             roots.push_back(fn.type_of(a).is_array() ? root[a] : -1);
             params.push_back(taint[a]);
         }
-        return check(static_cast<uint32_t>(n.bits), roots, params, checking ? control : nullptr);
+        return check(static_cast<uint32_t>(n.bits), roots, params, control);
     }
 
     void block(const ir::Function& fn, const ir::Block& b, const std::vector<int>& root,
@@ -108,7 +110,7 @@ private:
             if (!inner && (n.kind == ir::NodeKind::If || n.kind == ir::NodeKind::For || n.kind == ir::NodeKind::While))
                 for (ir::ValueId a : n.args)
                     if (!inner && taint[a]) inner = taint[a];
-            if (n.kind == ir::NodeKind::Call) call(fn, n, root, taint, inner, true);
+            if (n.kind == ir::NodeKind::Call) call(fn, n, root, taint, inner);
             for (const ir::Block& child : n.blocks) block(fn, child, root, taint, inner);
         }
     }
