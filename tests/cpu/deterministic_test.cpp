@@ -15,6 +15,7 @@
 #include <vector>
 #include <weft/weft.hpp>
 
+#include "support/deterministic_cases.hpp"
 #include "support/exact_sum.hpp"
 #include "support/test_device.hpp"
 
@@ -24,19 +25,28 @@ using weft::Array;
 using weft::Deterministic;
 using weft::DeterministicStrategy;
 using weft::Int;
+using weft::test::Case;
+using weft::test::Config;
 using weft::test::describe;
 using weft::test::exact_sum;
+using weft::test::kConfigs;
+using weft::test::kOps;
+using weft::test::matches_oracle;
+using weft::test::Op;
+using weft::test::op_name;
+using weft::test::OpKernel;
+using weft::test::OpKernels;
+using weft::test::oracle;
+using weft::test::random_case;
 using weft::test::random_value;
+using weft::test::run;
 using weft::test::same_bits;
+using weft::test::same_bits_all;
 using weft::test::same_value;
+using weft::test::type_name;
 
 weft::Device dev() {
     return weft::test::test_device();
-}
-
-template <class T>
-std::string type_name() {
-    return weft::dtype_name(weft::dtype_of<T>);
 }
 
 template <class T>
@@ -190,94 +200,7 @@ TEST(DeterministicOracle, ByDestinationAndComparisons) {
 }
 
 // ---------------------------------------------------------------------------------------------
-// Module configurations: every strategy, in both deterministic modes.
-
-struct Config {
-    const char* name;
-    Deterministic mode;
-    DeterministicStrategy strategy;
-};
-
-const Config kConfigs[] = {
-    {"RunToRunAuto", Deterministic::RunToRun, DeterministicStrategy::Auto},
-    {"RunToRunExact", Deterministic::RunToRun, DeterministicStrategy::Exact},
-    {"RunToRunRecords", Deterministic::RunToRun, DeterministicStrategy::Records},
-    {"GpuToGpuAuto", Deterministic::GpuToGpu, DeterministicStrategy::Auto},
-    {"GpuToGpuExact", Deterministic::GpuToGpu, DeterministicStrategy::Exact},
-    {"GpuToGpuRecords", Deterministic::GpuToGpu, DeterministicStrategy::Records},
-};
-
-void PrintTo(const Config& c, std::ostream* os) {
-    *os << c.name;
-}
-
-enum class Op { Add, Sub, PlusEquals, MinusEquals, Min, Max };
-const Op kOps[] = {Op::Add, Op::Sub, Op::PlusEquals, Op::MinusEquals, Op::Min, Op::Max};
-
-const char* op_name(Op op) {
-    switch (op) {
-        case Op::Add: return "atomic_add";
-        case Op::Sub: return "atomic_sub";
-        case Op::PlusEquals: return "+=";
-        case Op::MinusEquals: return "-=";
-        case Op::Min: return "atomic_min";
-        case Op::Max: return "atomic_max";
-    }
-    return "?";
-}
-
-// out[index[t]] <op> values[t], one kernel per op.
-template <class T>
-using OpKernel = weft::Kernel<Array<T>, Array<int>, Array<T>>;
-
-template <class T>
-struct OpKernels {
-    OpKernel<T> add, sub, plus_equals, minus_equals, min, max;
-
-    explicit OpKernels(weft::Module& m)
-        : add(m.kernel("add_" + type_name<T>(), {"values", "index", "out"},
-                       [](Array<T> values, Array<int> index, Array<T> out) {
-                           auto t = weft::tid();
-                           weft::atomic_add(out, index[t], values[t]);
-                       })),
-          sub(m.kernel("sub_" + type_name<T>(), {"values", "index", "out"},
-                       [](Array<T> values, Array<int> index, Array<T> out) {
-                           auto t = weft::tid();
-                           weft::atomic_sub(out, index[t], values[t]);
-                       })),
-          plus_equals(m.kernel("plus_equals_" + type_name<T>(), {"values", "index", "out"},
-                               [](Array<T> values, Array<int> index, Array<T> out) {
-                                   auto t = weft::tid();
-                                   out[index[t]] += values[t];
-                               })),
-          minus_equals(m.kernel("minus_equals_" + type_name<T>(), {"values", "index", "out"},
-                                [](Array<T> values, Array<int> index, Array<T> out) {
-                                    auto t = weft::tid();
-                                    out[index[t]] -= values[t];
-                                })),
-          min(m.kernel("min_" + type_name<T>(), {"values", "index", "out"},
-                       [](Array<T> values, Array<int> index, Array<T> out) {
-                           auto t = weft::tid();
-                           weft::atomic_min(out, index[t], values[t]);
-                       })),
-          max(m.kernel("max_" + type_name<T>(), {"values", "index", "out"},
-                       [](Array<T> values, Array<int> index, Array<T> out) {
-                           auto t = weft::tid();
-                           weft::atomic_max(out, index[t], values[t]);
-                       })) {}
-
-    const OpKernel<T>& get(Op op) const {
-        switch (op) {
-            case Op::Add: return add;
-            case Op::Sub: return sub;
-            case Op::PlusEquals: return plus_equals;
-            case Op::MinusEquals: return minus_equals;
-            case Op::Min: return min;
-            case Op::Max: return max;
-        }
-        return add;
-    }
-};
+// The suite: the op kernels of support/deterministic_cases.hpp, and kernels only these tests use.
 
 // Accumulation through weft functions: three call sites, two of them on the same target.
 template <class T>
@@ -437,27 +360,6 @@ const Suite& suite(const Config& c) {
 // ---------------------------------------------------------------------------------------------
 // Inputs.
 
-template <class T>
-struct Case {
-    std::string name;
-    std::vector<T> initial;  // the target before the launch
-    std::vector<int> index;  // thread t's destination
-    std::vector<T> values;   // thread t's operand
-};
-
-// `n` threads into `outputs` elements, with values whose exponents span [min_exp, max_exp].
-template <class T>
-Case<T> random_case(std::string name, int n, int outputs, int min_exp, int max_exp, uint64_t seed) {
-    std::mt19937_64 rng(seed);
-    Case<T> c{std::move(name), {}, {}, {}};
-    for (int i = 0; i < outputs; ++i) c.initial.push_back(random_value<T>(rng, min_exp, max_exp));
-    for (int t = 0; t < n; ++t) {
-        c.index.push_back(static_cast<int>(rng() % static_cast<uint64_t>(outputs)));
-        c.values.push_back(random_value<T>(rng, min_exp, max_exp));
-    }
-    return c;
-}
-
 // Hand-made destinations, each a trap for some order-dependent or sloppy implementation. The
 // contributions of each destination are spread over the threads, interleaved with the others.
 template <class T>
@@ -512,52 +414,6 @@ Case<T> adversarial_case() {
         c.values.push_back(half_ulp / 2);
     }
     return c;
-}
-
-bool is_sum(Op op) {
-    return op != Op::Min && op != Op::Max;
-}
-bool negates(Op op) {
-    return op == Op::Sub || op == Op::MinusEquals;
-}
-
-// The documented result of every destination.
-template <class T>
-std::vector<T> oracle(Op op, const std::vector<T>& initial, const std::vector<int>& index,
-                      const std::vector<T>& values) {
-    using weft::test::Reduction;
-    std::vector<T> operands = values;
-    if (negates(op))
-        for (T& v : operands) v = -v;
-    const Reduction r = is_sum(op) ? Reduction::Sum : op == Op::Min ? Reduction::Min : Reduction::Max;
-    return weft::test::reduce_by_destination(r, initial, index, operands);
-}
-
-// ---------------------------------------------------------------------------------------------
-// Comparisons.
-
-// Bit-for-bit equality of two results (NaNs included).
-template <class T>
-::testing::AssertionResult same_bits_all(const std::vector<T>& got, const std::vector<T>& want) {
-    const std::string m = weft::test::mismatches(got, want, false);
-    if (m.empty()) return ::testing::AssertionSuccess();
-    return ::testing::AssertionFailure() << m;
-}
-
-// Agreement with the oracle: bit for bit, any NaN for a NaN.
-template <class T>
-::testing::AssertionResult matches_oracle(const std::vector<T>& got, const std::vector<T>& want) {
-    const std::string m = weft::test::mismatches(got, want, true);
-    if (m.empty()) return ::testing::AssertionSuccess();
-    return ::testing::AssertionFailure() << m << " (vs the oracle)";
-}
-
-template <class T>
-std::vector<T> run(const OpKernel<T>& kernel, const Case<T>& c) {
-    auto out = weft::from_vector(c.initial, dev());
-    weft::launch(kernel, static_cast<int64_t>(c.index.size()), weft::from_vector(c.values, dev()),
-                 weft::from_vector(c.index, dev()), out);
-    return out.to_vector();
 }
 
 // Three launches of every op on `c`: identical bits each time, and the oracle's values.

@@ -74,6 +74,26 @@ void check_module(const weft::Module& m, const std::string& stem) {
     check_golden(stem + ".cpp", source);
 }
 
+// For each row, the first column whose value exceeds the threshold (or -1): the kernel of the
+// first_above golden files, and of the test that runs it.
+auto define_first_above(weft::Module& m) {
+    return m.kernel("first_above", {"grid", "threshold", "first"},
+                    [](weft::Array<float, 2> grid, weft::Float threshold, weft::Array<int, 2> first) {
+                        auto [row, lane] = weft::tid<2>();
+                        weft::Int col = 0;
+                        weft::Int found = -1;
+                        weft::while_([&] { return col < grid.shape(1); },
+                                     [&] {
+                                         weft::if_(grid(row, col) > threshold, [&] {
+                                             found = col;
+                                             weft::break_();
+                                         });
+                                         col += 1;
+                                     });
+                        first(row, lane) = found;
+                    });
+}
+
 TEST(Golden, Accumulate) {
     WEFT_SKIP_UNLESS_CPU();
     weft::Module m{"accumulate"};
@@ -128,44 +148,14 @@ TEST(Golden, ReduceByBinWithFunc) {
 TEST(Golden, TwoDimensionalWhileBreak) {
     WEFT_SKIP_UNLESS_CPU();
     weft::Module m{"first_above"};
-    // For each row, the first column whose value exceeds the threshold (or -1).
-    m.kernel("first_above", {"grid", "threshold", "first"},
-             [](weft::Array<float, 2> grid, weft::Float threshold, weft::Array<int, 2> first) {
-                 auto [row, lane] = weft::tid<2>();
-                 weft::Int col = 0;
-                 weft::Int found = -1;
-                 weft::while_([&] { return col < grid.shape(1); },
-                              [&] {
-                                  weft::if_(grid(row, col) > threshold, [&] {
-                                      found = col;
-                                      weft::break_();
-                                  });
-                                  col += 1;
-                              });
-                 first(row, lane) = found;
-             });
+    define_first_above(m);
     check_module(m, "first_above");
 }
 
 // The golden kernels compute what they claim, so the golden files pin working code.
 TEST(Golden, TwoDimensionalKernelRuns) {
     weft::Module m{"first_above_run"};
-    auto first_above =
-        m.kernel("first_above", {"grid", "threshold", "first"},
-                 [](weft::Array<float, 2> grid, weft::Float threshold, weft::Array<int, 2> first) {
-                     auto [row, lane] = weft::tid<2>();
-                     weft::Int col = 0;
-                     weft::Int found = -1;
-                     weft::while_([&] { return col < grid.shape(1); },
-                                  [&] {
-                                      weft::if_(grid(row, col) > threshold, [&] {
-                                          found = col;
-                                          weft::break_();
-                                      });
-                                      col += 1;
-                                  });
-                     first(row, lane) = found;
-                 });
+    auto first_above = define_first_above(m);
     const auto dev = weft::test::test_device();
     // Row r holds 0, 1, 2, ... shifted down by r; the threshold 2.5 is first exceeded at column 3 + r.
     const int rows = 4, cols = 6;

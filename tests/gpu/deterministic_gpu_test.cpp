@@ -8,6 +8,7 @@
 #include <vector>
 #include <weft/weft.hpp>
 
+#include "support/deterministic_cases.hpp"
 #include "support/exact_sum.hpp"
 #include "support/test_device.hpp"
 
@@ -16,88 +17,33 @@ namespace {
 using weft::Array;
 using weft::Deterministic;
 using weft::DeterministicStrategy;
-using weft::test::random_value;
-using weft::test::Reduction;
+using weft::test::Case;
+using weft::test::Config;
+using weft::test::kConfigs;
+using weft::test::matches_oracle;
+using weft::test::Op;
+using weft::test::op_name;
+using weft::test::OpKernel;
+using weft::test::OpKernels;
+using weft::test::oracle;
+using weft::test::random_case;
+using weft::test::run;
+using weft::test::same_bits_all;
+using weft::test::type_name;
 
 const weft::Device gpu = weft::Device::cuda(0);
 const weft::Device cpu = weft::Device::cpu();
 
-template <class T>
-std::string type_name() {
-    return weft::dtype_name(weft::dtype_of<T>);
-}
+// The GPU tests run every configuration but GpuToGpuExact.
+const std::vector<Config> kGpuConfigs = [] {
+    std::vector<Config> configs;
+    for (const Config& c : kConfigs)
+        if (std::string(c.name) != "GpuToGpuExact") configs.push_back(c);
+    return configs;
+}();
 
-struct Config {
-    const char* name;
-    Deterministic mode;
-    DeterministicStrategy strategy;
-};
-
-void PrintTo(const Config& c, std::ostream* os) {
-    *os << c.name;
-}
-
-const Config kConfigs[] = {
-    {"RunToRunAuto", Deterministic::RunToRun, DeterministicStrategy::Auto},
-    {"RunToRunExact", Deterministic::RunToRun, DeterministicStrategy::Exact},
-    {"RunToRunRecords", Deterministic::RunToRun, DeterministicStrategy::Records},
-    {"GpuToGpuAuto", Deterministic::GpuToGpu, DeterministicStrategy::Auto},
-    {"GpuToGpuRecords", Deterministic::GpuToGpu, DeterministicStrategy::Records},
-};
-
-enum class Op { Add, Sub, Min, Max };
-const Op kOps[] = {Op::Add, Op::Sub, Op::Min, Op::Max};
-
-const char* op_name(Op op) {
-    switch (op) {
-        case Op::Add: return "atomic_add";
-        case Op::Sub: return "atomic_sub";
-        case Op::Min: return "atomic_min";
-        case Op::Max: return "atomic_max";
-    }
-    return "?";
-}
-
-template <class T>
-using OpKernel = weft::Kernel<Array<T>, Array<int>, Array<T>>;
-
-// out[index[t]] <op> values[t].
-template <class T>
-struct OpKernels {
-    OpKernel<T> add, sub, min, max;
-
-    explicit OpKernels(weft::Module& m)
-        : add(m.kernel("add_" + type_name<T>(), {"values", "index", "out"},
-                       [](Array<T> values, Array<int> index, Array<T> out) {
-                           auto t = weft::tid();
-                           weft::atomic_add(out, index[t], values[t]);
-                       })),
-          sub(m.kernel("sub_" + type_name<T>(), {"values", "index", "out"},
-                       [](Array<T> values, Array<int> index, Array<T> out) {
-                           auto t = weft::tid();
-                           out[index[t]] -= values[t];
-                       })),
-          min(m.kernel("min_" + type_name<T>(), {"values", "index", "out"},
-                       [](Array<T> values, Array<int> index, Array<T> out) {
-                           auto t = weft::tid();
-                           weft::atomic_min(out, index[t], values[t]);
-                       })),
-          max(m.kernel("max_" + type_name<T>(), {"values", "index", "out"},
-                       [](Array<T> values, Array<int> index, Array<T> out) {
-                           auto t = weft::tid();
-                           weft::atomic_max(out, index[t], values[t]);
-                       })) {}
-
-    const OpKernel<T>& get(Op op) const {
-        switch (op) {
-            case Op::Add: return add;
-            case Op::Sub: return sub;
-            case Op::Min: return min;
-            case Op::Max: return max;
-        }
-        return add;
-    }
-};
+// The ops the GPU tests run: add, the -= form of subtraction, min and max.
+const Op kGpuOps[] = {Op::Add, Op::MinusEquals, Op::Min, Op::Max};
 
 struct Suite {
     weft::Module module;
@@ -125,30 +71,6 @@ const Suite& suite(const Config& c) {
     return *s;
 }
 
-template <class T>
-struct Case {
-    std::string name;
-    std::vector<T> initial;
-    std::vector<int> index;
-    std::vector<T> values;
-};
-
-// `n` threads into `outputs` elements; with `hot` > 0, that fraction of the threads all go to
-// element 0 (one hot destination among cold ones).
-template <class T>
-Case<T> random_case(std::string name, int n, int outputs, int min_exp, int max_exp, uint64_t seed,
-                    double hot = 0.0) {
-    std::mt19937_64 rng(seed);
-    Case<T> c{std::move(name), {}, {}, {}};
-    for (int i = 0; i < outputs; ++i) c.initial.push_back(random_value<T>(rng, min_exp, max_exp));
-    for (int t = 0; t < n; ++t) {
-        const bool to_hot = hot > 0 && static_cast<double>(rng() % 1000) < hot * 1000;
-        c.index.push_back(to_hot ? 0 : static_cast<int>(rng() % static_cast<uint64_t>(outputs)));
-        c.values.push_back(random_value<T>(rng, min_exp, max_exp));
-    }
-    return c;
-}
-
 // Special values at known places among random ones: NaN, infinities, signed zeros, values that
 // overflow when summed, and cancellations.
 template <class T>
@@ -174,37 +96,6 @@ Case<T> special_case(int n, uint64_t seed) {
     return c;
 }
 
-template <class T>
-std::vector<T> oracle(Op op, const Case<T>& c) {
-    std::vector<T> operands = c.values;
-    if (op == Op::Sub)
-        for (T& v : operands) v = -v;
-    const Reduction r = op == Op::Min ? Reduction::Min : op == Op::Max ? Reduction::Max : Reduction::Sum;
-    return weft::test::reduce_by_destination(r, c.initial, c.index, operands);
-}
-
-template <class T>
-std::vector<T> run(const OpKernel<T>& kernel, const Case<T>& c, weft::Device d) {
-    auto out = weft::from_vector(c.initial, d);
-    weft::launch(kernel, static_cast<int64_t>(c.index.size()), weft::from_vector(c.values, d),
-                 weft::from_vector(c.index, d), out);
-    return out.to_vector();
-}
-
-template <class T>
-::testing::AssertionResult same_bits_all(const std::vector<T>& got, const std::vector<T>& want) {
-    const std::string m = weft::test::mismatches(got, want, false);
-    if (m.empty()) return ::testing::AssertionSuccess();
-    return ::testing::AssertionFailure() << m;
-}
-
-template <class T>
-::testing::AssertionResult matches_oracle(const std::vector<T>& got, const std::vector<T>& want) {
-    const std::string m = weft::test::mismatches(got, want, true);
-    if (m.empty()) return ::testing::AssertionSuccess();
-    return ::testing::AssertionFailure() << m << " (vs the oracle)";
-}
-
 class DeterministicGpu : public ::testing::TestWithParam<Config> {
 protected:
     const Suite& s() const { return suite(GetParam()); }
@@ -215,10 +106,10 @@ protected:
 
 template <class T>
 void check_cpu_matches_gpu(const Suite& s, const Case<T>& c) {
-    for (Op op : kOps) {
+    for (Op op : kGpuOps) {
         SCOPED_TRACE(std::string(op_name(op)) + " " + type_name<T>() + " " + c.name);
         const auto on_gpu = run(s.get<T>(op), c, gpu);
-        EXPECT_TRUE(matches_oracle(on_gpu, oracle(op, c)));
+        EXPECT_TRUE(matches_oracle(on_gpu, oracle(op, c.initial, c.index, c.values)));
         EXPECT_TRUE(same_bits_all(run(s.get<T>(op), c, cpu), on_gpu)) << "CPU vs GPU";
     }
 }
@@ -242,9 +133,9 @@ TEST_P(DeterministicGpu, CpuAndGpuGiveTheSameBits) {
 template <class T>
 void check_block_sizes(weft::Module& m, const OpKernels<T>& kernels, const std::vector<Case<T>>& cases) {
     for (const auto& c : cases) {
-        for (Op op : kOps) {
+        for (Op op : kGpuOps) {
             SCOPED_TRACE(std::string(op_name(op)) + " " + type_name<T>() + " " + c.name);
-            const auto want = oracle(op, c);
+            const auto want = oracle(op, c.initial, c.index, c.values);
             std::vector<T> reference;
             for (int block : {256, 32, 128, 1024}) {
                 m.set_options({.block_dim = block});
@@ -283,10 +174,10 @@ TEST_P(DeterministicGpu, BlockSizeDoesNotChangeBits) {
 template <class T>
 void check_million(const Suite& s, int outputs, int min_exp, int max_exp, uint64_t seed) {
     const auto c = random_case<T>("million", 1000000, outputs, min_exp, max_exp, seed);
-    for (Op op : kOps) {
+    for (Op op : kGpuOps) {
         SCOPED_TRACE(std::string(op_name(op)) + " " + type_name<T>() + " into " + std::to_string(outputs));
         const auto first = run(s.get<T>(op), c, gpu);
-        EXPECT_TRUE(matches_oracle(first, oracle(op, c)));
+        EXPECT_TRUE(matches_oracle(first, oracle(op, c.initial, c.index, c.values)));
         for (int repeat = 1; repeat < 3; ++repeat)
             EXPECT_TRUE(same_bits_all(run(s.get<T>(op), c, gpu), first)) << "repeat " << repeat;
     }
@@ -302,7 +193,7 @@ TEST_P(DeterministicGpu, MillionThreadsInto65536Outputs) {
     check_million<double>(s(), 65536, -1070, 900, 24);
 }
 
-INSTANTIATE_TEST_SUITE_P(Deterministic, DeterministicGpu, ::testing::ValuesIn(kConfigs),
+INSTANTIATE_TEST_SUITE_P(Deterministic, DeterministicGpu, ::testing::ValuesIn(kGpuConfigs),
                          [](const auto& info) { return std::string(info.param.name); });
 
 // A deterministic launch does not synchronize the host: not testable without timing, so not
