@@ -43,6 +43,9 @@ ir::ValueId id(Frame& f, detail::Ref r, detail::Loc loc) {
     if (r.trace != f.serial)
         f.builder.fail(loc, "this value belongs to another kernel or function (it escaped the "
                             "lambda that traced it); pass it in as a parameter instead");
+    if (!f.builder.visible(r.id))
+        f.builder.fail(loc, "this value was made inside an if_, for_ or while_ body and is used after it; "
+                            "declare a variable before the body (weft::Float x = 0.0f;) and assign it inside");
     return r.id;
 }
 

@@ -13,7 +13,25 @@ bool numeric(const Type& t) { return t.is_scalar() && t.dtype != DType::Bool; }
 
 }  // namespace
 
-Builder::Builder(Function& fn) : fn_(fn) { blocks_.push_back(&fn_.body); }
+Builder::Builder(Function& fn) : fn_(fn) {
+    blocks_.push_back(&fn_.body);
+    open_scopes_.push_back(next_scope_++);
+    value_scopes_.assign(fn_.values.size(), {0, open_scopes_[0]});
+}
+
+const Node* Builder::constant_node(ValueId v) const {
+    if (fn_.values[v].assigned) return nullptr;
+    const Node* found = nullptr;
+    for_each_node(fn_.body, [&](const Node& n) {
+        if (n.kind == NodeKind::Const && n.result == v) found = &n;
+    });
+    return found;
+}
+
+bool Builder::visible(ValueId v) const {
+    const Scope& s = value_scopes_.at(v);
+    return s.depth < open_scopes_.size() && open_scopes_[s.depth] == s.id;
+}
 
 void Builder::fail(Loc loc, const std::string& message) const {
     throw Error(message, fn_.name, loc.file, loc.line);
@@ -21,6 +39,7 @@ void Builder::fail(Loc loc, const std::string& message) const {
 
 ValueId Builder::new_value(Type t) {
     fn_.values.push_back({t, false});
+    value_scopes_.push_back({open_scopes_.size() - 1, open_scopes_.back()});
     return static_cast<ValueId>(fn_.values.size() - 1);
 }
 
@@ -31,13 +50,16 @@ Node& Builder::append(Node node) {
 
 void Builder::in_block(Block& block, const std::function<void()>& body) {
     blocks_.push_back(&block);
+    open_scopes_.push_back(next_scope_++);
     try {
         body();
     } catch (...) {
         blocks_.pop_back();
+        open_scopes_.pop_back();
         throw;
     }
     blocks_.pop_back();
+    open_scopes_.pop_back();
 }
 
 void Builder::check_same(ValueId a, ValueId b, const char* what, Loc loc) {
@@ -319,8 +341,13 @@ void Builder::for_(ValueId start, ValueId stop, ValueId step, const std::functio
     const ValueId var = new_value(Type::scalar(DType::Int32));
     Node& node = append({.kind = NodeKind::For, .result = var, .args = {start, stop, step},
                          .blocks = std::vector<Block>(1), .loc = loc});
+    if (const Node* c = constant_node(step); c && static_cast<int32_t>(c->bits) == 0)
+        fail(loc, "for_ with a step of 0 never ends; use a nonzero step");
     ++loop_depth_;
-    in_block(node.blocks[0], [&] { body(var); });
+    in_block(node.blocks[0], [&] {
+        value_scopes_[var] = {open_scopes_.size() - 1, open_scopes_.back()};  // the body's own
+        body(var);
+    });
     --loop_depth_;
 }
 

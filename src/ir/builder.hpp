@@ -16,6 +16,8 @@ public:
     explicit Builder(Function& fn);
 
     Function& function() { return fn_; }
+    // Whether `v` may be used here: values made inside an if_/for_/while_ body end with it.
+    bool visible(ValueId v) const;
 
     ValueId param(Type type, Loc loc);
     ValueId constant(DType type, uint64_t bits, Loc loc);
@@ -51,6 +53,8 @@ public:
 
 private:
     ValueId new_value(Type type);
+    // The Const node defining `v` if it is an unassigned constant, else null.
+    const Node* constant_node(ValueId v) const;
     // Records that the function reads tid of an `ndim`-D launch (directly or through a call).
     void use_tid(int ndim, Loc loc);
     Node& append(Node node);
@@ -59,8 +63,16 @@ private:
     void check_index(ValueId array, const std::vector<ValueId>& index, const char* what, Loc loc);
     void check_same(ValueId a, ValueId b, const char* what, Loc loc);
 
+    struct Scope {
+        size_t depth;
+        uint64_t id;
+    };
+
     Function& fn_;
     std::vector<Block*> blocks_;
+    std::vector<uint64_t> open_scopes_;  // one id per block in blocks_
+    std::vector<Scope> value_scopes_;    // per value: the block that made it
+    uint64_t next_scope_ = 0;
     int loop_depth_ = 0;
     int while_cond_depth_ = 0;
 };

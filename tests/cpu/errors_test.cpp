@@ -607,4 +607,34 @@ TEST(DefinitionErrors, DuplicateKernelNames) {
                  {"already has a kernel or function named 'twice'", "names must be unique"});
 }
 
+// ---------------------------------------------------------------------------------------------
+// Values that outlive the body that made them, and loops that cannot end.
+
+int g_escape_line = 0;
+
+TEST(TraceErrors, ValueMadeInsideIfUsedAfterIt) {
+    weft::Module m{"escaped_value"};
+    auto k = m.kernel("escaped_value", {"a"}, [](Array<float> a) {
+        auto t = weft::tid();
+        std::optional<Float> inside;
+        weft::if_(a[t] > 0.0f, [&] { inside.emplace(a[t] * 2.0f); });
+        g_escape_line = __LINE__ + 1;
+        a[t] = *inside;
+    });
+    const auto e = error_from([&] { m.compile(dev()); });
+    expect_error(e, "escaped_value", g_escape_line,
+                 {"inside an if_, for_ or while_ body", "declare a variable"});
+}
+
+TEST(TraceErrors, ForWithAConstantZeroStep) {
+    weft::Module m{"zero_step"};
+    int line = 0;
+    auto k = m.kernel("zero_step", {"a"}, [&line](Array<float> a) {
+        line = __LINE__ + 1;
+        weft::for_(0, 10, 0, [&](Int i) { a[i] = 1.0f; });
+    });
+    const auto e = error_from([&] { m.compile(dev()); });
+    expect_error(e, "zero_step", line, {"step of 0", "nonzero step"});
+}
+
 }  // namespace
