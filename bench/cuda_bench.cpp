@@ -8,7 +8,6 @@
 #include <cstdlib>
 #include <filesystem>
 #include <vector>
-
 #include <weft/weft.hpp>
 
 #include "api/module_state.hpp"
@@ -33,10 +32,11 @@ double ms_since(Clock::time_point start) {
 
 weft::Module make_module() {
     weft::Module m{"cuda_bench"};
-    m.kernel("accumulate", {"values", "bins", "out"}, [](Array<float> values, Array<int> bins, Array<float> out) {
-        auto tid = weft::tid();
-        weft::atomic_add(out, bins[tid], values[tid]);
-    });
+    m.kernel("accumulate", {"values", "bins", "out"},
+             [](Array<float> values, Array<int> bins, Array<float> out) {
+                 auto tid = weft::tid();
+                 weft::atomic_add(out, bins[tid], values[tid]);
+             });
     m.kernel("compact_positive", {"values", "count", "compacted"},
              [](Array<float> values, Array<int> count, Array<float> compacted) {
                  auto tid = weft::tid();
@@ -102,7 +102,8 @@ void launch_overhead() {
         weft_us.push_back(ms_since(start) * 1000.0 / launches);
         weft::synchronize(gpu);
         start = Clock::now();
-        for (int i = 0; i < launches; ++i) d.cuLaunchKernel(module.function(index), 1, 1, 1, 256, 1, 1, 0, stream, params, nullptr);
+        for (int i = 0; i < launches; ++i)
+            d.cuLaunchKernel(module.function(index), 1, 1, 1, 256, 1, 1, 0, stream, params, nullptr);
         raw_us.push_back(ms_since(start) * 1000.0 / launches);
         weft::synchronize(gpu);
     }
@@ -141,10 +142,12 @@ void saxpy_bandwidth() {
     const double gb = 1e9;
     const double saxpy_bw = 3.0 * 4.0 * static_cast<double>(n) / (median(saxpy_ms) / 1e3) / gb;
     const double copy_bw = 2.0 * 4.0 * static_cast<double>(n) / (median(copy_ms) / 1e3) / gb;
-    std::printf("%-44s %10.3f ms  %7.0f GB/s\n", "saxpy, 256M floats (12 B/element)", median(saxpy_ms), saxpy_bw);
-    std::printf("%-44s %10.3f ms  %7.0f GB/s\n", "device-to-device copy, 1 GiB (8 B/element)", median(copy_ms),
-                copy_bw);
-    std::printf("%-44s %10.1f %%  (target >= 85%%)\n", "  saxpy bandwidth / copy bandwidth", 100.0 * saxpy_bw / copy_bw);
+    std::printf("%-44s %10.3f ms  %7.0f GB/s\n", "saxpy, 256M floats (12 B/element)", median(saxpy_ms),
+                saxpy_bw);
+    std::printf("%-44s %10.3f ms  %7.0f GB/s\n", "device-to-device copy, 1 GiB (8 B/element)",
+                median(copy_ms), copy_bw);
+    std::printf("%-44s %10.1f %%  (target >= 85%%)\n", "  saxpy bandwidth / copy bandwidth",
+                100.0 * saxpy_bw / copy_bw);
     const float check = y.to_vector()[12345];
     std::printf("%-44s %10g (expected %g)\n", "  check y[12345]", check, 2.0 + 21 * 0.5);
 }

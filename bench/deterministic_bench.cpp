@@ -9,7 +9,6 @@
 #include <random>
 #include <string>
 #include <vector>
-
 #include <weft/weft.hpp>
 
 #include "graph_replay.hpp"
@@ -64,8 +63,8 @@ int main(int argc, char** argv) {
 
     std::printf("%10s %10s | %12s %12s %12s | %9s %9s %8s | %14s | %s\n", "writes", "outputs", "NotGuar. ms",
                 "RunToRun ms", "GpuToGpu ms", "R2R/NG", "G2G/NG", "G2G/R2R", "workspace B", "bits");
-    const std::vector<std::pair<int, int>> rows = {{65536, 1},         {262144, 1},     {1048576, 1},
-                                                   {65536, 65536},     {262144, 65536}, {1048576, 65536},
+    const std::vector<std::pair<int, int>> rows = {{65536, 1},        {262144, 1},     {1048576, 1},
+                                                   {65536, 65536},    {262144, 65536}, {1048576, 65536},
                                                    {1048576, 1048576}};
     std::mt19937 rng(1234);
     for (const auto& [writes, outputs] : rows) {
@@ -88,11 +87,12 @@ int main(int argc, char** argv) {
         const bool same = std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0;
         // Exact digits: 9 words and a flag word per element; records: 12 bytes per record
         // (1024 at least) plus counting buffers of 8 bytes per element and 8 per record.
-        const long long workspace = records ? 12LL * std::max(writes, 1024) + 8LL * outputs + 8LL * std::max(writes, 1024)
-                                            : 76LL * outputs;
-        std::printf("%10d %10d | %12.4f %12.4f %12.4f | %8.3fx %8.3fx %7.2fx | %14lld | %s\n", writes, outputs,
-                    t_plain, t_r2r, t_g2g, t_r2r / t_plain, t_g2g / t_plain, t_g2g / t_r2r, workspace,
-                    same ? "R2R == G2G" : "DIFFER");
+        const long long workspace =
+            records ? 12LL * std::max(writes, 1024) + 8LL * outputs + 8LL * std::max(writes, 1024)
+                    : 76LL * outputs;
+        std::printf("%10d %10d | %12.4f %12.4f %12.4f | %8.3fx %8.3fx %7.2fx | %14lld | %s\n", writes,
+                    outputs, t_plain, t_r2r, t_g2g, t_r2r / t_plain, t_g2g / t_plain, t_g2g / t_r2r,
+                    workspace, same ? "R2R == G2G" : "DIFFER");
     }
     return 0;
 }

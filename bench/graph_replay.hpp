@@ -4,7 +4,6 @@
 #include <algorithm>
 #include <functional>
 #include <vector>
-
 #include <weft/weft.hpp>
 
 #include "runtime/cuda/context.hpp"

@@ -7,7 +7,6 @@
 #include <cstdio>
 #include <cstring>
 #include <vector>
-
 #include <weft/weft.hpp>
 
 #include "graph_replay.hpp"
@@ -20,15 +19,16 @@ const weft::Device gpu = weft::Device::cuda(0);
 using Counter = weft::Kernel<Array<float>, Array<int>, Array<float>>;
 
 Counter make_kernel(weft::Module& m) {
-    return m.kernel("counter_kernel", {"values", "count", "out"}, [](Array<float> values, Array<int> count, Array<float> out) {
-        auto tid = weft::tid();
-        auto slot = weft::atomic_add(count, 0, 1);
-        out[slot] = values[tid];
-    });
+    return m.kernel("counter_kernel", {"values", "count", "out"},
+                    [](Array<float> values, Array<int> count, Array<float> out) {
+                        auto tid = weft::tid();
+                        auto slot = weft::atomic_add(count, 0, 1);
+                        out[slot] = values[tid];
+                    });
 }
 
-double replay_ms(const Counter& k, int n, const weft::DeviceArray<float>& values, weft::DeviceArray<int>& count,
-                 weft::DeviceArray<float>& out) {
+double replay_ms(const Counter& k, int n, const weft::DeviceArray<float>& values,
+                 weft::DeviceArray<int>& count, weft::DeviceArray<float>& out) {
     count.zero_();
     weft::launch(k, n, values, count, out);  // compile and warm up outside the graph
     weft::synchronize(gpu);
@@ -38,8 +38,8 @@ double replay_ms(const Counter& k, int n, const weft::DeviceArray<float>& values
     });
 }
 
-double direct_ms(const Counter& k, int n, const weft::DeviceArray<float>& values, weft::DeviceArray<int>& count,
-                 weft::DeviceArray<float>& out) {
+double direct_ms(const Counter& k, int n, const weft::DeviceArray<float>& values,
+                 weft::DeviceArray<int>& count, weft::DeviceArray<float>& out) {
     weft::Event start(gpu), end(gpu);
     std::vector<double> ms;
     for (int r = 0; r < 55; ++r) {
@@ -66,8 +66,8 @@ int main() {
     weft::Module det_module{"pattern_b", {.deterministic = weft::Deterministic::RunToRun}};
     const Counter plain = make_kernel(plain_module);
     const Counter det = make_kernel(det_module);
-    std::printf("%10s | %12s %12s %8s | %12s %12s %8s | %s\n", "writes", "graph NG ms", "graph det ms", "ratio",
-                "direct NG ms", "direct det", "ratio", "repeats");
+    std::printf("%10s | %12s %12s %8s | %12s %12s %8s | %s\n", "writes", "graph NG ms", "graph det ms",
+                "ratio", "direct NG ms", "direct det", "ratio", "repeats");
     for (int n : {65536, 262144, 1048576, 16777216}) {
         std::vector<float> v(static_cast<size_t>(n));
         for (int i = 0; i < n; ++i) v[i] = static_cast<float>(i);
@@ -86,8 +86,9 @@ int main() {
             weft::launch(det, n, values, count, out);
             exact = out.to_vector() == v && count.to_vector()[0] == n;
         }
-        std::printf("%10d | %12.4f %12.4f %7.2fx | %12.4f %12.4f %7.2fx | %s\n", n, g_plain, g_det, g_det / g_plain,
-                    d_plain, d_det, d_det / d_plain, exact ? "thread order, identical" : "WRONG");
+        std::printf("%10d | %12.4f %12.4f %7.2fx | %12.4f %12.4f %7.2fx | %s\n", n, g_plain, g_det,
+                    g_det / g_plain, d_plain, d_det, d_det / d_plain,
+                    exact ? "thread order, identical" : "WRONG");
     }
     return 0;
 }

@@ -6,17 +6,17 @@
 #include <random>
 #include <set>
 #include <string>
-
 #include <weft/weft.hpp>
 
 using weft::Array;
 
 // The same kernel body in two modules: plain atomics, and deterministic ones.
 auto make_accumulate(weft::Module& m) {
-    return m.kernel("accumulate", {"values", "bins", "out"}, [](Array<float> values, Array<int> bins, Array<float> out) {
-        auto tid = weft::tid();
-        out[bins[tid]] += values[tid];
-    });
+    return m.kernel("accumulate", {"values", "bins", "out"},
+                    [](Array<float> values, Array<int> bins, Array<float> out) {
+                        auto tid = weft::tid();
+                        out[bins[tid]] += values[tid];
+                    });
 }
 
 int main() {
@@ -53,25 +53,26 @@ int main() {
     };
     std::vector<float> sums;
     const size_t plain_distinct = distinct_results(accumulate_plain, sums);
-    std::printf("accumulate %d values into %d bins, plain atomics: %zu distinct result(s) in 3 runs\n", n, num_bins,
-                plain_distinct);
+    std::printf("accumulate %d values into %d bins, plain atomics: %zu distinct result(s) in 3 runs\n", n,
+                num_bins, plain_distinct);
     const size_t det_distinct = distinct_results(accumulate_deterministic, sums);
-    std::printf("accumulate, deterministic (RunToRun):  %zu distinct result(s) in 3 runs; sums:", det_distinct);
+    std::printf("accumulate, deterministic (RunToRun):  %zu distinct result(s) in 3 runs; sums:",
+                det_distinct);
     for (float s : sums) std::printf(" %.9g", s);
     std::printf("\n");
 
     // Compaction by slot allocation (the spec's compact_positive) in the deterministic module:
     // the slots follow thread order, so the output is the same on every run.
-    auto compact_positive = deterministic.kernel(
-        "compact_positive", {"values", "count", "compacted"},
-        [](Array<float> values, Array<int> count, Array<float> compacted) {
-            auto tid = weft::tid();
-            auto v = values[tid];
-            weft::if_(v > 0.0f, [&] {
-                auto slot = weft::atomic_add(count, 0, 1);
-                compacted[slot] = v;
-            });
-        });
+    auto compact_positive =
+        deterministic.kernel("compact_positive", {"values", "count", "compacted"},
+                             [](Array<float> values, Array<int> count, Array<float> compacted) {
+                                 auto tid = weft::tid();
+                                 auto v = values[tid];
+                                 weft::if_(v > 0.0f, [&] {
+                                     auto slot = weft::atomic_add(count, 0, 1);
+                                     compacted[slot] = v;
+                                 });
+                             });
     std::set<std::string> outputs;
     int kept = 0;
     std::vector<float> compacted_values;
@@ -81,10 +82,13 @@ int main() {
         weft::launch(compact_positive, n, values, count, compacted);
         kept = count.to_vector()[0];
         compacted_values = compacted.to_vector();
-        outputs.insert(std::string(reinterpret_cast<const char*>(compacted_values.data()), kept * sizeof(float)));
+        outputs.insert(
+            std::string(reinterpret_cast<const char*>(compacted_values.data()), kept * sizeof(float)));
     }
-    std::printf("compact_positive, deterministic: kept %d of %d, %zu distinct output order(s) in 3 runs; first three: "
-                "%g %g %g\n",
-                kept, n, outputs.size(), compacted_values[0], compacted_values[1], compacted_values[2]);
+    std::printf(
+        "compact_positive, deterministic: kept %d of %d, %zu distinct output order(s) in 3 runs; first "
+        "three: "
+        "%g %g %g\n",
+        kept, n, outputs.size(), compacted_values[0], compacted_values[1], compacted_values[2]);
     return det_distinct == 1 && outputs.size() == 1 ? 0 : 1;
 }

@@ -14,12 +14,12 @@ struct Index {
     detail::Loc loc;
 
     template <ElementType T>
-        requires(std::is_integral_v<T> && !std::is_same_v<T, bool>)
-    Index(const Scalar<T>& value, std::source_location s = std::source_location::current())
+    requires(std::is_integral_v<T> && !std::is_same_v<T, bool>)
+        Index(const Scalar<T>& value, std::source_location s = std::source_location::current())
         : ref(detail::Access::ref(value)), loc(detail::Loc::from(s)) {}
     template <class U>
-        requires(std::is_integral_v<U> && !std::is_same_v<U, bool>)
-    Index(U literal, std::source_location s = std::source_location::current())
+    requires(std::is_integral_v<U> && !std::is_same_v<U, bool>)
+        Index(U literal, std::source_location s = std::source_location::current())
         : ref(detail::emit_const(DType::Int64, detail::literal_bits(static_cast<int64_t>(literal)),
                                  detail::Loc::from(s))),
           loc(detail::Loc::from(s)) {}
@@ -34,9 +34,7 @@ class Element : public Scalar<T> {
 public:
     Element(const Element&) = default;
 
-    void operator=(const Located<T>& value) && {
-        detail::emit_store(array_, index_, value.ref, value.loc);
-    }
+    void operator=(const Located<T>& value) && { detail::emit_store(array_, index_, value.ref, value.loc); }
     void operator=(const Element& value) && {
         detail::emit_store(array_, index_, detail::Access::ref(value), detail::last_loc());
     }
@@ -67,11 +65,11 @@ public:
     // Only += and -= have an atomic meaning on an array element (the spec's shorthands);
     // `a[i] *= v` and the like do not compile. Write `a[i] = a[i] * v` (not atomic), or name
     // the element first to change a local copy.
-#define WEFT_LOCAL_ONLY(op)                                   \
-    void operator op(const Located<T>& value) && = delete;    \
-    Element& operator op(const Located<T>& value) & {         \
-        Scalar<T>::operator op(value);                        \
-        return *this;                                         \
+#define WEFT_LOCAL_ONLY(op)                               \
+    void operator op(const Located<T>& value)&& = delete; \
+    Element& operator op(const Located<T>& value)& {      \
+        Scalar<T>::operator op(value);                    \
+        return *this;                                     \
     }
     WEFT_LOCAL_ONLY(*=)
     WEFT_LOCAL_ONLY(/=)
@@ -105,37 +103,22 @@ public:
     using value_type = T;
     static constexpr int ndim = N;
 
-    Element<T> operator[](const Index& i) const
-        requires(N == 1)
-    {
-        return Element<T>(ref_, {i.ref}, i.loc);
-    }
+    Element<T> operator[](const Index& i) const requires(N == 1) { return Element<T>(ref_, {i.ref}, i.loc); }
     // On an array of 2 or more dimensions, a[i] is the (N-1)-D view of the same memory with
     // dimension 0 fixed at i (a row of a 2-D array); a[i][j] == a(i, j). Like every kernel
     // index, i is a plain offset: negative values are not counted from the end.
-    Array<T, N - 1> operator[](const Index& i) const
-        requires(N >= 2)
-    {
+    Array<T, N - 1> operator[](const Index& i) const requires(N >= 2) {
         return detail::Access::wrap<Array<T, N - 1>>(detail::emit_view(ref_, i.ref, i.loc));
     }
-    Element<T> operator()(const Index& i) const
-        requires(N == 1)
-    {
-        return Element<T>(ref_, {i.ref}, i.loc);
-    }
-    Element<T> operator()(const Index& i, const Index& j) const
-        requires(N == 2)
-    {
+    Element<T> operator()(const Index& i) const requires(N == 1) { return Element<T>(ref_, {i.ref}, i.loc); }
+    Element<T> operator()(const Index& i, const Index& j) const requires(N == 2) {
         return Element<T>(ref_, {i.ref, j.ref}, i.loc);
     }
-    Element<T> operator()(const Index& i, const Index& j, const Index& k) const
-        requires(N == 3)
-    {
+    Element<T> operator()(const Index& i, const Index& j, const Index& k) const requires(N == 3) {
         return Element<T>(ref_, {i.ref, j.ref, k.ref}, i.loc);
     }
     Element<T> operator()(const Index& i, const Index& j, const Index& k, const Index& l) const
-        requires(N == 4)
-    {
+        requires(N == 4) {
         return Element<T>(ref_, {i.ref, j.ref, k.ref, l.ref}, i.loc);
     }
 

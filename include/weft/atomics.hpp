@@ -13,34 +13,32 @@ namespace weft {
 namespace detail {
 
 template <ElementType T, int N>
-Scalar<T> atomic(AtomicOp op, const Array<T, N>& array, std::vector<Ref> index, Ref value,
-                 Ref compare, Loc loc) {
-    return Access::wrap<Scalar<T>>(
-        emit_atomic(op, Access::ref(array), index, value, compare, loc));
+Scalar<T> atomic(AtomicOp op, const Array<T, N>& array, std::vector<Ref> index, Ref value, Ref compare,
+                 Loc loc) {
+    return Access::wrap<Scalar<T>>(emit_atomic(op, Access::ref(array), index, value, compare, loc));
 }
 
 }  // namespace detail
 
-#define WEFT_ATOMIC(fn, code)                                                                   \
-    template <ElementType T>                                                                    \
-    Scalar<T> fn(const Array<T, 1>& a, const Index& i, const std::type_identity_t<Located<T>>& v) { \
-        return detail::atomic(detail::AtomicOp::code, a, {i.ref}, v.ref, {}, i.loc);            \
-    }                                                                                           \
-    template <ElementType T>                                                                    \
-    Scalar<T> fn(const Array<T, 2>& a, const Index& i, const Index& j,                          \
-                 const std::type_identity_t<Located<T>>& v) {                                   \
-        return detail::atomic(detail::AtomicOp::code, a, {i.ref, j.ref}, v.ref, {}, i.loc);     \
-    }                                                                                           \
-    template <ElementType T>                                                                    \
-    Scalar<T> fn(const Array<T, 3>& a, const Index& i, const Index& j, const Index& k,          \
-                 const std::type_identity_t<Located<T>>& v) {                                   \
-        return detail::atomic(detail::AtomicOp::code, a, {i.ref, j.ref, k.ref}, v.ref, {}, i.loc); \
-    }                                                                                           \
-    template <ElementType T>                                                                    \
-    Scalar<T> fn(const Array<T, 4>& a, const Index& i, const Index& j, const Index& k,          \
-                 const Index& l, const std::type_identity_t<Located<T>>& v) {                   \
-        return detail::atomic(detail::AtomicOp::code, a, {i.ref, j.ref, k.ref, l.ref}, v.ref, {}, \
-                              i.loc);                                                           \
+#define WEFT_ATOMIC(fn, code)                                                                             \
+    template <ElementType T>                                                                              \
+    Scalar<T> fn(const Array<T, 1>& a, const Index& i, const std::type_identity_t<Located<T>>& v) {       \
+        return detail::atomic(detail::AtomicOp::code, a, {i.ref}, v.ref, {}, i.loc);                      \
+    }                                                                                                     \
+    template <ElementType T>                                                                              \
+    Scalar<T> fn(const Array<T, 2>& a, const Index& i, const Index& j,                                    \
+                 const std::type_identity_t<Located<T>>& v) {                                             \
+        return detail::atomic(detail::AtomicOp::code, a, {i.ref, j.ref}, v.ref, {}, i.loc);               \
+    }                                                                                                     \
+    template <ElementType T>                                                                              \
+    Scalar<T> fn(const Array<T, 3>& a, const Index& i, const Index& j, const Index& k,                    \
+                 const std::type_identity_t<Located<T>>& v) {                                             \
+        return detail::atomic(detail::AtomicOp::code, a, {i.ref, j.ref, k.ref}, v.ref, {}, i.loc);        \
+    }                                                                                                     \
+    template <ElementType T>                                                                              \
+    Scalar<T> fn(const Array<T, 4>& a, const Index& i, const Index& j, const Index& k, const Index& l,    \
+                 const std::type_identity_t<Located<T>>& v) {                                             \
+        return detail::atomic(detail::AtomicOp::code, a, {i.ref, j.ref, k.ref, l.ref}, v.ref, {}, i.loc); \
     }
 WEFT_ATOMIC(atomic_add, Add)
 WEFT_ATOMIC(atomic_sub, Sub)
@@ -54,8 +52,7 @@ WEFT_ATOMIC(atomic_xor, Xor)
 
 // atomic_cas(array, i, compare, value): stores `value` if the element equals `compare`.
 template <ElementType T>
-Scalar<T> atomic_cas(const Array<T, 1>& a, const Index& i,
-                     const std::type_identity_t<Located<T>>& compare,
+Scalar<T> atomic_cas(const Array<T, 1>& a, const Index& i, const std::type_identity_t<Located<T>>& compare,
                      const std::type_identity_t<Located<T>>& value) {
     return detail::atomic(detail::AtomicOp::Cas, a, {i.ref}, value.ref, compare.ref, i.loc);
 }

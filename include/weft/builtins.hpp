@@ -17,17 +17,17 @@ S wrap_scalar(Ref ref) {
 template <class A, class B>
 struct CommonScalar;
 template <Traced A, Traced B>
-    requires std::is_same_v<scalar_of_t<A>, scalar_of_t<B>>
+requires std::is_same_v<scalar_of_t<A>, scalar_of_t<B>>
 struct CommonScalar<A, B> {
     using type = scalar_of_t<A>;
 };
 template <Traced A, class B>
-    requires std::is_arithmetic_v<B>
+requires std::is_arithmetic_v<B>
 struct CommonScalar<A, B> {
     using type = scalar_of_t<A>;
 };
 template <class A, Traced B>
-    requires std::is_arithmetic_v<A>
+requires std::is_arithmetic_v<A>
 struct CommonScalar<A, B> {
     using type = scalar_of_t<B>;
 };
@@ -47,13 +47,12 @@ Ref operand(const X& x, Loc loc) {
 template <class A, class B>
 using common_scalar_t = typename detail::CommonScalar<std::remove_cvref_t<A>, std::remove_cvref_t<B>>::type;
 
-#define WEFT_MATH_BUILTIN(fn, code)                                                          \
-    template <Traced X>                                                                      \
-    scalar_of_t<X> fn(const X& x, std::source_location s = std::source_location::current()) { \
-        using S = scalar_of_t<X>;                                                            \
-        return detail::wrap_scalar<S>(detail::emit_math(                                     \
-            detail::MathOp::code, detail::Access::ref(static_cast<const S&>(x)),             \
-            detail::Loc::from(s)));                                                          \
+#define WEFT_MATH_BUILTIN(fn, code)                                                                      \
+    template <Traced X>                                                                                  \
+    scalar_of_t<X> fn(const X& x, std::source_location s = std::source_location::current()) {            \
+        using S = scalar_of_t<X>;                                                                        \
+        return detail::wrap_scalar<S>(detail::emit_math(                                                 \
+            detail::MathOp::code, detail::Access::ref(static_cast<const S&>(x)), detail::Loc::from(s))); \
     }
 WEFT_MATH_BUILTIN(abs, Abs)
 WEFT_MATH_BUILTIN(sqrt, Sqrt)
@@ -65,13 +64,13 @@ WEFT_MATH_BUILTIN(exp, Exp)
 WEFT_MATH_BUILTIN(log, Log)
 #undef WEFT_MATH_BUILTIN
 
-#define WEFT_BINARY_BUILTIN(fn, code)                                                         \
-    template <class A, class B>                                                               \
-    common_scalar_t<A, B> fn(const A& a, const B& b,                                          \
-                             std::source_location s = std::source_location::current()) {      \
-        using S = common_scalar_t<A, B>;                                                      \
-        const auto loc = detail::Loc::from(s);                                                \
-        return detail::wrap_scalar<S>(detail::emit_binary(                                    \
+#define WEFT_BINARY_BUILTIN(fn, code)                                                              \
+    template <class A, class B>                                                                    \
+    common_scalar_t<A, B> fn(const A& a, const B& b,                                               \
+                             std::source_location s = std::source_location::current()) {           \
+        using S = common_scalar_t<A, B>;                                                           \
+        const auto loc = detail::Loc::from(s);                                                     \
+        return detail::wrap_scalar<S>(detail::emit_binary(                                         \
             detail::BinaryOp::code, detail::operand<S>(a, loc), detail::operand<S>(b, loc), loc)); \
     }
 // min/max of floats follow IEEE minNum/maxNum: a NaN operand yields the other operand.
@@ -107,8 +106,8 @@ common_scalar_t<A, B> select(const Located<bool>& cond, const A& if_true, const 
 template <ElementType T, Traced X>
 Scalar<T> cast(const X& x, std::source_location s = std::source_location::current()) {
     using S = scalar_of_t<X>;
-    return detail::wrap_scalar<Scalar<T>>(detail::emit_cast(
-        dtype_of<T>, detail::Access::ref(static_cast<const S&>(x)), detail::Loc::from(s)));
+    return detail::wrap_scalar<Scalar<T>>(
+        detail::emit_cast(dtype_of<T>, detail::Access::ref(static_cast<const S&>(x)), detail::Loc::from(s)));
 }
 
 }  // namespace weft

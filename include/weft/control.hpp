@@ -21,7 +21,8 @@ std::array<Int, N> tid(std::source_location s = std::source_location::current())
     const auto loc = detail::Loc::from(s);
     return [&]<size_t... D>(std::index_sequence<D...>) {
         return std::array<Int, N>{detail::Access::wrap<Int>(detail::emit_tid(int(D), N, loc))...};
-    }(std::make_index_sequence<N>{});
+    }
+    (std::make_index_sequence<N>{});
 }
 
 // if_(cond, then) and if_(cond, then, otherwise); the bodies are lambdas taking no arguments.
@@ -40,8 +41,8 @@ inline void if_(const Located<bool>& cond, const std::function<void()>& then_bod
 template <std::invocable<Int> F>
 void for_(const Located<int32_t>& start, const Located<int32_t>& stop, const Located<int32_t>& step,
           F&& body) {
-    detail::emit_for(start.ref, stop.ref, step.ref,
-                     [&](detail::Ref i) { body(detail::Access::wrap<Int>(i)); }, start.loc);
+    detail::emit_for(
+        start.ref, stop.ref, step.ref, [&](detail::Ref i) { body(detail::Access::wrap<Int>(i)); }, start.loc);
 }
 template <std::invocable<Int> F>
 void for_(const Located<int32_t>& start, const Located<int32_t>& stop, F&& body) {

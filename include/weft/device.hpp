@@ -41,7 +41,7 @@ struct DeviceInfo {
     std::string name;
     int compute_capability_major = 0;  // 0 for the CPU
     int compute_capability_minor = 0;
-    int multiprocessors = 0;  // SMs; for the CPU, hardware threads
+    int multiprocessors = 0;    // SMs; for the CPU, hardware threads
     uint64_t total_memory = 0;  // bytes; 0 for the CPU
 };
 DeviceInfo device_info(Device device);

@@ -39,8 +39,8 @@ struct ViewIndex {
     std::source_location where;
 
     template <class U>
-        requires(std::is_integral_v<U> && !std::is_same_v<U, bool>)
-    ViewIndex(U i, std::source_location s = std::source_location::current())  // NOLINT: a[i] reads well
+    requires(std::is_integral_v<U> && !std::is_same_v<U, bool>)
+        ViewIndex(U i, std::source_location s = std::source_location::current())  // NOLINT: a[i] reads well
         : value(static_cast<int64_t>(i)), where(s) {}
 };
 

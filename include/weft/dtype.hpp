@@ -48,7 +48,9 @@ struct DTypeOf<double> {
 };
 
 template <class T>
-concept ElementType = requires { DTypeOf<T>::value; };
+concept ElementType = requires {
+    DTypeOf<T>::value;
+};
 
 template <ElementType T>
 inline constexpr DType dtype_of = DTypeOf<T>::value;

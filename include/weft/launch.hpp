@@ -19,8 +19,7 @@ struct Dim {
     detail::Loc loc;
 
     Dim(int64_t n, std::source_location s = std::source_location::current());
-    Dim(std::initializer_list<int64_t> extents,
-        std::source_location s = std::source_location::current());
+    Dim(std::initializer_list<int64_t> extents, std::source_location s = std::source_location::current());
 };
 
 // A scalar launch argument whose type is known at run time.
@@ -45,13 +44,15 @@ namespace detail {
 template <class P, class A>
 struct ArgFits : std::false_type {};
 template <ElementType T, int N, class A>
-    requires std::is_base_of_v<DeviceArray<T>, A>
-struct ArgFits<Array<T, N>, A> : std::true_type {};
+requires std::is_base_of_v<DeviceArray<T>, A>
+struct ArgFits<Array<T, N>, A> : std::true_type {
+};
 template <ElementType T, int N>
 struct ArgFits<Array<T, N>, AnyArray> : std::true_type {};  // checked at run time
 template <ElementType T, class A>
-    requires std::is_arithmetic_v<A>
-struct ArgFits<Scalar<T>, A> : std::true_type {};
+requires std::is_arithmetic_v<A>
+struct ArgFits<Scalar<T>, A> : std::true_type {
+};
 
 template <class P, class A>
 LaunchArg to_launch_arg(const A& a) {

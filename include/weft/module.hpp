@@ -30,7 +30,9 @@ struct ParamTraits<Array<T, N>> {
 };
 
 template <class P>
-concept Param = requires { ParamTraits<P>::spec(); };
+concept Param = requires {
+    ParamTraits<P>::spec();
+};
 
 // The signature of a (non-generic) lambda.
 template <class F>
@@ -56,8 +58,8 @@ template <class R>
 using ReturnOf = typename ReturnOfT<R>::type;
 
 template <class F, class... P>
-std::shared_ptr<TraceBody> make_trace_body(std::string name, std::vector<std::string> names, F fn,
-                                           Loc loc, std::tuple<P...>*) {
+std::shared_ptr<TraceBody> make_trace_body(std::string name, std::vector<std::string> names, F fn, Loc loc,
+                                           std::tuple<P...>*) {
     static_assert((Param<P> && ...),
                   "kernel and function parameters must be weft::Array<T, N> or weft::Scalar<T> "
                   "(Int, Float, ...) taken by value");
@@ -73,7 +75,7 @@ std::shared_ptr<TraceBody> make_trace_body(std::string name, std::vector<std::st
         body->ret = ParamTraits<scalar_of_t<R>>::spec();
     }
     body->trace = [fn](const std::vector<Ref>& refs) -> Ref {
-        return [&]<size_t... I>(std::index_sequence<I...>) -> Ref {
+        return [&]<size_t... I>(std::index_sequence<I...>)->Ref {
             if constexpr (std::is_void_v<R>) {
                 fn(Access::wrap<P>(refs[I])...);
                 return {};
@@ -81,7 +83,8 @@ std::shared_ptr<TraceBody> make_trace_body(std::string name, std::vector<std::st
                 const scalar_of_t<R> result = fn(Access::wrap<P>(refs[I])...);
                 return Access::ref(result);
             }
-        }(std::index_sequence_for<P...>{});
+        }
+        (std::index_sequence_for<P...>{});
     };
     return body;
 }
@@ -113,8 +116,8 @@ class Func<R(P...)> {
 public:
     // (P... are fixed by the class, so the source location can follow them.)
     R operator()(const P&... args, std::source_location s = std::source_location::current()) const {
-        const detail::Ref result = detail::emit_call(body_, {detail::Access::ref(args)...},
-                                                     detail::Loc::from(s));
+        const detail::Ref result =
+            detail::emit_call(body_, {detail::Access::ref(args)...}, detail::Loc::from(s));
         if constexpr (!std::is_void_v<R>) return detail::Access::wrap<R>(result);
     }
     const std::string& name() const { return body_->name; }
@@ -160,9 +163,9 @@ public:
                 std::source_location s = std::source_location::current()) {
         using Traits = detail::LambdaTraits<F>;
         static_assert(std::is_void_v<typename Traits::result>, "a kernel returns nothing");
-        auto body = detail::make_trace_body(std::move(name), std::move(param_names), std::move(fn),
-                                            detail::Loc::from(s),
-                                            static_cast<typename Traits::params*>(nullptr));
+        auto body =
+            detail::make_trace_body(std::move(name), std::move(param_names), std::move(fn),
+                                    detail::Loc::from(s), static_cast<typename Traits::params*>(nullptr));
         return typename detail::KernelOf<typename Traits::params>::type(add_kernel(std::move(body)));
     }
     template <class F>

@@ -53,8 +53,8 @@ struct Located {
 
     Located(const Scalar<T>& value, std::source_location s = std::source_location::current());
     template <class U>
-        requires std::is_arithmetic_v<U>
-    Located(U literal, std::source_location s = std::source_location::current())
+    requires std::is_arithmetic_v<U> Located(U literal,
+                                             std::source_location s = std::source_location::current())
         : ref(detail::emit_const(dtype_of<T>, detail::literal_bits(static_cast<T>(literal)),
                                  detail::Loc::from(s))),
           loc(detail::Loc::from(s)) {}
@@ -70,8 +70,8 @@ public:
         : ref_(detail::emit_const(dtype_of<T>, 0, detail::Loc::from(s))) {}
     // A literal becomes a constant.
     template <class U>
-        requires std::is_arithmetic_v<U>
-    Scalar(U literal, std::source_location s = std::source_location::current())
+    requires std::is_arithmetic_v<U> Scalar(U literal,
+                                            std::source_location s = std::source_location::current())
         : ref_(detail::emit_const(dtype_of<T>, detail::literal_bits(static_cast<T>(literal)),
                                   detail::Loc::from(s))) {}
     // Copies snapshot the value: later assignments to the source do not show through.
@@ -79,8 +79,8 @@ public:
         : ref_(detail::emit_copy(other.ref_, detail::Loc::from(s))) {}
     // An explicit conversion between element types is a cast.
     template <ElementType U>
-        requires(!std::is_same_v<U, T>)
-    explicit Scalar(const Scalar<U>& other, std::source_location s = std::source_location::current())
+    requires(!std::is_same_v<U, T>) explicit Scalar(const Scalar<U>& other,
+                                                    std::source_location s = std::source_location::current())
         : ref_(detail::emit_cast(dtype_of<T>, detail::Access::ref(other), detail::Loc::from(s))) {}
 
     Scalar& operator=(const Scalar& other) {
@@ -94,11 +94,10 @@ public:
     // `x = 0;`: without this overload a literal converts equally well to Scalar and to Located,
     // and the assignment is ambiguous. (An operator= cannot take a source_location.)
     template <class U>
-        requires std::is_arithmetic_v<U>
-    Scalar& operator=(U literal) {
+    requires std::is_arithmetic_v<U> Scalar& operator=(U literal) {
         const detail::Loc loc = detail::last_loc();
-        detail::emit_assign(ref_, detail::emit_const(dtype_of<T>, detail::literal_bits(static_cast<T>(literal)), loc),
-                            loc);
+        detail::emit_assign(
+            ref_, detail::emit_const(dtype_of<T>, detail::literal_bits(static_cast<T>(literal)), loc), loc);
         return *this;
     }
 
@@ -107,11 +106,11 @@ public:
     // bool` would make the built-in !, && and || candidates for `!b` and `a && b`, ambiguous with
     // the traced operators below.
 
-#define WEFT_COMPOUND(op, code)                                                              \
-    Scalar& operator op(const Located<T>& rhs) {                                             \
+#define WEFT_COMPOUND(op, code)                                                                        \
+    Scalar& operator op(const Located<T>& rhs) {                                                       \
         detail::emit_assign(ref_, detail::emit_binary(detail::BinaryOp::code, ref_, rhs.ref, rhs.loc), \
-                            rhs.loc);                                                        \
-        return *this;                                                                        \
+                            rhs.loc);                                                                  \
+        return *this;                                                                                  \
     }
     WEFT_COMPOUND(+=, Add)
     WEFT_COMPOUND(-=, Sub)
@@ -125,10 +124,10 @@ public:
     WEFT_COMPOUND(>>=, Shr)
 #undef WEFT_COMPOUND
 
-#define WEFT_BINARY(op, code, R)                                                             \
-    friend Scalar<R> operator op(const Located<T>& a, const Located<T>& b) {                 \
-        return detail::Access::wrap<Scalar<R>>(                                              \
-            detail::emit_binary(detail::BinaryOp::code, a.ref, b.ref, a.loc));               \
+#define WEFT_BINARY(op, code, R)                                               \
+    friend Scalar<R> operator op(const Located<T>& a, const Located<T>& b) {   \
+        return detail::Access::wrap<Scalar<R>>(                                \
+            detail::emit_binary(detail::BinaryOp::code, a.ref, b.ref, a.loc)); \
     }
     WEFT_BINARY(+, Add, T)
     WEFT_BINARY(-, Sub, T)
@@ -194,7 +193,7 @@ struct TracedScalar<Scalar<T>> {
     using type = Scalar<T>;
 };
 template <class X>
-    requires std::is_base_of_v<Scalar<typename X::value_type>, X>
+requires std::is_base_of_v<Scalar<typename X::value_type>, X>
 struct TracedScalar<X> {
     using type = Scalar<typename X::value_type>;
 };
@@ -206,6 +205,8 @@ template <class X>
 using scalar_of_t = typename detail::TracedScalar<std::remove_cvref_t<X>>::type;
 
 template <class X>
-concept Traced = requires { typename scalar_of_t<X>; };
+concept Traced = requires {
+    typename scalar_of_t<X>;
+};
 
 }  // namespace weft

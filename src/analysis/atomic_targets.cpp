@@ -32,7 +32,8 @@ public:
                 case ir::NodeKind::Store: out_.accesses.push_back({&n, function, root[n.args[0]]}); break;
                 case ir::NodeKind::Call: {
                     std::vector<int> callee_roots;
-                    for (ir::ValueId a : n.args) callee_roots.push_back(fn.type_of(a).is_array() ? root[a] : -1);
+                    for (ir::ValueId a : n.args)
+                        callee_roots.push_back(fn.type_of(a).is_array() ? root[a] : -1);
                     visit(static_cast<uint32_t>(n.bits), callee_roots);
                     break;
                 }
@@ -58,6 +59,8 @@ KernelAtomics kernel_atomics(const ir::Program& program, uint32_t kernel) {
     return out;
 }
 
-ir::AtomicOp reduction_family(ir::AtomicOp op) { return op == ir::AtomicOp::Sub ? ir::AtomicOp::Add : op; }
+ir::AtomicOp reduction_family(ir::AtomicOp op) {
+    return op == ir::AtomicOp::Sub ? ir::AtomicOp::Add : op;
+}
 
 }  // namespace weft::analysis

@@ -12,7 +12,9 @@ using Counts = std::map<int, RecordBound>;
 
 constexpr int64_t kSaturated = int64_t{1} << 40;
 
-int64_t saturating_mul(int64_t a, int64_t b) { return (b != 0 && a > kSaturated / b) ? kSaturated : a * b; }
+int64_t saturating_mul(int64_t a, int64_t b) {
+    return (b != 0 && a > kSaturated / b) ? kSaturated : a * b;
+}
 
 void add_into(Counts& into, const Counts& from, int64_t times, bool dynamic) {
     for (const auto& [param, bound] : from) {
@@ -28,11 +30,13 @@ public:
 
     Counts function(uint32_t f, const std::vector<int>& roots) {
         const ir::Function& fn = *program_.functions[f];
-        Scope scope{fn, std::vector<int>(fn.values.size(), -1), std::vector<const ir::Node*>(fn.values.size(), nullptr)};
+        Scope scope{fn, std::vector<int>(fn.values.size(), -1),
+                    std::vector<const ir::Node*>(fn.values.size(), nullptr)};
         for (size_t i = 0; i < fn.params.size(); ++i) scope.root[fn.params[i]] = roots[i];
         ir::for_each_node(fn.body, [&](const ir::Node& n) {
             if (n.result == ir::kNoValue) return;
-            if (fn.type_of(n.result).is_array() && !n.args.empty()) scope.root[n.result] = scope.root[n.args[0]];
+            if (fn.type_of(n.result).is_array() && !n.args.empty())
+                scope.root[n.result] = scope.root[n.args[0]];
             if (n.kind == ir::NodeKind::Const && !fn.values[n.result].assigned) scope.constant[n.result] = &n;
         });
         return block(scope, fn.body);

@@ -1,10 +1,11 @@
 // weft::launch: run-time argument checks, then the device's launch; undone on a fault.
+#include "weft/launch.hpp"
+
 #include "analysis/written_arrays.hpp"
 #include "api/module_state.hpp"
 #include "runtime/det/accumulation.hpp"
 #include "runtime/det/slots.hpp"
 #include "weft/error.hpp"
-#include "weft/launch.hpp"
 
 namespace weft {
 
@@ -26,7 +27,8 @@ std::string describe(const detail::ParamSpec& p) {
 }
 
 std::string describe(const LaunchArg& a) {
-    if (const auto* s = std::get_if<ScalarArg>(&a)) return std::string("a ") + dtype_name(s->dtype) + " scalar";
+    if (const auto* s = std::get_if<ScalarArg>(&a))
+        return std::string("a ") + dtype_name(s->dtype) + " scalar";
     const auto& arr = std::get<AnyArray>(a);
     return std::string("a ") + std::to_string(arr.ndim()) + "-D array of " + dtype_name(arr.dtype());
 }
@@ -74,7 +76,8 @@ void launch(const detail::KernelState& kernel, const Dim& dim, const std::vector
     }
 
     if (args.size() != body.params.size())
-        fail("takes " + std::to_string(body.params.size()) + " arguments, got " + std::to_string(args.size()));
+        fail("takes " + std::to_string(body.params.size()) + " arguments, got " +
+             std::to_string(args.size()));
     std::optional<Device> device;
     for (size_t i = 0; i < args.size(); ++i) {
         const detail::ParamSpec& p = body.params[i];
@@ -96,7 +99,8 @@ void launch(const detail::KernelState& kernel, const Dim& dim, const std::vector
     const int index = compiled->program->find(body.name);
     const ir::Function& fn = *compiled->program->functions[index];
     if (fn.tid_ndim != 0 && fn.tid_ndim != dim.ndim)
-        fail("the kernel uses " + std::string(fn.tid_ndim == 1 ? "tid()" : "tid<" + std::to_string(fn.tid_ndim) + ">()") +
+        fail("the kernel uses " +
+             std::string(fn.tid_ndim == 1 ? "tid()" : "tid<" + std::to_string(fn.tid_ndim) + ">()") +
              " but is launched with " + std::to_string(dim.ndim) + " dimensions; launch it with " +
              std::to_string(fn.tid_ndim));
 
@@ -130,7 +134,8 @@ void launch(const detail::KernelState& kernel, const Dim& dim, const std::vector
         }
         accumulation = runtime::det::prepare(
             target, runtime::det::plan(fn.det_targets, targets, names, compiled->options, site), site);
-        for (size_t i = 0; i < fn.det_targets.size(); ++i) arrays[fn.det_targets[i].param].det = accumulation->state(i);
+        for (size_t i = 0; i < fn.det_targets.size(); ++i)
+            arrays[fn.det_targets[i].param].det = accumulation->state(i);
     }
     // Slot-allocation counters get reservation state; the counting pass runs first.
     std::unique_ptr<runtime::det::SlotAllocation> slots;
@@ -143,7 +148,8 @@ void launch(const detail::KernelState& kernel, const Dim& dim, const std::vector
         }
         slots = runtime::det::prepare_slots(
             target, runtime::det::plan_slots(fn, counters, names, compiled->options, site), site);
-        for (size_t i = 0; i < fn.slot_targets.size(); ++i) arrays[fn.slot_targets[i].param].det = slots->counter(i);
+        for (size_t i = 0; i < fn.slot_targets.size(); ++i)
+            arrays[fn.slot_targets[i].param].det = slots->counter(i);
     }
 
     Snapshot snapshot;
@@ -157,7 +163,8 @@ void launch(const detail::KernelState& kernel, const Dim& dim, const std::vector
     for (int d = 0; d < 4; ++d) grid.dims[d] = dim.dims[d];
     try {
         if (slots) {
-            compiled->code->launch(static_cast<size_t>(fn.counting_pass), grid, pointers.data(), compiled->options);
+            compiled->code->launch(static_cast<size_t>(fn.counting_pass), grid, pointers.data(),
+                                   compiled->options);
             slots->assign_slots();
         }
         compiled->code->launch(static_cast<size_t>(index), grid, pointers.data(), compiled->options);

@@ -29,9 +29,13 @@ std::shared_ptr<const CompiledModule> ModuleState::compile(Device device) {
     return slot;
 }
 
-const std::string& kernel_name(const KernelState& k) { return k.body->name; }
+const std::string& kernel_name(const KernelState& k) {
+    return k.body->name;
+}
 
-Module kernel_module(const KernelState& k) { return Module(k.module); }
+Module kernel_module(const KernelState& k) {
+    return Module(k.module);
+}
 
 }  // namespace detail
 
@@ -46,7 +50,9 @@ Module::Module(std::string name, const OptionsPatch& options, std::source_locati
     }
 }
 
-const std::string& Module::name() const { return state_->name; }
+const std::string& Module::name() const {
+    return state_->name;
+}
 
 Options Module::options() const {
     std::lock_guard lock(state_->mutex);
@@ -84,7 +90,9 @@ void Module::add_func(std::shared_ptr<detail::TraceBody> body) {
     state_->compiled.clear();
 }
 
-void Module::compile(Device device) const { state_->compile(device); }
+void Module::compile(Device device) const {
+    state_->compile(device);
+}
 
 std::string Module::ir() const {
     std::lock_guard lock(state_->mutex);

@@ -1,6 +1,7 @@
 // Properties of element types and names of operations.
-#include "weft/detail/ops.hpp"
 #include "weft/dtype.hpp"
+
+#include "weft/detail/ops.hpp"
 
 namespace weft {
 
@@ -32,13 +33,17 @@ size_t dtype_size(DType t) {
     return 0;
 }
 
-bool is_float(DType t) { return t == DType::Float16 || t == DType::Float32 || t == DType::Float64; }
+bool is_float(DType t) {
+    return t == DType::Float16 || t == DType::Float32 || t == DType::Float64;
+}
 
 bool is_integer(DType t) {
     return t == DType::Int32 || t == DType::UInt32 || t == DType::Int64 || t == DType::UInt64;
 }
 
-bool is_signed(DType t) { return t == DType::Int32 || t == DType::Int64 || is_float(t); }
+bool is_signed(DType t) {
+    return t == DType::Int32 || t == DType::Int64 || is_float(t);
+}
 
 namespace detail {
 

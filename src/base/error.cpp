@@ -5,7 +5,8 @@ namespace weft {
 
 namespace {
 
-std::string format(const std::string& message, const std::string& kernel, const std::string& file, uint32_t line) {
+std::string format(const std::string& message, const std::string& kernel, const std::string& file,
+                   uint32_t line) {
     std::string out;
     if (!file.empty()) out += file + ":" + std::to_string(line) + ": ";
     if (!kernel.empty()) out += "kernel '" + kernel + "': ";

@@ -39,6 +39,8 @@ std::string Hasher::hex() const {
     return buf;
 }
 
-std::string hash_hex(std::string_view bytes) { return Hasher().add(bytes).hex(); }
+std::string hash_hex(std::string_view bytes) {
+    return Hasher().add(bytes).hex();
+}
 
 }  // namespace weft::base

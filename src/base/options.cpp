@@ -1,8 +1,9 @@
 // Option validation, the by-name setter, and the process-wide config.
+#include "weft/options.hpp"
+
 #include <mutex>
 
 #include "weft/error.hpp"
-#include "weft/options.hpp"
 
 namespace weft {
 
@@ -27,9 +28,11 @@ void validate(const Options& o) {
         throw Error("option 'deterministic_max_records' must be >= 0 (0: use the static estimate), got " +
                     std::to_string(o.deterministic_max_records));
     if (o.optimization_level < 0 || o.optimization_level > 3)
-        throw Error("option 'optimization_level' must be 0 to 3, got " + std::to_string(o.optimization_level));
+        throw Error("option 'optimization_level' must be 0 to 3, got " +
+                    std::to_string(o.optimization_level));
     if (o.block_dim < 1 || o.block_dim > 1024 || o.block_dim % 32 != 0)
-        throw Error("option 'block_dim' must be a multiple of 32 from 32 to 1024, got " + std::to_string(o.block_dim));
+        throw Error("option 'block_dim' must be a multiple of 32 from 32 to 1024, got " +
+                    std::to_string(o.block_dim));
 }
 
 const char* kind_name(const OptionValue& v) {
@@ -58,7 +61,8 @@ Deterministic parse_mode(std::string_view name, const OptionValue& v) {
         throw Error("option 'deterministic' has no mode '" + *s +
                     "'; use \"not_guaranteed\", \"run_to_run\" or \"gpu_to_gpu\"");
     }
-    throw Error("option '" + std::string(name) + "' takes a Deterministic mode or its name, got " + kind_name(v));
+    throw Error("option '" + std::string(name) + "' takes a Deterministic mode or its name, got " +
+                kind_name(v));
 }
 
 DeterministicStrategy parse_strategy(std::string_view name, const OptionValue& v) {
@@ -67,9 +71,11 @@ DeterministicStrategy parse_strategy(std::string_view name, const OptionValue& v
         if (*s == "auto") return DeterministicStrategy::Auto;
         if (*s == "exact") return DeterministicStrategy::Exact;
         if (*s == "records") return DeterministicStrategy::Records;
-        throw Error("option 'deterministic_strategy' has no strategy '" + *s + "'; use \"auto\", \"exact\" or \"records\"");
+        throw Error("option 'deterministic_strategy' has no strategy '" + *s +
+                    "'; use \"auto\", \"exact\" or \"records\"");
     }
-    throw Error("option '" + std::string(name) + "' takes a DeterministicStrategy or its name, got " + kind_name(v));
+    throw Error("option '" + std::string(name) + "' takes a DeterministicStrategy or its name, got " +
+                kind_name(v));
 }
 
 int to_int(std::string_view name, int64_t v) {
@@ -114,18 +120,28 @@ Options apply(const Options& base, const OptionsPatch& p) {
 
 void set_option(Options& options, std::string_view name, const OptionValue& v) {
     OptionsPatch p;
-    if (name == "deterministic") p.deterministic = parse_mode(name, v);
-    else if (name == "deterministic_strategy") p.deterministic_strategy = parse_strategy(name, v);
-    else if (name == "deterministic_max_records") p.deterministic_max_records = expect<int64_t>(name, v, "an integer");
-    else if (name == "deterministic_debug") p.deterministic_debug = expect<bool>(name, v, "a bool");
-    else if (name == "bounds_check") p.bounds_check = expect<bool>(name, v, "a bool");
-    else if (name == "optimization_level") p.optimization_level = to_int(name, expect<int64_t>(name, v, "an integer"));
-    else if (name == "block_dim") p.block_dim = to_int(name, expect<int64_t>(name, v, "an integer"));
-    else if (name == "debug") p.debug = expect<bool>(name, v, "a bool");
-    else if (name == "verbose") p.verbose = expect<bool>(name, v, "a bool");
+    if (name == "deterministic")
+        p.deterministic = parse_mode(name, v);
+    else if (name == "deterministic_strategy")
+        p.deterministic_strategy = parse_strategy(name, v);
+    else if (name == "deterministic_max_records")
+        p.deterministic_max_records = expect<int64_t>(name, v, "an integer");
+    else if (name == "deterministic_debug")
+        p.deterministic_debug = expect<bool>(name, v, "a bool");
+    else if (name == "bounds_check")
+        p.bounds_check = expect<bool>(name, v, "a bool");
+    else if (name == "optimization_level")
+        p.optimization_level = to_int(name, expect<int64_t>(name, v, "an integer"));
+    else if (name == "block_dim")
+        p.block_dim = to_int(name, expect<int64_t>(name, v, "an integer"));
+    else if (name == "debug")
+        p.debug = expect<bool>(name, v, "a bool");
+    else if (name == "verbose")
+        p.verbose = expect<bool>(name, v, "a bool");
     else
         throw Error("unknown option '" + std::string(name) +
-                    "'; options are deterministic, deterministic_strategy, deterministic_max_records, deterministic_debug, "
+                    "'; options are deterministic, deterministic_strategy, deterministic_max_records, "
+                    "deterministic_debug, "
                     "bounds_check, optimization_level, block_dim, debug, verbose");
     options = apply(options, p);
 }

@@ -25,7 +25,8 @@ const char* c_type(DType t) {
 }
 
 std::string c_type(const ir::Type& t) {
-    if (t.is_array()) return std::string("wf::Array<") + c_type(t.dtype) + ", " + std::to_string(t.ndim) + ">";
+    if (t.is_array())
+        return std::string("wf::Array<") + c_type(t.dtype) + ", " + std::to_string(t.ndim) + ">";
     if (t.is_void()) return "void";
     return c_type(t.dtype);
 }
@@ -110,11 +111,16 @@ const char* atomic_functor(ir::AtomicOp op) {
 std::string c_string(const std::string& text) {
     std::string out = "\"";
     for (char c : text) {
-        if (c == '\n') out += "\\n";
-        else if (c == '\t') out += "\\t";
-        else if (c == '"') out += "\\\"";
-        else if (c == '\\') out += "\\\\";
-        else out += c;
+        if (c == '\n')
+            out += "\\n";
+        else if (c == '\t')
+            out += "\\t";
+        else if (c == '"')
+            out += "\\\"";
+        else if (c == '\\')
+            out += "\\\\";
+        else
+            out += c;
     }
     return out + "\"";
 }
@@ -142,9 +148,7 @@ public:
         });
     }
 
-    void body(std::ostringstream& s) {
-        block(s, fn_.body, 1);
-    }
+    void body(std::ostringstream& s) { block(s, fn_.body, 1); }
 
 private:
     std::string v(ir::ValueId id) const { return "v" + std::to_string(id); }
@@ -152,8 +156,8 @@ private:
 
     // "const T vN = " or "T vN = " for values that are reassigned later.
     std::string def(const ir::Node& n) const {
-        return std::string(fn_.values[n.result].assigned ? "" : "const ") + c_type(type(n.result)) + " " + v(n.result) +
-               " = ";
+        return std::string(fn_.values[n.result].assigned ? "" : "const ") + c_type(type(n.result)) + " " +
+               v(n.result) + " = ";
     }
 
     std::string indices(const ir::Node& n) const {
@@ -193,7 +197,8 @@ private:
         const ir::ValueId value = n.args.back();
         if (n.atomic_op() == ir::AtomicOp::Cas)
             return "wf::atomic_cas(" + ptr + ", " + v(n.args[n.args.size() - 2]) + ", " + v(value) + ")";
-        return std::string("wf::atomic<") + atomic_functor(n.atomic_op()) + ">(" + ptr + ", " + v(value) + ")";
+        return std::string("wf::atomic<") + atomic_functor(n.atomic_op()) + ">(" + ptr + ", " + v(value) +
+               ")";
     }
 
     // Indexed operations: unchecked, a direct expression; checked, guarded by a null test.
@@ -206,14 +211,16 @@ private:
                                      "(ctx, " + v(n.args[0]) + ".det, ";
             if (!checked) return line(s, depth, def(n) + call + ptr + ", " + v(n.args.back()) + ");");
             line(s, depth, "wf::i32 " + v(n.result) + " = 0;");
-            return line(s, depth, "if (wf::i32* p = " + ptr + ") " + v(n.result) + " = " + call + "p, " +
-                                      v(n.args.back()) + ");");
+            return line(s, depth,
+                        "if (wf::i32* p = " + ptr + ") " + v(n.result) + " = " + call + "p, " +
+                            v(n.args.back()) + ");");
         }
         if (n.kind == ir::NodeKind::Accumulate) {
-            const std::string call = std::string("wf::accumulate<") + atomic_functor(n.atomic_op()) + ">(ctx, " +
-                                     v(n.args[0]) + ".det, ";
+            const std::string call = std::string("wf::accumulate<") + atomic_functor(n.atomic_op()) +
+                                     ">(ctx, " + v(n.args[0]) + ".det, ";
             if (!checked) return line(s, depth, call + ptr + ", " + v(n.args.back()) + ");");
-            return line(s, depth, "if (" + elem + "* p = " + ptr + ") " + call + "p, " + v(n.args.back()) + ");");
+            return line(s, depth,
+                        "if (" + elem + "* p = " + ptr + ") " + call + "p, " + v(n.args.back()) + ");");
         }
         if (n.kind == ir::NodeKind::Store) {
             if (!checked) return line(s, depth, "*" + ptr + " = " + v(n.args.back()) + ";");
@@ -275,7 +282,8 @@ private:
                 const bool wide = dtype_size(type(n.args[next - 1]).dtype) == 8;
                 const char* via = is_signed ? (wide ? "wf::i64" : "wf::i32") : (wide ? "wf::u64" : "wf::u32");
                 format += "ll";
-                args += std::string(is_signed ? ", (long long)(" : ", (unsigned long long)(") + via + "(" + arg + "))";
+                args += std::string(is_signed ? ", (long long)(" : ", (unsigned long long)(") + via + "(" +
+                        arg + "))";
             }
             format += conv;
         }
@@ -298,17 +306,24 @@ private:
             case K::Tid: return line(s, depth, def(n) + "ctx.tid[" + std::to_string(n.sub) + "];");
             case K::Copy: return line(s, depth, def(n) + v(n.args[0]) + ";");
             case K::Unary: {
-                const char* op = n.unary_op() == ir::UnaryOp::Neg ? "-" : n.unary_op() == ir::UnaryOp::Not ? "!" : "~";
+                const char* op = n.unary_op() == ir::UnaryOp::Neg   ? "-"
+                                 : n.unary_op() == ir::UnaryOp::Not ? "!"
+                                                                    : "~";
                 return line(s, depth, def(n) + op + v(n.args[0]) + ";");
             }
             case K::Binary: return line(s, depth, def(n) + binary(n) + ";");
-            case K::Math: return line(s, depth, def(n) + "wf::" + detail::op_name(n.math_op()) + "(" + v(n.args[0]) + ");");
+            case K::Math:
+                return line(s, depth,
+                            def(n) + "wf::" + detail::op_name(n.math_op()) + "(" + v(n.args[0]) + ");");
             case K::Select:
-                return line(s, depth, def(n) + v(n.args[0]) + " ? " + v(n.args[1]) + " : " + v(n.args[2]) + ";");
+                return line(s, depth,
+                            def(n) + v(n.args[0]) + " ? " + v(n.args[1]) + " : " + v(n.args[2]) + ";");
             case K::Cast:
-                return line(s, depth, def(n) + "static_cast<" + c_type(type(n.result)) + ">(" + v(n.args[0]) + ");");
+                return line(s, depth,
+                            def(n) + "static_cast<" + c_type(type(n.result)) + ">(" + v(n.args[0]) + ");");
             case K::Shape:
-                return line(s, depth, def(n) + "wf::i32(" + v(n.args[0]) + ".shape[" + std::to_string(n.sub) + "]);");
+                return line(s, depth,
+                            def(n) + "wf::i32(" + v(n.args[0]) + ".shape[" + std::to_string(n.sub) + "]);");
             case K::Load:
             case K::Store:
             case K::Atomic:
@@ -316,7 +331,8 @@ private:
             case K::Reserve: return access(s, depth, n);
             case K::Assign: return line(s, depth, v(n.args[0]) + " = " + v(n.args[1]) + ";");
             case K::Call: {
-                std::string call = "f" + std::to_string(n.bits) + "_" + identifier(program_.functions[n.bits]->name) + "(ctx";
+                std::string call = "f" + std::to_string(n.bits) + "_" +
+                                   identifier(program_.functions[n.bits]->name) + "(ctx";
                 for (ir::ValueId a : n.args) call += ", " + v(a);
                 call += ");";
                 return line(s, depth, n.result == ir::kNoValue ? call : def(n) + call);
@@ -331,9 +347,10 @@ private:
                 }
                 return line(s, depth, "}");
             case K::For:
-                line(s, depth, "for (wf::i32 " + v(n.result) + " = " + v(n.args[0]) + ", stop = " + v(n.args[1]) +
-                                   ", step = " + v(n.args[2]) + "; " + for_condition(n) + "; " + v(n.result) +
-                                   " += step) {");
+                line(s, depth,
+                     "for (wf::i32 " + v(n.result) + " = " + v(n.args[0]) + ", stop = " + v(n.args[1]) +
+                         ", step = " + v(n.args[2]) + "; " + for_condition(n) + "; " + v(n.result) +
+                         " += step) {");
                 block(s, n.blocks[0], depth + 1);
                 return line(s, depth, "}");
             case K::While:
@@ -344,7 +361,8 @@ private:
                 return line(s, depth, "}");
             case K::Break: return line(s, depth, "break;");
             case K::Continue: return line(s, depth, "continue;");
-            case K::Return: return line(s, depth, n.args.empty() ? "return;" : "return " + v(n.args[0]) + ";");
+            case K::Return:
+                return line(s, depth, n.args.empty() ? "return;" : "return " + v(n.args[0]) + ";");
             case K::View: return line(s, depth, def(n) + view(n) + ";");
         }
     }
@@ -419,11 +437,13 @@ void cuda_entry(std::ostringstream& s, const ir::Program& p, size_t index, const
     const bool det = !fn.det_targets.empty();
     const std::string skip = skip_if_overflowed(fn);
     s << "const wf::Launch launch) {\n";
-    if (det) s << "    __shared__ wf::BlockPrivate block_private;\n    wf::block_private_begin(block_private);\n";
+    if (det)
+        s << "    __shared__ wf::BlockPrivate block_private;\n    wf::block_private_begin(block_private);\n";
     s << "    const wf::i64 stride = static_cast<wf::i64>(gridDim.x) * blockDim.x;\n"
       << "    for (wf::i64 i = static_cast<wf::i64>(blockIdx.x) * blockDim.x + threadIdx.x; i < launch.total"
       << (skip.empty() ? "" : " && !" + skip) << "; i += stride) {\n"
-      << "        wf::Ctx ctx{{0, 0, 0, 0}, launch.error, " << (det ? "&block_private" : "nullptr") << ", i, 0};\n"
+      << "        wf::Ctx ctx{{0, 0, 0, 0}, launch.error, " << (det ? "&block_private" : "nullptr")
+      << ", i, 0};\n"
       << (fn.tid_ndim ? "        wf::set_tid<" + std::to_string(fn.tid_ndim) + ">(ctx, launch, i);\n" : "")
       << "        " << call << ");\n"
       << reservations_end(fn, "        ") << "    }\n";
@@ -438,7 +458,8 @@ std::vector<bool> functions_that_print(const ir::Program& p) {
         for (size_t f = 0; f < p.functions.size(); ++f) {
             bool any = prints[f];
             ir::for_each_node(p.functions[f]->body, [&](const ir::Node& n) {
-                any = any || n.kind == ir::NodeKind::Print || (n.kind == ir::NodeKind::Call && prints[n.bits]);
+                any =
+                    any || n.kind == ir::NodeKind::Print || (n.kind == ir::NodeKind::Call && prints[n.bits]);
             });
             if (any != prints[f]) prints[f] = changed = true;
         }

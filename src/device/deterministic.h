@@ -17,10 +17,10 @@ namespace wf {
 
 // What a deterministic target's atomics write to; built by the runtime for each launch.
 struct DetTarget {
-    char* base;   // the address of accumulator slot 0 (the lowest element of the argument)
-    i64 count;    // slots, one per element address in the argument's span
-    i64* words;   // exact sums: count * words_per_slot digits, slot-major; min/max: count keys
-    u32* flags;   // exact sums: one per slot
+    char* base;  // the address of accumulator slot 0 (the lowest element of the argument)
+    i64 count;   // slots, one per element address in the argument's span
+    i64* words;  // exact sums: count * words_per_slot digits, slot-major; min/max: count keys
+    u32* flags;  // exact sums: one per slot
     // The records strategy (sums): each contribution is appended as (slot, value bits) and
     // reduced per slot after the kernel. Null `records` selects the exact strategy.
     u64* records;
@@ -93,8 +93,8 @@ WEFT_FUNC Digits digits(const Split<T>& s) {
     const int shift = s.position & 31;
     const u64 low = (s.significand << shift) & 0xffffffffull;
     const u64 rest = shift ? s.significand >> (32 - shift) : s.significand >> 32;
-    Digits out{s.position >> 5, {static_cast<i64>(low), static_cast<i64>(rest & 0xffffffffull),
-                                  static_cast<i64>(rest >> 32)}};
+    Digits out{s.position >> 5,
+               {static_cast<i64>(low), static_cast<i64>(rest & 0xffffffffull), static_cast<i64>(rest >> 32)}};
     if (s.negative)
         for (int k = 0; k < 3; ++k) out.d[k] = -out.d[k];
     return out;
@@ -197,7 +197,8 @@ WEFT_FUNC void det_add(Ctx& ctx, DetTarget* t, const T* p, T v) {
             const int j = k - d.first;
             const i64 mine = (j >= 0 && j < 3) ? d.d[j] : 0;
             const unsigned low_sum = __reduce_add_sync(peers, static_cast<unsigned>(mine & 0xffff));
-            const int high_sum = static_cast<int>(__reduce_add_sync(peers, static_cast<unsigned>(mine >> 16)));
+            const int high_sum =
+                static_cast<int>(__reduce_add_sync(peers, static_cast<unsigned>(mine >> 16)));
             const i64 total = static_cast<i64>(high_sum) * 65536 + static_cast<i64>(low_sum);
             if (leader && total != 0) add_digit(ctx, slot_words, k, total);
         }
@@ -247,8 +248,10 @@ WEFT_FUNC void det_minmax(DetTarget* t, const T* p, T v, bool is_max) {
     K* key = reinterpret_cast<K*>(t->words) + slot;
     const K k = order_key(v, is_max);
 #if defined(__CUDACC__)
-    if (is_max) atomicMax(key, k);
-    else atomicMin(key, k);
+    if (is_max)
+        atomicMax(key, k);
+    else
+        atomicMin(key, k);
 #else
     K seen = __atomic_load_n(key, __ATOMIC_RELAXED);
     while ((is_max ? k > seen : k < seen) &&
@@ -262,22 +265,30 @@ struct DetFamily;
 template <>
 struct DetFamily<OpAdd> {
     template <class T>
-    WEFT_FUNC void apply(Ctx& ctx, DetTarget* t, T* p, T v) { det_add(ctx, t, p, v); }
+    WEFT_FUNC void apply(Ctx& ctx, DetTarget* t, T* p, T v) {
+        det_add(ctx, t, p, v);
+    }
 };
 template <>
 struct DetFamily<OpSub> {
     template <class T>
-    WEFT_FUNC void apply(Ctx& ctx, DetTarget* t, T* p, T v) { det_add(ctx, t, p, static_cast<T>(-v)); }
+    WEFT_FUNC void apply(Ctx& ctx, DetTarget* t, T* p, T v) {
+        det_add(ctx, t, p, static_cast<T>(-v));
+    }
 };
 template <>
 struct DetFamily<OpMin> {
     template <class T>
-    WEFT_FUNC void apply(Ctx&, DetTarget* t, T* p, T v) { det_minmax(t, p, v, false); }
+    WEFT_FUNC void apply(Ctx&, DetTarget* t, T* p, T v) {
+        det_minmax(t, p, v, false);
+    }
 };
 template <>
 struct DetFamily<OpMax> {
     template <class T>
-    WEFT_FUNC void apply(Ctx&, DetTarget* t, T* p, T v) { det_minmax(t, p, v, true); }
+    WEFT_FUNC void apply(Ctx&, DetTarget* t, T* p, T v) {
+        det_minmax(t, p, v, true);
+    }
 };
 
 // The deterministic form of atomic_<op>(p, v) on an element of a target array.
@@ -296,15 +307,19 @@ WEFT_FUNC void add_record(i64* words, u32* flags, u64 record, bool atomic) {
     const u32 flag = special_flag(v);
     const Split<T> s = split(v);
     if (flag != 0 || s.significand == 0) {
-        if (flag && atomic) or_flag(flags, flag);
-        else *flags |= flag;
+        if (flag && atomic)
+            or_flag(flags, flag);
+        else
+            *flags |= flag;
         return;
     }
     const Digits d = digits<T>(s);
     for (int k = 0; k < 3; ++k) {
         if (d.d[k] == 0) continue;
-        if (atomic) add_word(words + d.first + k, d.d[k]);
-        else words[d.first + k] += d.d[k];
+        if (atomic)
+            add_word(words + d.first + k, d.d[k]);
+        else
+            words[d.first + k] += d.d[k];
     }
 }
 
@@ -327,7 +342,8 @@ WEFT_FUNC T resolve_sum(const i64* words, u32 flags, T initial) {
     using Bits = typename E::Bits;
     constexpr Bits kSign = Bits(1) << (sizeof(T) * 8 - 1);
     constexpr Bits kInf = static_cast<Bits>(E::kExponentMask) << E::kMantissaBits;
-    if ((flags & kFlagNan) || (pos_inf && neg_inf)) return bit_cast<T>(static_cast<Bits>(kInf | (Bits(1) << (E::kMantissaBits - 1))));
+    if ((flags & kFlagNan) || (pos_inf && neg_inf))
+        return bit_cast<T>(static_cast<Bits>(kInf | (Bits(1) << (E::kMantissaBits - 1))));
     if (pos_inf) return bit_cast<T>(kInf);
     if (neg_inf) return bit_cast<T>(static_cast<Bits>(kInf | kSign));
 

@@ -136,19 +136,35 @@ WEFT_FUNC Array<T, N - 1> view0(Ctx& ctx, i32 site, const Array<T, N>& a, i64 i)
 
 // Math. Float min/max are IEEE minNum/maxNum (a NaN operand yields the other one).
 #if defined(__CUDACC__)
-#define WEFT_MATH1(name, f32, f64) \
-    WEFT_FUNC float name(float x) { return ::f32(x); } \
-    WEFT_FUNC double name(double x) { return ::f64(x); }
-#define WEFT_MATH2(name, f32, f64) \
-    WEFT_FUNC float name(float x, float y) { return ::f32(x, y); } \
-    WEFT_FUNC double name(double x, double y) { return ::f64(x, y); }
+#define WEFT_MATH1(name, f32, f64)    \
+    WEFT_FUNC float name(float x) {   \
+        return ::f32(x);              \
+    }                                 \
+    WEFT_FUNC double name(double x) { \
+        return ::f64(x);              \
+    }
+#define WEFT_MATH2(name, f32, f64)              \
+    WEFT_FUNC float name(float x, float y) {    \
+        return ::f32(x, y);                     \
+    }                                           \
+    WEFT_FUNC double name(double x, double y) { \
+        return ::f64(x, y);                     \
+    }
 #else
-#define WEFT_MATH1(name, f32, f64) \
-    WEFT_FUNC float name(float x) { return __builtin_##f32(x); } \
-    WEFT_FUNC double name(double x) { return __builtin_##f64(x); }
-#define WEFT_MATH2(name, f32, f64) \
-    WEFT_FUNC float name(float x, float y) { return __builtin_##f32(x, y); } \
-    WEFT_FUNC double name(double x, double y) { return __builtin_##f64(x, y); }
+#define WEFT_MATH1(name, f32, f64)    \
+    WEFT_FUNC float name(float x) {   \
+        return __builtin_##f32(x);    \
+    }                                 \
+    WEFT_FUNC double name(double x) { \
+        return __builtin_##f64(x);    \
+    }
+#define WEFT_MATH2(name, f32, f64)              \
+    WEFT_FUNC float name(float x, float y) {    \
+        return __builtin_##f32(x, y);           \
+    }                                           \
+    WEFT_FUNC double name(double x, double y) { \
+        return __builtin_##f64(x, y);           \
+    }
 #endif
 WEFT_MATH1(sqrt, sqrtf, sqrt)
 WEFT_MATH1(floor, floorf, floor)
@@ -166,11 +182,17 @@ WEFT_MATH2(fmod, fmodf, fmod)
 #undef WEFT_MATH2
 
 template <class T>
-WEFT_FUNC T min(T a, T b) { return b < a ? b : a; }
+WEFT_FUNC T min(T a, T b) {
+    return b < a ? b : a;
+}
 template <class T>
-WEFT_FUNC T max(T a, T b) { return a < b ? b : a; }
+WEFT_FUNC T max(T a, T b) {
+    return a < b ? b : a;
+}
 template <class T>
-WEFT_FUNC T abs(T a) { return a < 0 ? static_cast<T>(-a) : a; }
+WEFT_FUNC T abs(T a) {
+    return a < 0 ? static_cast<T>(-a) : a;
+}
 
 template <class T, class U>
 WEFT_FUNC T bit_cast(U u) {
@@ -185,13 +207,32 @@ WEFT_FUNC T bit_cast(U u) {
 }
 
 // Atomics; each returns the previous value.
-template <class T> struct BitsOf;
-template <> struct BitsOf<float> { using type = u32; };
-template <> struct BitsOf<double> { using type = u64; };
-template <> struct BitsOf<i32> { using type = i32; };
-template <> struct BitsOf<u32> { using type = u32; };
-template <> struct BitsOf<i64> { using type = u64; };
-template <> struct BitsOf<u64> { using type = u64; };
+template <class T>
+struct BitsOf;
+template <>
+struct BitsOf<float> {
+    using type = u32;
+};
+template <>
+struct BitsOf<double> {
+    using type = u64;
+};
+template <>
+struct BitsOf<i32> {
+    using type = i32;
+};
+template <>
+struct BitsOf<u32> {
+    using type = u32;
+};
+template <>
+struct BitsOf<i64> {
+    using type = u64;
+};
+template <>
+struct BitsOf<u64> {
+    using type = u64;
+};
 
 template <class T>
 WEFT_FUNC T atomic_cas(T* p, T compare, T value) {
@@ -218,14 +259,54 @@ WEFT_FUNC T atomic_update(T* p, F f) {
     }
 }
 
-struct OpAdd { template <class T> WEFT_FUNC T apply(T a, T b) { return a + b; } };
-struct OpSub { template <class T> WEFT_FUNC T apply(T a, T b) { return a - b; } };
-struct OpMin { template <class T> WEFT_FUNC T apply(T a, T b) { return min(a, b); } };
-struct OpMax { template <class T> WEFT_FUNC T apply(T a, T b) { return max(a, b); } };
-struct OpAnd { template <class T> WEFT_FUNC T apply(T a, T b) { return a & b; } };
-struct OpOr { template <class T> WEFT_FUNC T apply(T a, T b) { return a | b; } };
-struct OpXor { template <class T> WEFT_FUNC T apply(T a, T b) { return a ^ b; } };
-struct OpExch { template <class T> WEFT_FUNC T apply(T, T b) { return b; } };
+struct OpAdd {
+    template <class T>
+    WEFT_FUNC T apply(T a, T b) {
+        return a + b;
+    }
+};
+struct OpSub {
+    template <class T>
+    WEFT_FUNC T apply(T a, T b) {
+        return a - b;
+    }
+};
+struct OpMin {
+    template <class T>
+    WEFT_FUNC T apply(T a, T b) {
+        return min(a, b);
+    }
+};
+struct OpMax {
+    template <class T>
+    WEFT_FUNC T apply(T a, T b) {
+        return max(a, b);
+    }
+};
+struct OpAnd {
+    template <class T>
+    WEFT_FUNC T apply(T a, T b) {
+        return a & b;
+    }
+};
+struct OpOr {
+    template <class T>
+    WEFT_FUNC T apply(T a, T b) {
+        return a | b;
+    }
+};
+struct OpXor {
+    template <class T>
+    WEFT_FUNC T apply(T a, T b) {
+        return a ^ b;
+    }
+};
+struct OpExch {
+    template <class T>
+    WEFT_FUNC T apply(T, T b) {
+        return b;
+    }
+};
 
 template <class A, class B>
 struct Same {
@@ -245,12 +326,16 @@ WEFT_FUNC T atomic(T* p, T v) {
     using H = typename BitsOf<T>::type;
     if constexpr (Same<Op, OpAdd>::value || Same<Op, OpSub>::value) {
         const T operand = Same<Op, OpSub>::value ? static_cast<T>(-v) : v;
-        if constexpr (i64_as_u64) return static_cast<T>(atomicAdd(reinterpret_cast<u64*>(p), static_cast<u64>(operand)));
-        else return atomicAdd(p, operand);
+        if constexpr (i64_as_u64)
+            return static_cast<T>(atomicAdd(reinterpret_cast<u64*>(p), static_cast<u64>(operand)));
+        else
+            return atomicAdd(p, operand);
     } else if constexpr ((Same<Op, OpMin>::value || Same<Op, OpMax>::value) && !Same<T, float>::value &&
                          !Same<T, double>::value) {
-        if constexpr (Same<Op, OpMin>::value) return atomicMin(p, v);
-        else return atomicMax(p, v);
+        if constexpr (Same<Op, OpMin>::value)
+            return atomicMin(p, v);
+        else
+            return atomicMax(p, v);
     } else if constexpr (Same<Op, OpAnd>::value) {
         return static_cast<T>(atomicAnd(reinterpret_cast<H*>(p), static_cast<H>(v)));
     } else if constexpr (Same<Op, OpOr>::value) {

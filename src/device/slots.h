@@ -76,8 +76,8 @@ WEFT_FUNC bool slots_overflowed(void* det) {
 WEFT_FUNC void reservations_end(Ctx& ctx, void* det, bool counting) {
     SlotLaunch* launch = static_cast<const SlotCounter*>(det)->launch;
     if (counting) {
-        launch->reserved[ctx.thread] = static_cast<i32>(ctx.reservations < launch->per_thread ? ctx.reservations
-                                                                                                : launch->per_thread);
+        launch->reserved[ctx.thread] =
+            static_cast<i32>(ctx.reservations < launch->per_thread ? ctx.reservations : launch->per_thread);
     } else if (ctx.reservations != launch->reserved[ctx.thread]) {
         set_status(launch->status, kSlotsDiverged);
     }

@@ -31,9 +31,10 @@ std::atomic<uint64_t> next_serial{1};
 
 Frame& top(detail::Loc loc) {
     if (frames.empty())
-        throw Error("a weft value is created or used outside a kernel or weft function; traced "
-                    "values only exist while a kernel body runs (define them inside the lambda)",
-                    "", loc.file, loc.line);
+        throw Error(
+            "a weft value is created or used outside a kernel or weft function; traced "
+            "values only exist while a kernel body runs (define them inside the lambda)",
+            "", loc.file, loc.line);
     Frame& f = *frames.back();
     if (loc.line != 0) f.last_loc = loc;
     return f;
@@ -41,15 +42,19 @@ Frame& top(detail::Loc loc) {
 
 ir::ValueId id(Frame& f, detail::Ref r, detail::Loc loc) {
     if (r.trace != f.serial)
-        f.builder.fail(loc, "this value belongs to another kernel or function (it escaped the "
-                            "lambda that traced it); pass it in as a parameter instead");
+        f.builder.fail(loc,
+                       "this value belongs to another kernel or function (it escaped the "
+                       "lambda that traced it); pass it in as a parameter instead");
     if (!f.builder.visible(r.id))
-        f.builder.fail(loc, "this value was made inside an if_, for_ or while_ body and is used after it; "
-                            "declare a variable before the body (weft::Float x = 0.0f;) and assign it inside");
+        f.builder.fail(loc,
+                       "this value was made inside an if_, for_ or while_ body and is used after it; "
+                       "declare a variable before the body (weft::Float x = 0.0f;) and assign it inside");
     return r.id;
 }
 
-detail::Ref ref(const Frame& f, ir::ValueId v) { return {f.serial, v}; }
+detail::Ref ref(const Frame& f, ir::ValueId v) {
+    return {f.serial, v};
+}
 
 ir::Type param_type(const detail::ParamSpec& p) {
     return p.is_array ? ir::Type::array(p.dtype, p.ndim) : ir::Type::scalar(p.dtype);
@@ -74,7 +79,8 @@ uint32_t trace_function(Session& s, const detail::TraceBody& body, bool is_kerne
         ~Pop() { frames.pop_back(); }
     } pop;
     std::vector<detail::Ref> params;
-    for (const auto& p : body.params) params.push_back(ref(frame, frame.builder.param(param_type(p), body.loc)));
+    for (const auto& p : body.params)
+        params.push_back(ref(frame, frame.builder.param(param_type(p), body.loc)));
     const detail::Ref result = body.trace(params);
     if (body.has_return) {
         const ir::ValueId r = id(frame, result, frame.last_loc);
@@ -100,8 +106,9 @@ ir::Program trace_program(const std::string& module_name, const BodyList& funcs,
         if (!s.index.count(f.get())) trace_function(s, *f, false);
     for (const auto& k : kernels) {
         if (program.find(k->name) >= 0)
-            throw Error("the module already has a kernel or function named '" + k->name + "'; names must be unique",
-                        k->name, k->loc.file, k->loc.line);
+            throw Error(
+                "the module already has a kernel or function named '" + k->name + "'; names must be unique",
+                k->name, k->loc.file, k->loc.line);
         trace_function(s, *k, true);
     }
     return program;
@@ -199,15 +206,17 @@ void emit_print(std::string_view format, const std::vector<Ref>& args, Loc loc) 
     f.builder.print(std::string(format), ids(f, args, loc), loc);
 }
 
-void emit_if(Ref cond, const std::function<void()>& then_body, const std::function<void()>* else_body, Loc loc) {
+void emit_if(Ref cond, const std::function<void()>& then_body, const std::function<void()>* else_body,
+             Loc loc) {
     Frame& f = frontend::top(loc);
     f.builder.if_(frontend::id(f, cond, loc), then_body, else_body, loc);
 }
 
 void emit_for(Ref start, Ref stop, Ref step, const std::function<void(Ref)>& body, Loc loc) {
     Frame& f = frontend::top(loc);
-    f.builder.for_(frontend::id(f, start, loc), frontend::id(f, stop, loc), frontend::id(f, step, loc),
-                   [&](ir::ValueId i) { body(frontend::ref(f, i)); }, loc);
+    f.builder.for_(
+        frontend::id(f, start, loc), frontend::id(f, stop, loc), frontend::id(f, step, loc),
+        [&](ir::ValueId i) { body(frontend::ref(f, i)); }, loc);
 }
 
 void emit_while(const std::function<Ref()>& cond, const std::function<void()>& body, Loc loc) {
@@ -215,9 +224,13 @@ void emit_while(const std::function<Ref()>& cond, const std::function<void()>& b
     f.builder.while_([&] { return frontend::id(f, cond(), loc); }, body, loc);
 }
 
-void emit_break(Loc loc) { frontend::top(loc).builder.break_(loc); }
+void emit_break(Loc loc) {
+    frontend::top(loc).builder.break_(loc);
+}
 
-void emit_continue(Loc loc) { frontend::top(loc).builder.continue_(loc); }
+void emit_continue(Loc loc) {
+    frontend::top(loc).builder.continue_(loc);
+}
 
 void emit_return(const Ref* value, Loc loc) {
     Frame& f = frontend::top(loc);
@@ -252,6 +265,8 @@ DType dtype_of_ref(Ref value) {
     return f.builder.function().type_of(frontend::id(f, value, {})).dtype;
 }
 
-Loc last_loc() { return frontend::frames.empty() ? Loc{} : frontend::frames.back()->last_loc; }
+Loc last_loc() {
+    return frontend::frames.empty() ? Loc{} : frontend::frames.back()->last_loc;
+}
 
 }  // namespace weft::detail

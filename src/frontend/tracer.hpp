@@ -14,7 +14,6 @@ using BodyList = std::vector<std::shared_ptr<const detail::TraceBody>>;
 
 // Traces every function in `funcs` (in order), then every kernel, and the functions they call,
 // into one program. Throws weft::Error for anything the kernel language rejects.
-ir::Program trace_program(const std::string& module_name, const BodyList& funcs,
-                          const BodyList& kernels);
+ir::Program trace_program(const std::string& module_name, const BodyList& funcs, const BodyList& kernels);
 
 }  // namespace weft::frontend

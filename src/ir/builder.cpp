@@ -7,9 +7,13 @@ namespace weft::ir {
 
 namespace {
 
-std::string kind_of_function(const Function& fn) { return fn.is_kernel ? "kernel" : "function"; }
+std::string kind_of_function(const Function& fn) {
+    return fn.is_kernel ? "kernel" : "function";
+}
 
-bool numeric(const Type& t) { return t.is_scalar() && t.dtype != DType::Bool; }
+bool numeric(const Type& t) {
+    return t.is_scalar() && t.dtype != DType::Bool;
+}
 
 }  // namespace
 
@@ -112,8 +116,9 @@ void Builder::assign(ValueId dst, ValueId src, Loc loc) {
     if (fn_.values[dst].assigned == false) {
         for_each_node(fn_.body, [&](const Node& n) {
             if (n.kind == NodeKind::For && n.result == dst)
-                fail(loc, "the loop variable of for_ cannot be assigned; copy it into a local "
-                          "variable (Int j = i;) and change that");
+                fail(loc,
+                     "the loop variable of for_ cannot be assigned; copy it into a local "
+                     "variable (Int j = i;) and change that");
         });
     }
     fn_.values[dst].assigned = true;
@@ -122,11 +127,12 @@ void Builder::assign(ValueId dst, ValueId src, Loc loc) {
 
 ValueId Builder::unary(UnaryOp op, ValueId a, Loc loc) {
     const Type& t = type(a);
-    const bool ok = op == UnaryOp::Neg      ? numeric(t)
-                    : op == UnaryOp::Not    ? t.is_bool()
-                                            : t.is_integer();
+    const bool ok = op == UnaryOp::Neg ? numeric(t) : op == UnaryOp::Not ? t.is_bool() : t.is_integer();
     if (!ok)
-        fail(loc, std::string("operator ") + (op == UnaryOp::Neg ? "-" : op == UnaryOp::Not ? "!" : "~") +
+        fail(loc, std::string("operator ") +
+                      (op == UnaryOp::Neg   ? "-"
+                       : op == UnaryOp::Not ? "!"
+                                            : "~") +
                       " is not defined for " + t.str() +
                       (op == UnaryOp::Not   ? "; compare with == 0 to get a bool"
                        : t.is_bool()        ? "; use ! to negate a bool"
@@ -184,7 +190,8 @@ ValueId Builder::binary(BinaryOp op, ValueId a, ValueId b, Loc loc) {
     const ValueId v = new_value(detail::is_comparison(op) || op == BinaryOp::And || op == BinaryOp::Or
                                     ? Type::scalar(DType::Bool)
                                     : t);
-    append({.kind = NodeKind::Binary, .sub = static_cast<uint8_t>(op), .result = v, .args = {a, b}, .loc = loc});
+    append(
+        {.kind = NodeKind::Binary, .sub = static_cast<uint8_t>(op), .result = v, .args = {a, b}, .loc = loc});
     return v;
 }
 
@@ -220,7 +227,11 @@ ValueId Builder::shape(ValueId array, int dim, Loc loc) {
         fail(loc, "shape(" + std::to_string(dim) + ") of a " + std::to_string(type(array).ndim) +
                       "-D array; dimensions are numbered from 0");
     const ValueId v = new_value(Type::scalar(DType::Int32));
-    append({.kind = NodeKind::Shape, .sub = static_cast<uint8_t>(dim), .result = v, .args = {array}, .loc = loc});
+    append({.kind = NodeKind::Shape,
+            .sub = static_cast<uint8_t>(dim),
+            .result = v,
+            .args = {array},
+            .loc = loc});
     return v;
 }
 
@@ -259,8 +270,8 @@ ValueId Builder::load(ValueId array, const std::vector<ValueId>& index, Loc loc)
 void Builder::store(ValueId array, const std::vector<ValueId>& index, ValueId value, Loc loc) {
     check_index(array, index, "a store", loc);
     if (type(value) != Type::scalar(type(array).dtype))
-        fail(loc, "storing a " + type(value).str() + " into an array of " +
-                      dtype_name(type(array).dtype) + "; convert it with weft::cast<T>(x)");
+        fail(loc, "storing a " + type(value).str() + " into an array of " + dtype_name(type(array).dtype) +
+                      "; convert it with weft::cast<T>(x)");
     std::vector<ValueId> args{array};
     args.insert(args.end(), index.begin(), index.end());
     args.push_back(value);
@@ -271,8 +282,8 @@ ValueId Builder::atomic(AtomicOp op, ValueId array, const std::vector<ValueId>& 
                         ValueId compare, Loc loc) {
     check_index(array, index, (std::string("atomic_") + detail::op_name(op)).c_str(), loc);
     const DType elem = type(array).dtype;
-    const bool arithmetic = op == AtomicOp::Add || op == AtomicOp::Sub || op == AtomicOp::Min ||
-                            op == AtomicOp::Max;
+    const bool arithmetic =
+        op == AtomicOp::Add || op == AtomicOp::Sub || op == AtomicOp::Min || op == AtomicOp::Max;
     const bool ok = arithmetic ? (is_integer(elem) || elem == DType::Float32 || elem == DType::Float64)
                                : is_integer(elem);
     if (!ok)
@@ -287,13 +298,17 @@ ValueId Builder::atomic(AtomicOp op, ValueId array, const std::vector<ValueId>& 
     args.insert(args.end(), index.begin(), index.end());
     if (op == AtomicOp::Cas) {
         if (type(compare) != Type::scalar(elem))
-            fail(loc, "atomic_cas compares with a " + type(compare).str() + " on an array of " +
-                          dtype_name(elem));
+            fail(loc,
+                 "atomic_cas compares with a " + type(compare).str() + " on an array of " + dtype_name(elem));
         args.push_back(compare);
     }
     args.push_back(value);
     const ValueId v = new_value(Type::scalar(elem));
-    append({.kind = NodeKind::Atomic, .sub = static_cast<uint8_t>(op), .result = v, .args = std::move(args), .loc = loc});
+    append({.kind = NodeKind::Atomic,
+            .sub = static_cast<uint8_t>(op),
+            .result = v,
+            .args = std::move(args),
+            .loc = loc});
     return v;
 }
 
@@ -337,10 +352,14 @@ void Builder::for_(ValueId start, ValueId stop, ValueId step, const std::functio
                    Loc loc) {
     for (ValueId b : {start, stop, step})
         if (type(b) != Type::scalar(DType::Int32))
-            fail(loc, "for_ bounds must be int32, got " + type(b).str() + "; convert with weft::cast<int32_t>(x)");
+            fail(loc,
+                 "for_ bounds must be int32, got " + type(b).str() + "; convert with weft::cast<int32_t>(x)");
     const ValueId var = new_value(Type::scalar(DType::Int32));
-    Node& node = append({.kind = NodeKind::For, .result = var, .args = {start, stop, step},
-                         .blocks = std::vector<Block>(1), .loc = loc});
+    Node& node = append({.kind = NodeKind::For,
+                         .result = var,
+                         .args = {start, stop, step},
+                         .blocks = std::vector<Block>(1),
+                         .loc = loc});
     if (const Node* c = constant_node(step); c && static_cast<int32_t>(c->bits) == 0)
         fail(loc, "for_ with a step of 0 never ends; use a nonzero step");
     ++loop_depth_;
@@ -377,13 +396,18 @@ void Builder::continue_(Loc loc) {
 void Builder::return_(const ValueId* value, Loc loc) {
     if (while_cond_depth_ > 0) fail(loc, "return_ inside a while_ condition");
     if (fn_.ret.is_void() && value)
-        fail(loc, kind_of_function(fn_) + " '" + fn_.name + "' returns nothing; call return_() without a value");
+        fail(loc,
+             kind_of_function(fn_) + " '" + fn_.name + "' returns nothing; call return_() without a value");
     if (!fn_.ret.is_void()) {
-        if (!value) fail(loc, "function '" + fn_.name + "' returns a " + fn_.ret.str() + "; pass it to return_(value)");
+        if (!value)
+            fail(loc,
+                 "function '" + fn_.name + "' returns a " + fn_.ret.str() + "; pass it to return_(value)");
         if (type(*value) != fn_.ret)
-            fail(loc, "function '" + fn_.name + "' returns a " + fn_.ret.str() + ", not a " + type(*value).str());
+            fail(loc,
+                 "function '" + fn_.name + "' returns a " + fn_.ret.str() + ", not a " + type(*value).str());
     }
-    append({.kind = NodeKind::Return, .args = value ? std::vector<ValueId>{*value} : std::vector<ValueId>{},
+    append({.kind = NodeKind::Return,
+            .args = value ? std::vector<ValueId>{*value} : std::vector<ValueId>{},
             .loc = loc});
 }
 
@@ -393,7 +417,9 @@ std::string check_print_format(const std::string& format, const std::vector<DTyp
         if (format[i] != '%') continue;
         if (++i >= format.size()) return "the format ends with a lone %";
         if (format[i] == '%') continue;
-        while (i < format.size() && std::string_view("-+ #0123456789.").find(format[i]) != std::string_view::npos) ++i;
+        while (i < format.size() &&
+               std::string_view("-+ #0123456789.").find(format[i]) != std::string_view::npos)
+            ++i;
         while (i < format.size() && (format[i] == 'l' || format[i] == 'h')) ++i;
         if (i >= format.size()) return "the format ends inside a conversion";
         const char conv = format[i];
@@ -404,11 +430,11 @@ std::string check_print_format(const std::string& format, const std::vector<DTyp
         if (next >= args.size()) return "more conversions than arguments";
         const DType t = args[next++];
         if (int_conv && is_float(t))
-            return "argument " + std::to_string(next - 1) + " is a " + dtype_name(t) + " but the conversion is %" + conv +
-                   "; use %f or %g";
+            return "argument " + std::to_string(next - 1) + " is a " + dtype_name(t) +
+                   " but the conversion is %" + conv + "; use %f or %g";
         if (float_conv && !is_float(t))
-            return "argument " + std::to_string(next - 1) + " is a " + dtype_name(t) + " but the conversion is %" + conv +
-                   "; use %d or %u";
+            return "argument " + std::to_string(next - 1) + " is a " + dtype_name(t) +
+                   " but the conversion is %" + conv + "; use %d or %u";
     }
     if (next != args.size()) return "more arguments than conversions";
     return {};

@@ -34,16 +34,14 @@ public:
     ValueId view(ValueId array, ValueId index, Loc loc);
     ValueId load(ValueId array, const std::vector<ValueId>& index, Loc loc);
     void store(ValueId array, const std::vector<ValueId>& index, ValueId v, Loc loc);
-    ValueId atomic(AtomicOp op, ValueId array, const std::vector<ValueId>& index, ValueId v,
-                   ValueId compare, Loc loc);
+    ValueId atomic(AtomicOp op, ValueId array, const std::vector<ValueId>& index, ValueId v, ValueId compare,
+                   Loc loc);
     // `callee` is the callee's index in the program; `callee_fn` its (possibly partial) IR.
-    ValueId call(uint32_t callee, const Function& callee_fn, const std::vector<ValueId>& args,
-                 Loc loc);
+    ValueId call(uint32_t callee, const Function& callee_fn, const std::vector<ValueId>& args, Loc loc);
     void print(const std::string& format, const std::vector<ValueId>& args, Loc loc);
-    void if_(ValueId c, const std::function<void()>& then_body,
-             const std::function<void()>* else_body, Loc loc);
-    void for_(ValueId start, ValueId stop, ValueId step, const std::function<void(ValueId)>& body,
-              Loc loc);
+    void if_(ValueId c, const std::function<void()>& then_body, const std::function<void()>* else_body,
+             Loc loc);
+    void for_(ValueId start, ValueId stop, ValueId step, const std::function<void(ValueId)>& body, Loc loc);
     void while_(const std::function<ValueId()>& cond, const std::function<void()>& body, Loc loc);
     void break_(Loc loc);
     void continue_(Loc loc);

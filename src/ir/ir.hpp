@@ -92,10 +92,11 @@ inline constexpr ValueId kNoValue = UINT32_MAX;
 //   While     [c]               blocks: cond (defines c), body; loops while c after cond
 //   Break, Continue             leave / restart the innermost loop
 //   Return    [value?]          leaves the function (a kernel: ends the thread)
-#define WEFT_IR_NODES(X)                                                                    \
-    X(Param) X(Const) X(Tid) X(Copy) X(Unary) X(Binary) X(Math) X(Select) X(Cast) X(Shape)  \
-    X(Load) X(Store) X(Atomic) X(Accumulate) X(Assign) X(Call) X(Print) X(If) X(For) X(While) X(Break)     \
-    X(Continue) X(Return) X(View) X(Reserve)
+#define WEFT_IR_NODES(X)                                                                                     \
+    X(Param)                                                                                                 \
+    X(Const) X(Tid) X(Copy) X(Unary) X(Binary) X(Math) X(Select) X(Cast) X(Shape) X(Load) X(Store) X(Atomic) \
+        X(Accumulate) X(Assign) X(Call) X(Print) X(If) X(For) X(While) X(Break) X(Continue) X(Return)        \
+            X(View) X(Reserve)
 
 enum class NodeKind : uint8_t {
 #define WEFT_IR_ENUM(name) name,
@@ -160,7 +161,7 @@ struct Function {
     std::vector<SlotTarget> slot_targets;
     int64_t reservations_per_thread = 0;
     bool reservations_dynamic = false;
-    bool single_counter_element = false;  // one counter, always at one constant index: no sort
+    bool single_counter_element = false;        // one counter, always at one constant index: no sort
     std::vector<int64_t> single_counter_index;  // that index
     int counting_pass = -1;
     bool is_counting_pass = false;  // this function is (part of) a counting pass

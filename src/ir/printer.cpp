@@ -40,17 +40,22 @@ std::string constant_text(const Type& t, uint64_t bits) {
 std::string quoted(const std::string& text) {
     std::string out = "\"";
     for (char c : text) {
-        if (c == '\n') out += "\\n";
-        else if (c == '"') out += "\\\"";
-        else if (c == '\\') out += "\\\\";
-        else out += c;
+        if (c == '\n')
+            out += "\\n";
+        else if (c == '"')
+            out += "\\\"";
+        else if (c == '\\')
+            out += "\\\\";
+        else
+            out += c;
     }
     return out + "\"";
 }
 
 class Printer {
 public:
-    Printer(const Program& p, const Function& fn, bool locations) : program_(p), fn_(fn), locations_(locations) {}
+    Printer(const Program& p, const Function& fn, bool locations)
+        : program_(p), fn_(fn), locations_(locations) {}
 
     std::string run() {
         out_ << (fn_.is_kernel ? "kernel " : "func ") << fn_.name << "(";
@@ -98,19 +103,29 @@ private:
         const size_t nidx = n.args.empty() ? 0 : fn_.type_of(n.args[0]).ndim;
         switch (n.kind) {
             case NodeKind::Param: return;
-            case NodeKind::Const: line(depth, def(n) + constant_text(fn_.type_of(n.result), n.bits), n); return;
+            case NodeKind::Const:
+                line(depth, def(n) + constant_text(fn_.type_of(n.result), n.bits), n);
+                return;
             case NodeKind::Tid: line(depth, def(n) + "tid " + std::to_string(n.sub), n); return;
             case NodeKind::Copy: line(depth, def(n) + "copy " + v(n.args[0]), n); return;
-            case NodeKind::Unary: line(depth, def(n) + detail::op_name(n.unary_op()) + " " + v(n.args[0]), n); return;
+            case NodeKind::Unary:
+                line(depth, def(n) + detail::op_name(n.unary_op()) + " " + v(n.args[0]), n);
+                return;
             case NodeKind::Binary:
                 line(depth, def(n) + detail::op_name(n.binary_op()) + " " + list(n.args, 0, 2), n);
                 return;
-            case NodeKind::Math: line(depth, def(n) + detail::op_name(n.math_op()) + " " + v(n.args[0]), n); return;
+            case NodeKind::Math:
+                line(depth, def(n) + detail::op_name(n.math_op()) + " " + v(n.args[0]), n);
+                return;
             case NodeKind::Select: line(depth, def(n) + "select " + list(n.args, 0, 3), n); return;
             case NodeKind::Cast: line(depth, def(n) + "cast " + v(n.args[0]), n); return;
-            case NodeKind::Shape: line(depth, def(n) + "shape " + v(n.args[0]) + " " + std::to_string(n.sub), n); return;
+            case NodeKind::Shape:
+                line(depth, def(n) + "shape " + v(n.args[0]) + " " + std::to_string(n.sub), n);
+                return;
             case NodeKind::Load: line(depth, def(n) + "load " + indexed(n, nidx), n); return;
-            case NodeKind::Store: line(depth, "store " + indexed(n, nidx) + ", " + v(n.args.back()), n); return;
+            case NodeKind::Store:
+                line(depth, "store " + indexed(n, nidx) + ", " + v(n.args.back()), n);
+                return;
             case NodeKind::Atomic:
                 line(depth,
                      def(n) + "atomic." + detail::op_name(n.atomic_op()) + " " + indexed(n, nidx) + ", " +
@@ -122,8 +137,8 @@ private:
                 return;
             case NodeKind::Accumulate:
                 line(depth,
-                     std::string("accumulate.") + detail::op_name(n.atomic_op()) + " " + indexed(n, nidx) + ", " +
-                         v(n.args.back()),
+                     std::string("accumulate.") + detail::op_name(n.atomic_op()) + " " + indexed(n, nidx) +
+                         ", " + v(n.args.back()),
                      n);
                 return;
             case NodeKind::Assign: line(depth, v(n.args[0]) + " := " + v(n.args[1]), n); return;
@@ -134,7 +149,10 @@ private:
                 return;
             }
             case NodeKind::Print:
-                line(depth, "print " + quoted(n.text) + (n.args.empty() ? "" : ", " + list(n.args, 0, n.args.size())), n);
+                line(
+                    depth,
+                    "print " + quoted(n.text) + (n.args.empty() ? "" : ", " + list(n.args, 0, n.args.size())),
+                    n);
                 return;
             case NodeKind::If:
                 line(depth, "if " + v(n.args[0]) + " {", n);
@@ -159,7 +177,9 @@ private:
                 return;
             case NodeKind::Break: line(depth, "break", n); return;
             case NodeKind::Continue: line(depth, "continue", n); return;
-            case NodeKind::Return: line(depth, n.args.empty() ? "return" : "return " + v(n.args[0]), n); return;
+            case NodeKind::Return:
+                line(depth, n.args.empty() ? "return" : "return " + v(n.args[0]), n);
+                return;
             case NodeKind::View: line(depth, def(n) + "view " + indexed(n, 1), n); return;
         }
     }

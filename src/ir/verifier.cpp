@@ -22,13 +22,15 @@ public:
 
 private:
     [[noreturn]] void fail(const Node& n, const std::string& what) const {
-        throw Error(std::string("internal IR error after pass '") + pass_ + "': " + node_kind_name(n.kind) + ": " + what,
+        throw Error(std::string("internal IR error after pass '") + pass_ + "': " + node_kind_name(n.kind) +
+                        ": " + what,
                     fn_.name, n.loc.file, n.loc.line);
     }
 
     void use(const Node& n, ValueId v) const {
         if (v >= fn_.values.size()) fail(n, "operand %" + std::to_string(v) + " does not exist");
-        if (!visible_[v]) fail(n, "operand %" + std::to_string(v) + " is used outside the scope that defines it");
+        if (!visible_[v])
+            fail(n, "operand %" + std::to_string(v) + " is used outside the scope that defines it");
     }
 
     void define(const Node& n, ValueId v, std::vector<ValueId>& scope) {

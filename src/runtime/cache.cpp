@@ -29,21 +29,27 @@ std::string read_file(const fs::path& p) {
 std::string unique_suffix() {
     static std::atomic<uint64_t> counter{0};
     thread_local std::mt19937_64 rng(std::random_device{}());
-    return std::to_string(::getpid()) + "." + std::to_string(counter++) + "." + std::to_string(rng() % 1000000);
+    return std::to_string(::getpid()) + "." + std::to_string(counter++) + "." +
+           std::to_string(rng() % 1000000);
 }
 
 }  // namespace
 
 fs::path cache_dir() {
     fs::path dir;
-    if (const char* d = std::getenv("WEFT_CACHE_DIR"); d && *d) dir = d;
-    else if (const char* x = std::getenv("XDG_CACHE_HOME"); x && *x) dir = fs::path(x) / "weft";
-    else if (const char* h = std::getenv("HOME"); h && *h) dir = fs::path(h) / ".cache" / "weft";
-    else dir = fs::temp_directory_path() / "weft-cache";
+    if (const char* d = std::getenv("WEFT_CACHE_DIR"); d && *d)
+        dir = d;
+    else if (const char* x = std::getenv("XDG_CACHE_HOME"); x && *x)
+        dir = fs::path(x) / "weft";
+    else if (const char* h = std::getenv("HOME"); h && *h)
+        dir = fs::path(h) / ".cache" / "weft";
+    else
+        dir = fs::temp_directory_path() / "weft-cache";
     std::error_code ec;
     fs::create_directories(dir, ec);
-    if (ec) throw Error("cannot create the kernel cache directory " + dir.string() + ": " + ec.message() +
-                        "; set WEFT_CACHE_DIR to a writable directory");
+    if (ec)
+        throw Error("cannot create the kernel cache directory " + dir.string() + ": " + ec.message() +
+                    "; set WEFT_CACHE_DIR to a writable directory");
     return dir;
 }
 

@@ -21,7 +21,8 @@ struct CacheEntry {
 // Returns the verified entry `name`, building it with `build(output_path)` when it is missing or
 // corrupt. Concurrent processes may build the same entry: each builds into its own temporary
 // file and renames it into place, so readers only ever see complete entries.
-CacheEntry cached_build(const std::string& name, const std::function<void(const std::filesystem::path&)>& build);
+CacheEntry cached_build(const std::string& name,
+                        const std::function<void(const std::filesystem::path&)>& build);
 
 // Whether the entry at `path` is complete and intact.
 bool entry_is_valid(const std::filesystem::path& path);

@@ -1,16 +1,19 @@
 // Device names, lookup, properties and the default device.
+#include "weft/device.hpp"
+
 #include <cstdlib>
 #include <thread>
 
 #include "runtime/cuda/context.hpp"
-#include "weft/device.hpp"
 #include "weft/error.hpp"
 
 namespace weft {
 
 namespace cu = runtime::cuda;
 
-std::string Device::name() const { return is_cpu() ? "cpu" : "cuda:" + std::to_string(ordinal_); }
+std::string Device::name() const {
+    return is_cpu() ? "cpu" : "cuda:" + std::to_string(ordinal_);
+}
 
 std::vector<Device> devices() {
     std::vector<Device> all = {Device::cpu()};
@@ -18,9 +21,13 @@ std::vector<Device> devices() {
     return all;
 }
 
-bool cuda_available() { return cu::device_count() > 0; }
+bool cuda_available() {
+    return cu::device_count() > 0;
+}
 
-std::string cuda_unavailable_reason() { return cuda_available() ? "" : cu::unavailable_reason(); }
+std::string cuda_unavailable_reason() {
+    return cuda_available() ? "" : cu::unavailable_reason();
+}
 
 Device device(std::string_view name) {
     for (const Device& d : devices())

@@ -1,10 +1,11 @@
 // AnyArray: allocation, shape, views and host copies.
+#include "weft/device_array.hpp"
+
 #include <cstring>
 #include <utility>
 #include <vector>
 
 #include "runtime/memory.hpp"
-#include "weft/device_array.hpp"
 #include "weft/error.hpp"
 
 namespace weft {
@@ -251,8 +252,8 @@ void check_bytes(const AnyArray& a, size_t bytes, const char* what) {
     const size_t expected = static_cast<size_t>(a.size()) * dtype_size(a.dtype());
     if (bytes != expected)
         throw Error(std::string(what) + ": " + std::to_string(bytes) + " bytes for an array of " +
-                    std::to_string(a.size()) + " " + dtype_name(a.dtype()) + " elements (" + std::to_string(expected) +
-                    " bytes)");
+                    std::to_string(a.size()) + " " + dtype_name(a.dtype()) + " elements (" +
+                    std::to_string(expected) + " bytes)");
 }
 }  // namespace
 

@@ -26,12 +26,13 @@ LaunchRecord DeviceModule::launch_record(const LaunchGrid& grid, FaultRecord* fa
 
 void DeviceModule::throw_fault(size_t function, const FaultRecord& fault) const {
     const codegen::AccessSite& site = generated_.sites.at(static_cast<size_t>(fault.site));
-    throw Error("index " + std::to_string(fault.index) + " is out of bounds for dimension " +
-                    std::to_string(fault.dim + site.dim_offset) +
-                    " of array '" + site.array + "' (extent " + std::to_string(fault.extent) + ")" +
-                    (site.function != function_names_[function] ? " in function '" + site.function + "'" : "") +
-                    "; the launch was undone, so the arrays hold their values from before it",
-                function_names_[function], site.file, site.line);
+    throw Error(
+        "index " + std::to_string(fault.index) + " is out of bounds for dimension " +
+            std::to_string(fault.dim + site.dim_offset) + " of array '" + site.array + "' (extent " +
+            std::to_string(fault.extent) + ")" +
+            (site.function != function_names_[function] ? " in function '" + site.function + "'" : "") +
+            "; the launch was undone, so the arrays hold their values from before it",
+        function_names_[function], site.file, site.line);
 }
 
 void DeviceModule::report(const Options& options, const char* device, double ms) const {

@@ -43,7 +43,8 @@ public:
     // Runs (CPU) or queues (GPU) kernel `function` over `grid`. `args` point at each argument's
     // value: an array descriptor or a scalar. A fault the kernel reports (an index out of
     // bounds, with bounds checking on) is thrown as weft::Error.
-    virtual void launch(size_t function, const LaunchGrid& grid, void* const* args, const Options& options) const = 0;
+    virtual void launch(size_t function, const LaunchGrid& grid, void* const* args,
+                        const Options& options) const = 0;
 
     const codegen::Generated& generated() const { return generated_; }
     bool loaded_from_cache() const { return from_cache_; }

@@ -14,7 +14,9 @@ namespace cu = runtime::cuda;
 
 namespace {
 
-cu::CUdeviceptr dptr(const void* p) { return reinterpret_cast<cu::CUdeviceptr>(p); }
+cu::CUdeviceptr dptr(const void* p) {
+    return reinterpret_cast<cu::CUdeviceptr>(p);
+}
 
 }  // namespace
 
@@ -38,10 +40,11 @@ std::shared_ptr<Allocation> allocate(Device device, size_t bytes) {
     }
     a->stream = cu::current_stream(device.ordinal());
     cu::CUdeviceptr p = 0;
-    const cu::CUresult r = cu::require_driver().cuMemAllocAsync(&p, bytes == 0 ? 1 : bytes, a->stream->stream);
+    const cu::CUresult r =
+        cu::require_driver().cuMemAllocAsync(&p, bytes == 0 ? 1 : bytes, a->stream->stream);
     if (r != cu::CUDA_SUCCESS)
-        throw Error("cannot allocate " + std::to_string(bytes) + " bytes on " + device.name() + " (CUDA error " +
-                    std::to_string(r) + "); free arrays you no longer need");
+        throw Error("cannot allocate " + std::to_string(bytes) + " bytes on " + device.name() +
+                    " (CUDA error " + std::to_string(r) + "); free arrays you no longer need");
     a->ptr = reinterpret_cast<void*>(p);
     return a;
 }

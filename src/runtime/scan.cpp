@@ -1,5 +1,6 @@
 // array_scan: checks, then a left-to-right prefix sum on the CPU or the GPU scan.
 #include "runtime/cuda/scan.hpp"
+
 #include "weft/error.hpp"
 #include "weft/scan.hpp"
 
@@ -21,17 +22,20 @@ void scan(const T* in, T* out, int64_t n, bool inclusive) {
 }  // namespace
 
 void array_scan(const AnyArray& in, const AnyArray& out, bool inclusive) {
-    if (!in.valid() || !out.valid()) throw Error("array_scan: an array argument is empty (default-constructed)");
+    if (!in.valid() || !out.valid())
+        throw Error("array_scan: an array argument is empty (default-constructed)");
     if (in.dtype() != out.dtype())
         throw Error(std::string("array_scan: input is ") + dtype_name(in.dtype()) + " but output is " +
                     dtype_name(out.dtype()) + "; use arrays of one type");
     if (in.dtype() != DType::Int32 && in.dtype() != DType::Float32)
-        throw Error(std::string("array_scan supports int32 and float32 arrays, got ") + dtype_name(in.dtype()));
+        throw Error(std::string("array_scan supports int32 and float32 arrays, got ") +
+                    dtype_name(in.dtype()));
     if (in.ndim() != 1 || out.ndim() != 1 || in.size() != out.size())
-        throw Error("array_scan needs two 1-D arrays of equal size, got sizes " + std::to_string(in.size()) + " and " +
-                    std::to_string(out.size()));
+        throw Error("array_scan needs two 1-D arrays of equal size, got sizes " + std::to_string(in.size()) +
+                    " and " + std::to_string(out.size()));
     if (in.device() != out.device())
-        throw Error("array_scan: input is on " + in.device().name() + " but output is on " + out.device().name());
+        throw Error("array_scan: input is on " + in.device().name() + " but output is on " +
+                    out.device().name());
     // Views: a strided array, or an output that overlaps the input without being the same
     // elements, is scanned in a contiguous copy. (One array scanned in place is fine.)
     const bool same_elements = in.data() == out.data() && (in.size() < 2 || in.stride(0) == out.stride(0));

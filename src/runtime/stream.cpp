@@ -27,7 +27,8 @@ struct EventHandle {
 
 Stream::Stream(Device device) : device_(device) {
     if (device.is_cuda())
-        handle_ = std::make_shared<detail::StreamHandle>(detail::StreamHandle{cu::create_stream(device.ordinal())});
+        handle_ =
+            std::make_shared<detail::StreamHandle>(detail::StreamHandle{cu::create_stream(device.ordinal())});
 }
 
 Stream::Stream(Device device, std::shared_ptr<detail::StreamHandle> handle)
@@ -35,8 +36,8 @@ Stream::Stream(Device device, std::shared_ptr<detail::StreamHandle> handle)
 
 Stream Stream::current(Device device) {
     if (device.is_cpu()) return Stream(device, nullptr);
-    return Stream(device,
-                  std::make_shared<detail::StreamHandle>(detail::StreamHandle{cu::current_stream(device.ordinal())}));
+    return Stream(device, std::make_shared<detail::StreamHandle>(
+                              detail::StreamHandle{cu::current_stream(device.ordinal())}));
 }
 
 void Stream::synchronize() const {
@@ -72,14 +73,17 @@ Event::Event(Device device) : device_(device) {
     cu::check(cu::require_driver().cuEventCreate(&handle_->event, cu::CU_EVENT_DEFAULT), "cuEventCreate");
 }
 
-void Event::record() { record(Stream::current(device_)); }
+void Event::record() {
+    record(Stream::current(device_));
+}
 
 void Event::record(const Stream& stream) {
     if (stream.device() != device_)
         throw Error("Event::record: the event belongs to " + device_.name() + " but the stream to " +
                     stream.device().name());
     cu::context(device_.ordinal());
-    cu::check(cu::require_driver().cuEventRecord(handle_->event, stream.handle()->state->stream), "cuEventRecord");
+    cu::check(cu::require_driver().cuEventRecord(handle_->event, stream.handle()->state->stream),
+              "cuEventRecord");
     handle_->recorded = true;
 }
 

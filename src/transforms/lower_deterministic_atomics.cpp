@@ -12,12 +12,14 @@ namespace weft::transforms {
 namespace {
 
 bool accumulation(const analysis::AtomicSite& a) {
-    const bool arithmetic = a.op == ir::AtomicOp::Add || a.op == ir::AtomicOp::Sub || a.op == ir::AtomicOp::Min ||
-                            a.op == ir::AtomicOp::Max;
+    const bool arithmetic = a.op == ir::AtomicOp::Add || a.op == ir::AtomicOp::Sub ||
+                            a.op == ir::AtomicOp::Min || a.op == ir::AtomicOp::Max;
     return arithmetic && is_float(a.dtype);
 }
 
-std::string line_of(const ir::Node& n) { return std::to_string(n.loc.line); }
+std::string line_of(const ir::Node& n) {
+    return std::to_string(n.loc.line);
+}
 
 [[noreturn]] void reject(const ir::Function& kernel, const ir::Node& at, const std::string& message) {
     throw Error(message, kernel.name, at.loc.file, at.loc.line);
@@ -41,7 +43,8 @@ std::vector<ir::DetTarget> plan_kernel(const ir::Program& program, uint32_t k) {
                        "compute it another way");
         const auto [it, inserted] = first_site.emplace(a.kernel_param, &a);
         if (inserted) {
-            targets.push_back({static_cast<uint32_t>(a.kernel_param), analysis::reduction_family(a.op), a.dtype});
+            targets.push_back(
+                {static_cast<uint32_t>(a.kernel_param), analysis::reduction_family(a.op), a.dtype});
             continue;
         }
         const analysis::AtomicSite& first = *it->second;
@@ -71,7 +74,8 @@ void rewrite(ir::Block& block, const std::vector<int>& uses, const ir::Function&
     for (ir::Node& n : block.nodes) {
         for (ir::Block& child : n.blocks) rewrite(child, uses, fn);
         if (n.kind != ir::NodeKind::Atomic) continue;
-        const analysis::AtomicSite site{&n, 0, n.atomic_op(), fn.type_of(n.args[0]).dtype, uses[n.result] > 0, -1};
+        const analysis::AtomicSite site{&n, 0, n.atomic_op(), fn.type_of(n.args[0]).dtype, uses[n.result] > 0,
+                                        -1};
         if (!accumulation(site) || site.result_used) continue;
         n.kind = ir::NodeKind::Accumulate;
         n.result = ir::kNoValue;

@@ -14,8 +14,8 @@ namespace weft::transforms {
 namespace {
 
 bool consumed_integer(const analysis::AtomicSite& a) {
-    const bool ordered = a.op == ir::AtomicOp::Add || a.op == ir::AtomicOp::Sub || a.op == ir::AtomicOp::Min ||
-                         a.op == ir::AtomicOp::Max;
+    const bool ordered = a.op == ir::AtomicOp::Add || a.op == ir::AtomicOp::Sub ||
+                         a.op == ir::AtomicOp::Min || a.op == ir::AtomicOp::Max;
     return ordered && is_integer(a.dtype) && a.result_used;
 }
 
@@ -41,8 +41,8 @@ public:
 
     // Returns the load that taints the function's result (null if none); rejects tainted
     // reservations. `control` is the load a surrounding condition depends on.
-    const ir::Node* check(uint32_t f, const std::vector<int>& roots, const std::vector<const ir::Node*>& params,
-                          const ir::Node* control) {
+    const ir::Node* check(uint32_t f, const std::vector<int>& roots,
+                          const std::vector<const ir::Node*>& params, const ir::Node* control) {
         const ir::Function& fn = *program_.functions[f];
         std::vector<int> root(fn.values.size(), -1);
         std::vector<const ir::Node*> taint(fn.values.size(), nullptr);
@@ -77,7 +77,8 @@ public:
         block(fn, fn.body, root, taint, control);
         const ir::Node* result = nullptr;
         ir::for_each_node(fn.body, [&](const ir::Node& n) {
-            if (n.kind == ir::NodeKind::Return && !n.args.empty() && taint[n.args[0]] && !result) result = taint[n.args[0]];
+            if (n.kind == ir::NodeKind::Return && !n.args.empty() && taint[n.args[0]] && !result)
+                result = taint[n.args[0]];
         });
         return result;
     }
@@ -107,7 +108,8 @@ private:
                 if (source) reject_dependence(n, *source);
             }
             const ir::Node* inner = control;
-            if (!inner && (n.kind == ir::NodeKind::If || n.kind == ir::NodeKind::For || n.kind == ir::NodeKind::While))
+            if (!inner &&
+                (n.kind == ir::NodeKind::If || n.kind == ir::NodeKind::For || n.kind == ir::NodeKind::While))
                 for (ir::ValueId a : n.args)
                     if (!inner && taint[a]) inner = taint[a];
             if (n.kind == ir::NodeKind::Call) call(fn, n, root, taint, inner);
@@ -119,12 +121,14 @@ private:
     [[noreturn]] void reject_dependence(const ir::Node& reserve, const ir::Node& load) {
         const auto it = loaded_.find(&load);
         const std::string array = param_name(kernel_, it == loaded_.end() ? -1 : it->second);
-        reject(kernel_, load,
-               "this load of '" + array + "', an array the kernel also writes, decides the slot reservation at line " +
-                   std::to_string(reserve.loc.line) +
-                   "; slot allocation runs the kernel once to count without performing its writes, so it would "
-                   "reserve differently. Base the decision on local variables or arrays the kernel only reads "
-                   "(the spec's 'Side effects in the counting pass')");
+        reject(
+            kernel_, load,
+            "this load of '" + array +
+                "', an array the kernel also writes, decides the slot reservation at line " +
+                std::to_string(reserve.loc.line) +
+                "; slot allocation runs the kernel once to count without performing its writes, so it would "
+                "reserve differently. Base the decision on local variables or arrays the kernel only reads "
+                "(the spec's 'Side effects in the counting pass')");
     }
 
     const ir::Program& program_;
@@ -149,8 +153,8 @@ std::vector<ir::SlotTarget> plan_kernel(const ir::Program& program, uint32_t k) 
                        "Use atomic_add with a negative count, or do not use the result");
         if (consumed_integer(a) && a.dtype != DType::Int32)
             reject(kernel, *a.node,
-                   "slot allocation needs an int32 counter, but '" + counter + "' holds " + dtype_name(a.dtype) +
-                       "; make the counter an Array<int32_t>");
+                   "slot allocation needs an int32 counter, but '" + counter + "' holds " +
+                       dtype_name(a.dtype) + "; make the counter an Array<int32_t>");
         if (reservation(a)) counters.emplace(a.kernel_param, &a);
     }
     for (const analysis::AtomicSite& a : found.atomics) {
@@ -197,8 +201,8 @@ void to_reserve(ir::Block& block, const std::vector<int>& uses, const ir::Functi
 // the element instead.
 void suppress_side_effects(ir::Block& block, const std::vector<int>& uses) {
     std::erase_if(block.nodes, [&](const ir::Node& n) {
-        return n.kind == ir::NodeKind::Store || n.kind == ir::NodeKind::Accumulate || n.kind == ir::NodeKind::Print ||
-               (n.kind == ir::NodeKind::Atomic && uses[n.result] == 0);
+        return n.kind == ir::NodeKind::Store || n.kind == ir::NodeKind::Accumulate ||
+               n.kind == ir::NodeKind::Print || (n.kind == ir::NodeKind::Atomic && uses[n.result] == 0);
     });
     for (ir::Node& n : block.nodes) {
         for (ir::Block& child : n.blocks) suppress_side_effects(child, uses);
@@ -265,10 +269,13 @@ bool constant_index_everywhere(const ir::Program& program, uint32_t f, std::vect
             if (n.kind != ir::NodeKind::Reserve) return;
             std::vector<uint64_t> index;
             for (size_t i = 1; i + 1 < n.args.size(); ++i) {
-                if (!value_of[n.args[i]]) constant = false;
-                else index.push_back(fn.type_of(n.args[i]).dtype == DType::Int32
-                                         ? static_cast<uint64_t>(static_cast<int64_t>(static_cast<int32_t>(value_of[n.args[i]]->bits)))
-                                         : value_of[n.args[i]]->bits);
+                if (!value_of[n.args[i]])
+                    constant = false;
+                else
+                    index.push_back(fn.type_of(n.args[i]).dtype == DType::Int32
+                                        ? static_cast<uint64_t>(static_cast<int64_t>(
+                                              static_cast<int32_t>(value_of[n.args[i]]->bits)))
+                                        : value_of[n.args[i]]->bits);
             }
             indices.insert(index);
         });

@@ -55,8 +55,9 @@ ir::Program lower(ir::Program program, const Options& options) {
     // Dead loads go first: `out[i] += v` reads out[i] while tracing, which the hazard check of
     // the deterministic lowering must not see.
     stage.run("eliminate_dead_code", eliminate_dead_code);
-    stage.run("lower_deterministic_atomics",
-              [&](ir::Program p) { return lower_deterministic_atomics(std::move(p), options.deterministic); });
+    stage.run("lower_deterministic_atomics", [&](ir::Program p) {
+        return lower_deterministic_atomics(std::move(p), options.deterministic);
+    });
     stage.run("lower_slot_allocation",
               [&](ir::Program p) { return lower_slot_allocation(std::move(p), options.deterministic); });
     // The counting passes drop writes; what only fed them goes too.

@@ -6,13 +6,21 @@
 namespace {
 
 template <class A>
-concept TimesAssignable = requires(A a) { a[0] *= 2.0f; };
+concept TimesAssignable = requires(A a) {
+    a[0] *= 2.0f;
+};
 template <class A>
-concept AddAssignable = requires(A a) { a[0] += 2.0f; };
+concept AddAssignable = requires(A a) {
+    a[0] += 2.0f;
+};
 template <class A>
-concept SubAssignable = requires(A a) { a[0] -= 2.0f; };
+concept SubAssignable = requires(A a) {
+    a[0] -= 2.0f;
+};
 template <class A>
-concept ShiftAssignable = requires(A a) { a[0] <<= 1; };
+concept ShiftAssignable = requires(A a) {
+    a[0] <<= 1;
+};
 
 // `a[i] += v` and `a[i] -= v` are the spec's atomic shorthands; other compound assignments to
 // an element used directly would only change a temporary, so they must not compile.

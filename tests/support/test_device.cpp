@@ -17,7 +17,9 @@ bool gpu_run() {
 
 }  // namespace
 
-Device test_device() { return gpu_run() ? Device::cuda(0) : Device::cpu(); }
+Device test_device() {
+    return gpu_run() ? Device::cuda(0) : Device::cpu();
+}
 
 }  // namespace weft::test
 

@@ -14,7 +14,7 @@ Device test_device();
 }  // namespace weft::test
 
 // For tests of CPU-only behaviour (threads run in order, host printf, shared objects).
-#define WEFT_SKIP_UNLESS_CPU()                                                         \
-    do {                                                                               \
+#define WEFT_SKIP_UNLESS_CPU()                                                          \
+    do {                                                                                \
         if (!::weft::test::test_device().is_cpu()) GTEST_SKIP() << "CPU-specific test"; \
     } while (0)

@@ -63,11 +63,10 @@ Ref emit_view(Ref array, Ref index, Loc loc);
 Ref emit_load(Ref array, const std::vector<Ref>& index, Loc loc);
 void emit_store(Ref array, const std::vector<Ref>& index, Ref value, Loc loc);
 // `compare` is used by Cas only.
-Ref emit_atomic(AtomicOp op, Ref array, const std::vector<Ref>& index, Ref value, Ref compare,
-                Loc loc);
+Ref emit_atomic(AtomicOp op, Ref array, const std::vector<Ref>& index, Ref value, Ref compare, Loc loc);
 void emit_print(std::string_view format, const std::vector<Ref>& args, Loc loc);
-void emit_if(Ref cond, const std::function<void()>& then_body,
-             const std::function<void()>* else_body, Loc loc);
+void emit_if(Ref cond, const std::function<void()>& then_body, const std::function<void()>* else_body,
+             Loc loc);
 void emit_for(Ref start, Ref stop, Ref step, const std::function<void(Ref)>& body, Loc loc);
 void emit_while(const std::function<Ref()>& cond, const std::function<void()>& body, Loc loc);
 void emit_break(Loc loc);

@@ -16,13 +16,13 @@ namespace weft::runtime::cpu {
 
 namespace fs = std::filesystem;
 
-
 std::shared_ptr<CpuModule> CpuModule::load(const ir::Program& lowered, const Options& options) {
     const auto start = std::chrono::steady_clock::now();
     std::shared_ptr<CpuModule> m(new CpuModule());
     m->module_name_ = lowered.module_name;
     for (const auto& f : lowered.functions) m->function_names_.push_back(f->name);
-    m->generated_ = codegen::emit(lowered, {.dialect = codegen::Dialect::Cpu, .bounds_check = options.bounds_check});
+    m->generated_ =
+        codegen::emit(lowered, {.dialect = codegen::Dialect::Cpu, .bounds_check = options.bounds_check});
 
     const std::vector<std::string> flags = compile_flags(options);
     base::Hasher key;
@@ -48,8 +48,8 @@ std::shared_ptr<CpuModule> CpuModule::load(const ir::Program& lowered, const Opt
 
     m->handle_ = dlopen(entry.path.c_str(), RTLD_NOW | RTLD_LOCAL);
     if (!m->handle_)
-        throw Error("cannot load compiled module '" + lowered.module_name + "' from " + entry.path.string() + ": " +
-                    dlerror());
+        throw Error("cannot load compiled module '" + lowered.module_name + "' from " + entry.path.string() +
+                    ": " + dlerror());
     for (const std::string& symbol : m->generated_.entries) {
         Entry e = nullptr;
         if (!symbol.empty()) {
@@ -59,7 +59,8 @@ std::shared_ptr<CpuModule> CpuModule::load(const ir::Program& lowered, const Opt
         m->entries_.push_back(e);
     }
 
-    m->report(options, "cpu", std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count());
+    m->report(options, "cpu",
+              std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count());
     return m;
 }
 

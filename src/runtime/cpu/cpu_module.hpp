@@ -15,7 +15,8 @@ public:
     CpuModule& operator=(const CpuModule&) = delete;
 
     // Runs the launch's threads one after another, in row-major order, on the calling thread.
-    void launch(size_t function, const LaunchGrid& grid, void* const* args, const Options& options) const override;
+    void launch(size_t function, const LaunchGrid& grid, void* const* args,
+                const Options& options) const override;
 
 private:
     CpuModule() = default;

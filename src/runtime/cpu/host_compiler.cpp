@@ -81,7 +81,8 @@ const std::string& host_compiler_identity() {
 }
 
 std::vector<std::string> compile_flags(const Options& options) {
-    std::vector<std::string> flags = {"-std=c++17", "-shared", "-fPIC", "-fvisibility=hidden", "-fno-math-errno",
+    std::vector<std::string> flags = {"-std=c++17", "-shared", "-fPIC", "-fvisibility=hidden",
+                                      "-fno-math-errno",
                                       // Signed overflow wraps, as it does on the GPU.
                                       "-fwrapv", "-O" + std::to_string(options.optimization_level)};
     // Arithmetic must match across devices in GpuToGpu mode: no contraction into FMA.
@@ -89,7 +90,8 @@ std::vector<std::string> compile_flags(const Options& options) {
     return flags;
 }
 
-void compile_shared_object(const fs::path& source, const fs::path& output, const std::vector<std::string>& flags) {
+void compile_shared_object(const fs::path& source, const fs::path& output,
+                           const std::vector<std::string>& flags) {
     std::vector<std::string> args = {host_compiler()};
     args.insert(args.end(), flags.begin(), flags.end());
     args.insert(args.end(), {"-o", output.string(), source.string()});
@@ -99,8 +101,10 @@ void compile_shared_object(const fs::path& source, const fs::path& output, const
     std::error_code ec;
     fs::remove(log, ec);
     if (rc != 0)
-        throw Error("the host compiler failed on generated code (a Weft bug; please report it with this "
-                    "output):\n" + text);
+        throw Error(
+            "the host compiler failed on generated code (a Weft bug; please report it with this "
+            "output):\n" +
+            text);
 }
 
 }  // namespace weft::runtime::cpu

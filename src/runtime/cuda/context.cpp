@@ -96,7 +96,8 @@ bool bind_for_release(int ordinal) noexcept {
     std::lock_guard lock(contexts_mutex());
     const auto& all = contexts();
     if (ordinal < 0 || static_cast<size_t>(ordinal) >= all.size() || !all[ordinal]) return false;
-    if (bound != all[ordinal]->context && d->cuCtxSetCurrent(all[ordinal]->context) != CUDA_SUCCESS) return false;
+    if (bound != all[ordinal]->context && d->cuCtxSetCurrent(all[ordinal]->context) != CUDA_SUCCESS)
+        return false;
     bound = all[ordinal]->context;
     return true;
 }
@@ -166,9 +167,11 @@ void synchronize(StreamState& s) {
     require_driver().cuGetErrorString(r, &msg);
     std::string names;
     for (const auto& k : kernels) names += (names.empty() ? "'" : ", '") + k + "'";
-    throw Error("a GPU operation on cuda:" + std::to_string(s.ordinal) + " failed: " + (msg ? msg : "unknown error") +
-                    (names.empty() ? "" : "; kernels launched since the last synchronization: " + names +
-                                              " (run with the module option debug = true to check each launch)"),
+    throw Error("a GPU operation on cuda:" + std::to_string(s.ordinal) +
+                    " failed: " + (msg ? msg : "unknown error") +
+                    (names.empty() ? ""
+                                   : "; kernels launched since the last synchronization: " + names +
+                                         " (run with the module option debug = true to check each launch)"),
                 kernels.empty() ? "" : kernels.back());
 }
 

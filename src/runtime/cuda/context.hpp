@@ -17,7 +17,7 @@ struct StreamState {
     int ordinal = 0;
     CUstream stream = nullptr;
     std::mutex mutex;
-    std::vector<std::string> unsynchronized;  // kernel names, oldest first
+    std::vector<std::string> unsynchronized;    // kernel names, oldest first
     std::vector<std::function<void()>> checks;  // run after the next successful synchronization
     ~StreamState();
 };

@@ -26,7 +26,8 @@ std::vector<std::string> nvrtc_flags(const Options& options) {
 
 }  // namespace
 
-std::shared_ptr<CudaModule> CudaModule::load(const ir::Program& lowered, const Options& options, int ordinal) {
+std::shared_ptr<CudaModule> CudaModule::load(const ir::Program& lowered, const Options& options,
+                                             int ordinal) {
     const auto start = std::chrono::steady_clock::now();
     const DeviceContext& c = context(ordinal);
     std::shared_ptr<CudaModule> m(new CudaModule());
@@ -36,7 +37,8 @@ std::shared_ptr<CudaModule> CudaModule::load(const ir::Program& lowered, const O
         m->function_names_.push_back(f->name);
         m->param_counts_.push_back(f->params.size());
     }
-    m->generated_ = codegen::emit(lowered, {.dialect = codegen::Dialect::Cuda, .bounds_check = options.bounds_check});
+    m->generated_ =
+        codegen::emit(lowered, {.dialect = codegen::Dialect::Cuda, .bounds_check = options.bounds_check});
 
     const int arch = c.cc_major * 10 + c.cc_minor;
     const std::vector<std::string> flags = nvrtc_flags(options);
@@ -55,10 +57,12 @@ std::shared_ptr<CudaModule> CudaModule::load(const ir::Program& lowered, const O
 
     const std::string image = read_entry(entry.path);
     const Driver& d = require_driver();
-    check(d.cuModuleLoadData(&m->module_, image.data()), ("loading module '" + lowered.module_name + "'").c_str());
+    check(d.cuModuleLoadData(&m->module_, image.data()),
+          ("loading module '" + lowered.module_name + "'").c_str());
     for (const std::string& symbol : m->generated_.entries) {
         CUfunction f = nullptr;
-        if (!symbol.empty()) check(d.cuModuleGetFunction(&f, m->module_, symbol.c_str()), "cuModuleGetFunction");
+        if (!symbol.empty())
+            check(d.cuModuleGetFunction(&f, m->module_, symbol.c_str()), "cuModuleGetFunction");
         m->functions_.push_back(f);
     }
     m->report(options, ("cuda:" + std::to_string(ordinal)).c_str(),
@@ -70,7 +74,8 @@ CudaModule::~CudaModule() {
     if (module_ && bind_for_release(ordinal_)) driver()->cuModuleUnload(module_);
 }
 
-void CudaModule::launch(size_t function, const LaunchGrid& grid, void* const* args, const Options& options) const {
+void CudaModule::launch(size_t function, const LaunchGrid& grid, void* const* args,
+                        const Options& options) const {
     context(ordinal_);
     const auto stream = current_stream(ordinal_);
     const Driver& d = require_driver();
@@ -84,7 +89,8 @@ void CudaModule::launch(size_t function, const LaunchGrid& grid, void* const* ar
         launch_record(grid, fault_memory ? static_cast<FaultRecord*>(fault_memory->ptr) : nullptr);
     void* params[64];
     const size_t count = param_counts_[function];
-    if (count + 1 > std::size(params)) throw Error("a kernel takes at most 63 parameters", function_names_[function]);
+    if (count + 1 > std::size(params))
+        throw Error("a kernel takes at most 63 parameters", function_names_[function]);
     for (size_t i = 0; i < count; ++i) params[i] = args[i];
     params[count] = &record;
 
@@ -92,8 +98,9 @@ void CudaModule::launch(size_t function, const LaunchGrid& grid, void* const* ar
     // Kernels loop over their threads (see codegen's cuda_entry): two waves of full occupancy.
     const int64_t waves = static_cast<int64_t>(context(ordinal_).sm_count) * (2048 / block) * 2;
     const auto blocks = static_cast<unsigned>(std::min<int64_t>((record.total + block - 1) / block, waves));
-    check(d.cuLaunchKernel(functions_[function], blocks, 1, 1, block, 1, 1, 0, stream->stream, params, nullptr),
-          ("launching kernel '" + function_names_[function] + "'").c_str());
+    check(
+        d.cuLaunchKernel(functions_[function], blocks, 1, 1, block, 1, 1, 0, stream->stream, params, nullptr),
+        ("launching kernel '" + function_names_[function] + "'").c_str());
     note_launch(*stream, function_names_[function]);
 
     if (fault_memory) {

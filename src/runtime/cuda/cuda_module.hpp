@@ -17,7 +17,8 @@ public:
 
     // Queues the kernel on the thread's current stream and returns. With bounds checking or
     // debug on, waits for it and reports its errors at once.
-    void launch(size_t function, const LaunchGrid& grid, void* const* args, const Options& options) const override;
+    void launch(size_t function, const LaunchGrid& grid, void* const* args,
+                const Options& options) const override;
 
     // The raw function, for benchmarks that compare against a direct cuLaunchKernel.
     CUfunction function(size_t index) const { return functions_.at(index); }

@@ -34,14 +34,15 @@ Loaded load() {
     }
     auto get = reinterpret_cast<GetProcAddress>(dlsym(lib, "cuGetProcAddress_v2"));
     if (!get) {
-        l.reason = "the CUDA driver is too old (no cuGetProcAddress_v2); Weft needs a CUDA 12 or newer driver";
+        l.reason =
+            "the CUDA driver is too old (no cuGetProcAddress_v2); Weft needs a CUDA 12 or newer driver";
         return l;
     }
     Driver& d = l.driver;
-#define WEFT_CUDA_RESOLVE(fn, ...)                                                                   \
-    if (get(#fn, reinterpret_cast<void**>(&d.fn), 12000, 0, nullptr) != CUDA_SUCCESS || !d.fn) {     \
-        l.reason = "the CUDA driver lacks " #fn;                                                     \
-        return l;                                                                                    \
+#define WEFT_CUDA_RESOLVE(fn, ...)                                                               \
+    if (get(#fn, reinterpret_cast<void**>(&d.fn), 12000, 0, nullptr) != CUDA_SUCCESS || !d.fn) { \
+        l.reason = "the CUDA driver lacks " #fn;                                                 \
+        return l;                                                                                \
     }
     WEFT_CUDA_DRIVER_FUNCTIONS(WEFT_CUDA_RESOLVE)
 #undef WEFT_CUDA_RESOLVE
@@ -68,9 +69,13 @@ const Loaded& loaded() {
 
 }  // namespace
 
-const Driver* driver() { return loaded().ok ? &loaded().driver : nullptr; }
+const Driver* driver() {
+    return loaded().ok ? &loaded().driver : nullptr;
+}
 
-const std::string& unavailable_reason() { return loaded().reason; }
+const std::string& unavailable_reason() {
+    return loaded().reason;
+}
 
 const Driver& require_driver() {
     if (const Driver* d = driver()) return *d;

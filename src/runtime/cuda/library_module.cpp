@@ -22,7 +22,8 @@ CUfunction library_function(int ordinal, const std::string& module, const std::s
     CUmodule& m = loaded[{ordinal, module}];
     if (!m) {
         const int arch = c.cc_major * 10 + c.cc_minor;
-        const std::string key = base::Hasher().add(source).add(nvrtc_version()).add(static_cast<uint64_t>(arch)).hex();
+        const std::string key =
+            base::Hasher().add(source).add(nvrtc_version()).add(static_cast<uint64_t>(arch)).hex();
         const CacheEntry entry =
             cached_build("cuda-lib-" + module + "-sm" + std::to_string(arch) + "-" + key + ".cubin",
                          [&](const std::filesystem::path& out) {
@@ -34,7 +35,8 @@ CUfunction library_function(int ordinal, const std::string& module, const std::s
         check(require_driver().cuModuleLoadData(&m, image.data()), "loading Weft's GPU library kernels");
     }
     CUfunction f = nullptr;
-    check(require_driver().cuModuleGetFunction(&f, m, name.c_str()), ("finding library kernel " + name).c_str());
+    check(require_driver().cuModuleGetFunction(&f, m, name.c_str()),
+          ("finding library kernel " + name).c_str());
     return f;
 }
 

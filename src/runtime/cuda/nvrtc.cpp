@@ -14,15 +14,15 @@ namespace {
 using nvrtcProgram = struct _nvrtcProgram*;
 using nvrtcResult = int;
 
-#define WEFT_NVRTC_FUNCTIONS(X)                                                                    \
-    X(nvrtcVersion, int*, int*)                                                                    \
-    X(nvrtcCreateProgram, nvrtcProgram*, const char*, const char*, int, const char* const*,        \
-      const char* const*)                                                                          \
-    X(nvrtcCompileProgram, nvrtcProgram, int, const char* const*)                                  \
-    X(nvrtcGetProgramLogSize, nvrtcProgram, size_t*)                                               \
-    X(nvrtcGetProgramLog, nvrtcProgram, char*)                                                     \
-    X(nvrtcGetCUBINSize, nvrtcProgram, size_t*)                                                    \
-    X(nvrtcGetCUBIN, nvrtcProgram, char*)                                                          \
+#define WEFT_NVRTC_FUNCTIONS(X)                                                             \
+    X(nvrtcVersion, int*, int*)                                                             \
+    X(nvrtcCreateProgram, nvrtcProgram*, const char*, const char*, int, const char* const*, \
+      const char* const*)                                                                   \
+    X(nvrtcCompileProgram, nvrtcProgram, int, const char* const*)                           \
+    X(nvrtcGetProgramLogSize, nvrtcProgram, size_t*)                                        \
+    X(nvrtcGetProgramLog, nvrtcProgram, char*)                                              \
+    X(nvrtcGetCUBINSize, nvrtcProgram, size_t*)                                             \
+    X(nvrtcGetCUBIN, nvrtcProgram, char*)                                                   \
     X(nvrtcDestroyProgram, nvrtcProgram*)
 
 struct Nvrtc {
@@ -37,7 +37,8 @@ void* open_library() {
     std::vector<std::string> candidates;
     if (const char* env = std::getenv("WEFT_NVRTC"); env && *env) candidates.push_back(env);
     candidates.insert(candidates.end(), {"libnvrtc.so", "libnvrtc.so.13", "libnvrtc.so.12"});
-    for (const char* home : {static_cast<const char*>(std::getenv("CUDA_HOME")), static_cast<const char*>(std::getenv("CUDA_PATH")), "/usr/local/cuda"})
+    for (const char* home : {static_cast<const char*>(std::getenv("CUDA_HOME")),
+                             static_cast<const char*>(std::getenv("CUDA_PATH")), "/usr/local/cuda"})
         if (home && *home) {
             candidates.push_back(std::string(home) + "/lib64/libnvrtc.so");
             candidates.push_back(std::string(home) + "/lib/libnvrtc.so");
@@ -52,14 +53,15 @@ const Nvrtc& nvrtc() {
         Nvrtc n;
         void* lib = open_library();
         if (!lib) {
-            n.error = "NVRTC (libnvrtc.so) could not be loaded; install the CUDA toolkit's NVRTC or set WEFT_NVRTC";
+            n.error =
+                "NVRTC (libnvrtc.so) could not be loaded; install the CUDA toolkit's NVRTC or set WEFT_NVRTC";
             return n;
         }
-#define WEFT_NVRTC_RESOLVE(fn, ...)                                         \
-    n.fn = reinterpret_cast<decltype(n.fn)>(dlsym(lib, #fn));              \
-    if (!n.fn) {                                                            \
-        n.error = "NVRTC lacks " #fn;                                       \
-        return n;                                                           \
+#define WEFT_NVRTC_RESOLVE(fn, ...)                           \
+    n.fn = reinterpret_cast<decltype(n.fn)>(dlsym(lib, #fn)); \
+    if (!n.fn) {                                              \
+        n.error = "NVRTC lacks " #fn;                         \
+        return n;                                             \
     }
         WEFT_NVRTC_FUNCTIONS(WEFT_NVRTC_RESOLVE)
 #undef WEFT_NVRTC_RESOLVE
@@ -74,7 +76,9 @@ const Nvrtc& nvrtc() {
 
 }  // namespace
 
-const std::string& nvrtc_version() { return nvrtc().version; }
+const std::string& nvrtc_version() {
+    return nvrtc().version;
+}
 
 std::string compile_cubin(const std::string& source, const std::string& name, int arch,
                           const std::vector<std::string>& options) {

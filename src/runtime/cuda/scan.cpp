@@ -69,8 +69,9 @@ extern "C" __global__ void add_offsets_f32(float* out, const float* offsets, lon
 void launch(int ordinal, const char* name, unsigned blocks, void** params) {
     const CUfunction f = library_function(ordinal, "scan", kSource, name);
     const auto stream = current_stream(ordinal);
-    check(require_driver().cuLaunchKernel(f, blocks, 1, 1, kThreads, 1, 1, 0, stream->stream, params, nullptr),
-          name);
+    check(
+        require_driver().cuLaunchKernel(f, blocks, 1, 1, kThreads, 1, 1, 0, stream->stream, params, nullptr),
+        name);
     note_launch(*stream, std::string("array_scan (") + name + ")");
 }
 
@@ -90,7 +91,8 @@ void scan(int ordinal, DType dtype, const void* in, void* out, int64_t n, bool i
     // Tile t's offset is the inclusive scan of the totals of tiles 0..t-1.
     scan(ordinal, dtype, totals->ptr, totals->ptr, tiles, true);
     void* add_params[] = {&out, &totals_ptr, &count};
-    launch(ordinal, i32 ? "add_offsets_i32" : "add_offsets_f32", static_cast<unsigned>(tiles - 1), add_params);
+    launch(ordinal, i32 ? "add_offsets_i32" : "add_offsets_f32", static_cast<unsigned>(tiles - 1),
+           add_params);
 }
 
 }  // namespace weft::runtime::cuda

@@ -28,7 +28,8 @@ bool use_records(const ir::DetTarget& t, const Span& span, DeterministicStrategy
 
 bool overlap(const Span& a, const Span& b, DType dtype) {
     const auto element = static_cast<int64_t>(dtype_size(dtype));
-    return a.count > 0 && b.count > 0 && a.base < b.base + b.count * element && b.base < a.base + a.count * element;
+    return a.count > 0 && b.count > 0 && a.base < b.base + b.count * element &&
+           b.base < a.base + a.count * element;
 }
 
 }  // namespace
@@ -45,8 +46,10 @@ Span span_of(const AnyArray& array) {
     return {static_cast<char*>(array.data()) + low, (high - low) / element + 1};
 }
 
-std::vector<TargetPlan> plan(const std::vector<ir::DetTarget>& targets, const std::vector<const AnyArray*>& arrays,
-                             const std::vector<std::string>& names, const Options& options, const LaunchSite& site) {
+std::vector<TargetPlan> plan(const std::vector<ir::DetTarget>& targets,
+                             const std::vector<const AnyArray*>& arrays,
+                             const std::vector<std::string>& names, const Options& options,
+                             const LaunchSite& site) {
     std::vector<TargetPlan> plans;
     for (size_t i = 0; i < targets.size(); ++i) {
         TargetPlan p{targets[i], names[i], span_of(*arrays[i])};
@@ -54,13 +57,15 @@ std::vector<TargetPlan> plan(const std::vector<ir::DetTarget>& targets, const st
             TargetPlan& owner = plans[j];
             if (owner.shared_with >= 0 || !overlap(owner.span, p.span, arrays[i]->dtype())) continue;
             if (owner.target.dtype != p.target.dtype || owner.target.family != p.target.family)
-                throw Error("arrays '" + owner.name + "' and '" + p.name +
-                                "' share memory but get different deterministic reductions (or element types); "
-                                "pass separate arrays",
-                            site.kernel, site.file, site.line);
+                throw Error(
+                    "arrays '" + owner.name + "' and '" + p.name +
+                        "' share memory but get different deterministic reductions (or element types); "
+                        "pass separate arrays",
+                    site.kernel, site.file, site.line);
             char* const low = std::min(owner.span.base, p.span.base);
             const auto element = static_cast<int64_t>(dtype_size(p.target.dtype));
-            char* const high = std::max(owner.span.base + owner.span.count * element, p.span.base + p.span.count * element);
+            char* const high =
+                std::max(owner.span.base + owner.span.count * element, p.span.base + p.span.count * element);
             owner.span = {low, (high - low) / element};
             owner.target.records_per_thread += p.target.records_per_thread;
             owner.target.dynamic = owner.target.dynamic || p.target.dynamic;
@@ -72,15 +77,18 @@ std::vector<TargetPlan> plan(const std::vector<ir::DetTarget>& targets, const st
         if (p.shared_with >= 0) continue;
         p.records = use_records(p.target, p.span, options.deterministic_strategy);
         if (p.records) {
-            p.per_thread = options.deterministic_max_records > 0 ? options.deterministic_max_records
-                                                                 : std::max<int64_t>(1, p.target.records_per_thread);
-            const int64_t wanted = p.per_thread > kMaxRecords / site.threads ? kMaxRecords + 1 : p.per_thread * site.threads;
+            p.per_thread = options.deterministic_max_records > 0
+                               ? options.deterministic_max_records
+                               : std::max<int64_t>(1, p.target.records_per_thread);
+            const int64_t wanted =
+                p.per_thread > kMaxRecords / site.threads ? kMaxRecords + 1 : p.per_thread * site.threads;
             if (wanted > kMaxRecords)
-                throw Error("deterministic records for array '" + p.name + "' would exceed 2^31 - 1 (" +
-                                std::to_string(p.per_thread) + " per thread x " + std::to_string(site.threads) +
-                                " threads); launch fewer threads at a time, lower deterministic_max_records, or "
-                                "use deterministic_strategy = Exact",
-                            site.kernel, site.file, site.line);
+                throw Error(
+                    "deterministic records for array '" + p.name + "' would exceed 2^31 - 1 (" +
+                        std::to_string(p.per_thread) + " per thread x " + std::to_string(site.threads) +
+                        " threads); launch fewer threads at a time, lower deterministic_max_records, or "
+                        "use deterministic_strategy = Exact",
+                    site.kernel, site.file, site.line);
             p.capacity = std::max(kRecordFloor, wanted);
         }
     }
@@ -93,7 +101,8 @@ std::string overflow_message(const TargetPlan& plan, uint64_t emitted, const Lau
            std::to_string(emitted) + " records but had room for " + std::to_string(plan.capacity) + " (" +
            std::to_string(plan.per_thread) + " per thread" +
            (plan.target.dynamic ? ", and a data-dependent loop reaches the atomic" : "") +
-           "). The array keeps its value from before the launch. Set the option deterministic_max_records to at "
+           "). The array keeps its value from before the launch. Set the option deterministic_max_records to "
+           "at "
            "least " +
            std::to_string(needed) + " (or the true per-thread bound), or use deterministic_strategy = Exact";
 }

@@ -46,8 +46,10 @@ struct TargetPlan {
 // buffers: max(1024, per-thread bound x threads), the bound being deterministic_max_records
 // when set, else the static estimate. Throws weft::Error when a launch would need more than
 // 2^31 - 1 records.
-std::vector<TargetPlan> plan(const std::vector<ir::DetTarget>& targets, const std::vector<const AnyArray*>& arrays,
-                             const std::vector<std::string>& names, const Options& options, const LaunchSite& site);
+std::vector<TargetPlan> plan(const std::vector<ir::DetTarget>& targets,
+                             const std::vector<const AnyArray*>& arrays,
+                             const std::vector<std::string>& names, const Options& options,
+                             const LaunchSite& site);
 
 // The message for a launch whose records overflowed.
 std::string overflow_message(const TargetPlan& plan, uint64_t emitted, const LaunchSite& site);

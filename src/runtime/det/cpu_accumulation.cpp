@@ -6,6 +6,7 @@
 // clang-format on
 
 #include "runtime/det/cpu_accumulation.hpp"
+
 #include "weft/error.hpp"
 
 namespace weft::runtime::det {
@@ -72,7 +73,8 @@ void resolve_records(const TargetPlan& p, const Storage& s) {
         if (start[slot] == start[slot + 1]) continue;
         std::fill(words.begin(), words.end(), 0);
         wf::u32 flags = 0;
-        for (uint32_t r = start[slot]; r < start[slot + 1]; ++r) wf::add_record<T>(words.data(), &flags, sorted[r], false);
+        for (uint32_t r = start[slot]; r < start[slot + 1]; ++r)
+            wf::add_record<T>(words.data(), &flags, sorted[r], false);
         resolve_slot(reinterpret_cast<T*>(p.span.base) + slot, words.data(), flags);
     }
 }

@@ -126,7 +126,9 @@ extern "C" __global__ void det_reduce_records_f64(wf::DetTarget t, const int* en
 }
 )";
 
-int family_code(ir::AtomicOp f) { return f == ir::AtomicOp::Add ? 0 : f == ir::AtomicOp::Min ? 1 : 2; }
+int family_code(ir::AtomicOp f) {
+    return f == ir::AtomicOp::Add ? 0 : f == ir::AtomicOp::Min ? 1 : 2;
+}
 
 using Memory = std::shared_ptr<detail::Allocation>;
 
@@ -143,7 +145,8 @@ public:
 
     // Owners are created in order, so a sharer's owner is the owner's own target.
     void* state(size_t i) const override {
-        const size_t at = shared_with_[i] >= 0 ? owner_index_[static_cast<size_t>(shared_with_[i])] : owner_index_[i];
+        const size_t at =
+            shared_with_[i] >= 0 ? owner_index_[static_cast<size_t>(shared_with_[i])] : owner_index_[i];
         return targets_[at].state->ptr;
     }
 
@@ -245,7 +248,8 @@ private:
     }
 
     void launch(const char* name, int64_t threads, void** params) const {
-        const cu::CUfunction f = cu::library_function(ordinal_, "deterministic", codegen::prelude() + kKernels, name);
+        const cu::CUfunction f =
+            cu::library_function(ordinal_, "deterministic", codegen::prelude() + kKernels, name);
         const auto stream = cu::current_stream(ordinal_);
         const auto blocks = static_cast<unsigned>((threads + kThreads - 1) / kThreads);
         cu::check(cu::require_driver().cuLaunchKernel(f, blocks == 0 ? 1 : blocks, 1, 1, kThreads, 1, 1, 0,
@@ -256,14 +260,15 @@ private:
 
     int ordinal_;
     LaunchSite site_;
-    std::vector<Target> targets_;        // owners only
-    std::vector<int> shared_with_;       // per plan
-    std::vector<size_t> owner_index_;    // per plan: its (or its owner's) index in targets_
+    std::vector<Target> targets_;      // owners only
+    std::vector<int> shared_with_;     // per plan
+    std::vector<size_t> owner_index_;  // per plan: its (or its owner's) index in targets_
 };
 
 }  // namespace
 
-std::unique_ptr<Accumulation> prepare_cuda(int ordinal, std::vector<TargetPlan> plans, const LaunchSite& site) {
+std::unique_ptr<Accumulation> prepare_cuda(int ordinal, std::vector<TargetPlan> plans,
+                                           const LaunchSite& site) {
     return std::make_unique<CudaAccumulation>(ordinal, std::move(plans), site);
 }
 

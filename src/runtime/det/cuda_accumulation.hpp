@@ -5,6 +5,7 @@
 
 namespace weft::runtime::det {
 
-std::unique_ptr<Accumulation> prepare_cuda(int ordinal, std::vector<TargetPlan> plans, const LaunchSite& site);
+std::unique_ptr<Accumulation> prepare_cuda(int ordinal, std::vector<TargetPlan> plans,
+                                           const LaunchSite& site);
 
 }  // namespace weft::runtime::det

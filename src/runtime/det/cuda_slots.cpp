@@ -42,7 +42,8 @@ using Memory = std::shared_ptr<detail::Allocation>;
 
 class CudaSlots final : public SlotAllocation {
 public:
-    CudaSlots(int ordinal, SlotPlan plan, const LaunchSite& site) : ordinal_(ordinal), plan_(std::move(plan)), site_(site) {
+    CudaSlots(int ordinal, SlotPlan plan, const LaunchSite& site)
+        : ordinal_(ordinal), plan_(std::move(plan)), site_(site) {
         const auto n = static_cast<size_t>(plan_.threads * plan_.per_thread);
         keys_ = allocate(n * 8);
         counts_ = allocate(n * 4);
@@ -52,9 +53,12 @@ public:
         zero(counts_);
         zero(status_);
         launch_ = allocate(sizeof(wf::SlotLaunch));
-        const wf::SlotLaunch value{static_cast<wf::u64*>(keys_->ptr),   static_cast<wf::i32*>(counts_->ptr),
-                                   static_cast<wf::i32*>(offsets_->ptr), static_cast<wf::i32*>(reserved_->ptr),
-                                   plan_.per_thread,                     static_cast<wf::u32*>(status_->ptr)};
+        const wf::SlotLaunch value{static_cast<wf::u64*>(keys_->ptr),
+                                   static_cast<wf::i32*>(counts_->ptr),
+                                   static_cast<wf::i32*>(offsets_->ptr),
+                                   static_cast<wf::i32*>(reserved_->ptr),
+                                   plan_.per_thread,
+                                   static_cast<wf::u32*>(status_->ptr)};
         for (size_t i = 0; i < plan_.spans.size(); ++i) {
             counters_.push_back(allocate(sizeof(wf::SlotCounter)));
             wf::SlotCounter c{static_cast<wf::SlotLaunch*>(launch_->ptr), i, plan_.spans[i].base};
@@ -76,7 +80,8 @@ public:
         }
         // Several counter elements: group on the host, in thread order.
         const auto status = read<wf::u32>(status_, 1);
-        if (status[0] & wf::kSlotsOverflow) throw Error(slots_overflow_message(plan_), site_.kernel, site_.file, site_.line);
+        if (status[0] & wf::kSlotsOverflow)
+            throw Error(slots_overflow_message(plan_), site_.kernel, site_.file, site_.line);
         const auto keys = read<wf::u64>(keys_, n);
         const auto counts = read<wf::i32>(counts_, n);
         const auto reserved = read<wf::i32>(reserved_, plan_.threads);
@@ -89,7 +94,8 @@ public:
                 running += counts[r];
             }
         }
-        detail::copy_bytes(offsets_->ptr, Device::cuda(ordinal_), offsets.data(), Device::cpu(), offsets.size() * 4);
+        detail::copy_bytes(offsets_->ptr, Device::cuda(ordinal_), offsets.data(), Device::cpu(),
+                           offsets.size() * 4);
     }
 
     void finish() override {
@@ -109,13 +115,16 @@ public:
             cu::after_synchronize(*stream, [status, plan, site, ordinal] {
                 wf::u32 bits = 0;
                 detail::copy_bytes(&bits, Device::cpu(), status->ptr, Device::cuda(ordinal), 4);
-                if (bits & wf::kSlotsOverflow) throw Error(slots_overflow_message(plan), site.kernel, site.file, site.line);
-                if (bits & wf::kSlotsDiverged) throw Error(slots_divergence_message(), site.kernel, site.file, site.line);
+                if (bits & wf::kSlotsOverflow)
+                    throw Error(slots_overflow_message(plan), site.kernel, site.file, site.line);
+                if (bits & wf::kSlotsDiverged)
+                    throw Error(slots_divergence_message(), site.kernel, site.file, site.line);
             });
             return;
         }
         const auto status = read<wf::u32>(status_, 1);
-        if (status[0] & wf::kSlotsDiverged) throw Error(slots_divergence_message(), site_.kernel, site_.file, site_.line);
+        if (status[0] & wf::kSlotsDiverged)
+            throw Error(slots_divergence_message(), site_.kernel, site_.file, site_.line);
         for (const auto& [key, total] : totals_) {
             char* element = plan_.spans[key >> 40].base + (key & ((wf::u64(1) << 40) - 1)) * 4;
             int32_t value = 0;
@@ -126,20 +135,25 @@ public:
     }
 
 private:
-    Memory allocate(size_t bytes) const { return detail::allocate(Device::cuda(ordinal_), bytes == 0 ? 1 : bytes); }
+    Memory allocate(size_t bytes) const {
+        return detail::allocate(Device::cuda(ordinal_), bytes == 0 ? 1 : bytes);
+    }
     void zero(const Memory& m) const { detail::zero_bytes(m->ptr, Device::cuda(ordinal_), m->bytes); }
 
     template <class T>
     std::vector<T> read(const Memory& m, int64_t count) const {
         std::vector<T> host(static_cast<size_t>(count));
-        detail::copy_bytes(host.data(), Device::cpu(), m->ptr, Device::cuda(ordinal_), host.size() * sizeof(T));
+        detail::copy_bytes(host.data(), Device::cpu(), m->ptr, Device::cuda(ordinal_),
+                           host.size() * sizeof(T));
         return host;
     }
 
     void run(const char* name, void** params) const {
         const cu::CUfunction f = cu::library_function(ordinal_, "slots", codegen::prelude() + kKernels, name);
         const auto stream = cu::current_stream(ordinal_);
-        cu::check(cu::require_driver().cuLaunchKernel(f, 1, 1, 1, 1, 1, 1, 0, stream->stream, params, nullptr), name);
+        cu::check(
+            cu::require_driver().cuLaunchKernel(f, 1, 1, 1, 1, 1, 1, 0, stream->stream, params, nullptr),
+            name);
         cu::note_launch(*stream, site_.kernel + " (slot allocation " + name + ")");
     }
 

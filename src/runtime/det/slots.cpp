@@ -25,14 +25,17 @@ public:
         counts_.assign(n, 0);
         offsets_.assign(n, 0);
         reserved_.assign(static_cast<size_t>(plan_.threads), 0);
-        launch_ = {keys_.data(), counts_.data(), offsets_.data(), reserved_.data(), plan_.per_thread, &status_};
-        for (size_t i = 0; i < plan_.spans.size(); ++i) counters_.push_back({&launch_, i, plan_.spans[i].base});
+        launch_ = {keys_.data(),     counts_.data(),   offsets_.data(),
+                   reserved_.data(), plan_.per_thread, &status_};
+        for (size_t i = 0; i < plan_.spans.size(); ++i)
+            counters_.push_back({&launch_, i, plan_.spans[i].base});
     }
 
     void* counter(size_t i) const override { return const_cast<wf::SlotCounter*>(&counters_[i]); }
 
     void assign_slots() override {
-        if (status_ & wf::kSlotsOverflow) throw Error(slots_overflow_message(plan_), site_.kernel, site_.file, site_.line);
+        if (status_ & wf::kSlotsOverflow)
+            throw Error(slots_overflow_message(plan_), site_.kernel, site_.file, site_.line);
         // Per counter element, in thread order, then program order.
         for (int64_t t = 0; t < plan_.threads; ++t) {
             for (int64_t k = 0; k < reserved_[t]; ++k) {
@@ -49,9 +52,11 @@ public:
     }
 
     void finish() override {
-        if (status_ & wf::kSlotsDiverged) throw Error(slots_divergence_message(), site_.kernel, site_.file, site_.line);
+        if (status_ & wf::kSlotsDiverged)
+            throw Error(slots_divergence_message(), site_.kernel, site_.file, site_.line);
         for (const auto& [key, total] : totals_) {
-            auto* element = reinterpret_cast<int32_t*>(plan_.spans[key >> 40].base) + (key & ((uint64_t{1} << 40) - 1));
+            auto* element =
+                reinterpret_cast<int32_t*>(plan_.spans[key >> 40].base) + (key & ((uint64_t{1} << 40) - 1));
             *element = static_cast<int32_t>(*element + total);
         }
     }
@@ -74,8 +79,9 @@ SlotPlan plan_slots(const ir::Function& kernel, const std::vector<const AnyArray
     SlotPlan plan;
     plan.names = names;
     for (const AnyArray* c : counters) plan.spans.push_back(span_of(*c));
-    plan.per_thread = options.deterministic_max_records > 0 ? options.deterministic_max_records
-                                                            : std::max<int64_t>(1, kernel.reservations_per_thread);
+    plan.per_thread = options.deterministic_max_records > 0
+                          ? options.deterministic_max_records
+                          : std::max<int64_t>(1, kernel.reservations_per_thread);
     plan.dynamic = kernel.reservations_dynamic;
     plan.single_element = kernel.single_counter_element;
     if (plan.single_element) {
@@ -86,8 +92,8 @@ SlotPlan plan_slots(const ir::Function& kernel, const std::vector<const AnyArray
     }
     plan.threads = site.threads;
     if (plan.per_thread > kMaxReservations / site.threads)
-        throw Error("slot allocation would record more than 2^31 - 1 reservations (" + std::to_string(plan.per_thread) +
-                        " per thread x " + std::to_string(site.threads) +
+        throw Error("slot allocation would record more than 2^31 - 1 reservations (" +
+                        std::to_string(plan.per_thread) + " per thread x " + std::to_string(site.threads) +
                         " threads); launch fewer threads at a time or lower deterministic_max_records",
                     site.kernel, site.file, site.line);
     return plan;
@@ -99,12 +105,14 @@ std::string slots_overflow_message(const SlotPlan& plan) {
     return "slot allocation on " + counters + ": a thread made more reservations than the " +
            std::to_string(plan.per_thread) + " per thread planned" +
            (plan.dynamic ? " (a data-dependent loop reaches the atomic_add)" : "") +
-           "; nothing was written and the counters keep their values. Set the option deterministic_max_records to "
+           "; nothing was written and the counters keep their values. Set the option "
+           "deterministic_max_records to "
            "the most reservations one thread makes";
 }
 
 std::string slots_divergence_message() {
-    return "the execution pass reserved slots differently from the counting pass, so the slots it used are not "
+    return "the execution pass reserved slots differently from the counting pass, so the slots it used are "
+           "not "
            "the deterministic ones; a reservation must depend only on the kernel's inputs and locals, not on "
            "arrays it writes or on values returned by other atomics";
 }
