@@ -202,10 +202,15 @@ private:
 
 // A kernel in a module of its own, with its own options (the spec's module="unique").
 template <class F>
-auto unique_kernel(std::string name, const OptionsPatch& options, F fn,
+auto unique_kernel(std::string name, const OptionsPatch& options, std::vector<std::string> param_names, F fn,
                    std::source_location s = std::source_location::current()) {
     Module module(name, options, s);
-    return module.kernel(std::move(name), std::move(fn), s);
+    return module.kernel(std::move(name), std::move(param_names), std::move(fn), s);
+}
+template <class F>
+auto unique_kernel(std::string name, const OptionsPatch& options, F fn,
+                   std::source_location s = std::source_location::current()) {
+    return unique_kernel(std::move(name), options, {}, std::move(fn), s);
 }
 
 namespace detail {

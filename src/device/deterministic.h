@@ -234,10 +234,19 @@ WEFT_FUNC typename KeyOf<T>::Key order_key(T v, bool for_max) {
     return bits >= 0 ? bits : static_cast<K>(bits ^ KeyOf<T>::kMax);
 }
 
+// The NaN every deterministic result that is NaN has: the quiet NaN with no payload.
+template <class T>
+WEFT_FUNC T canonical_nan() {
+    using Bits = typename Exact<T>::Bits;
+    constexpr int kMantissa = Exact<T>::kMantissaBits;
+    return bit_cast<T>(static_cast<Bits>((static_cast<Bits>(Exact<T>::kExponentMask) << kMantissa) |
+                                         (Bits(1) << (kMantissa - 1))));
+}
+
 template <class T>
 WEFT_FUNC T from_order_key(typename KeyOf<T>::Key key) {
     using K = typename KeyOf<T>::Key;
-    if (key == KeyOf<T>::kMax || key == KeyOf<T>::kMin) return bit_cast<T>(static_cast<K>(KeyOf<T>::kMax));
+    if (key == KeyOf<T>::kMax || key == KeyOf<T>::kMin) return canonical_nan<T>();
     return bit_cast<T>(key >= 0 ? key : static_cast<K>(key ^ KeyOf<T>::kMax));
 }
 
@@ -342,8 +351,7 @@ WEFT_FUNC T resolve_sum(const i64* words, u32 flags, T initial) {
     using Bits = typename E::Bits;
     constexpr Bits kSign = Bits(1) << (sizeof(T) * 8 - 1);
     constexpr Bits kInf = static_cast<Bits>(E::kExponentMask) << E::kMantissaBits;
-    if ((flags & kFlagNan) || (pos_inf && neg_inf))
-        return bit_cast<T>(static_cast<Bits>(kInf | (Bits(1) << (E::kMantissaBits - 1))));
+    if ((flags & kFlagNan) || (pos_inf && neg_inf)) return canonical_nan<T>();
     if (pos_inf) return bit_cast<T>(kInf);
     if (neg_inf) return bit_cast<T>(static_cast<Bits>(kInf | kSign));
 
