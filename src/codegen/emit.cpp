@@ -6,6 +6,8 @@
 #include <cstring>
 #include <sstream>
 
+#include "base/text.hpp"
+
 namespace weft::codegen {
 
 namespace {
@@ -106,23 +108,6 @@ const char* atomic_functor(ir::AtomicOp op) {
         case A::Cas: return nullptr;
     }
     return nullptr;
-}
-
-std::string c_string(const std::string& text) {
-    std::string out = "\"";
-    for (char c : text) {
-        if (c == '\n')
-            out += "\\n";
-        else if (c == '\t')
-            out += "\\t";
-        else if (c == '"')
-            out += "\\\"";
-        else if (c == '\\')
-            out += "\\\\";
-        else
-            out += c;
-    }
-    return out + "\"";
 }
 
 std::string identifier(const std::string& name) {
@@ -287,7 +272,7 @@ private:
             }
             format += conv;
         }
-        return "printf(" + c_string(format) + args + ");";
+        return "printf(" + base::c_string_literal(format) + args + ");";
     }
 
     std::string for_condition(const ir::Node& n) const {

@@ -4,6 +4,8 @@
 #include <cstring>
 #include <sstream>
 
+#include "base/text.hpp"
+
 namespace weft::ir {
 
 namespace {
@@ -35,21 +37,6 @@ std::string constant_text(const Type& t, uint64_t bits) {
         case DType::Float16: return "half(" + std::to_string(bits) + ")";
     }
     return "?";
-}
-
-std::string quoted(const std::string& text) {
-    std::string out = "\"";
-    for (char c : text) {
-        if (c == '\n')
-            out += "\\n";
-        else if (c == '"')
-            out += "\\\"";
-        else if (c == '\\')
-            out += "\\\\";
-        else
-            out += c;
-    }
-    return out + "\"";
 }
 
 class Printer {
@@ -149,10 +136,10 @@ private:
                 return;
             }
             case NodeKind::Print:
-                line(
-                    depth,
-                    "print " + quoted(n.text) + (n.args.empty() ? "" : ", " + list(n.args, 0, n.args.size())),
-                    n);
+                line(depth,
+                     "print " + base::c_string_literal(n.text) +
+                         (n.args.empty() ? "" : ", " + list(n.args, 0, n.args.size())),
+                     n);
                 return;
             case NodeKind::If:
                 line(depth, "if " + v(n.args[0]) + " {", n);

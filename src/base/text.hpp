@@ -1,0 +1,12 @@
+// Small text helpers shared by the IR printer and the code generator.
+#pragma once
+
+#include <string>
+#include <string_view>
+
+namespace weft::base {
+
+// `text` as a double-quoted C string literal (newlines, tabs, quotes and backslashes escaped).
+std::string c_string_literal(std::string_view text);
+
+}  // namespace weft::base
