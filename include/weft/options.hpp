@@ -45,6 +45,8 @@ struct Options {
     bool debug = false;
     // One line per module compile, with its time, on stderr.
     bool verbose = false;
+
+    friend bool operator==(const Options&, const Options&) = default;
 };
 
 // A partial update: only the fields that are set change. Designated initializers read well:
@@ -73,6 +75,8 @@ void set_option(Options& options, std::string_view name, const OptionValue& valu
 // The process-wide defaults (the spec's `wp.config`). Thread-safe copies in and out.
 Options config();
 void set_config(const OptionsPatch& patch);
+// Replaces the whole config (validated), e.g. to restore a copy taken with config().
+void replace_config(const Options& options);
 void set_config_option(std::string_view name, const OptionValue& value);
 
 }  // namespace weft

@@ -156,6 +156,12 @@ void set_config(const OptionsPatch& patch) {
     global_config = apply(global_config, patch);
 }
 
+void replace_config(const Options& options) {
+    validate(options);
+    std::lock_guard lock(config_mutex);
+    global_config = options;
+}
+
 void set_config_option(std::string_view name, const OptionValue& value) {
     std::lock_guard lock(config_mutex);
     set_option(global_config, name, value);

@@ -1206,23 +1206,11 @@ TEST(DeterministicRejections, NotGuaranteedAcceptsThem) {
 // ---------------------------------------------------------------------------------------------
 // Option scopes: config, module options, unique kernels.
 
-weft::OptionsPatch patch_of(const weft::Options& o) {
-    return {.deterministic = o.deterministic,
-            .deterministic_strategy = o.deterministic_strategy,
-            .deterministic_max_records = o.deterministic_max_records,
-            .deterministic_debug = o.deterministic_debug,
-            .bounds_check = o.bounds_check,
-            .optimization_level = o.optimization_level,
-            .block_dim = o.block_dim,
-            .debug = o.debug,
-            .verbose = o.verbose};
-}
-
 class DeterministicScopes : public ::testing::Test {
 protected:
     void SetUp() override { saved_ = weft::config(); }
     void TearDown() override {
-        weft::set_config(patch_of(saved_));
+        weft::replace_config(saved_);
         EXPECT_EQ(weft::config().deterministic, saved_.deterministic);
         EXPECT_EQ(weft::config().deterministic_strategy, saved_.deterministic_strategy);
     }

@@ -12,23 +12,6 @@ weft::Device dev() {
     return weft::test::test_device();
 }
 
-weft::OptionsPatch patch_of(const weft::Options& o) {
-    return {.deterministic = o.deterministic,
-            .deterministic_max_records = o.deterministic_max_records,
-            .deterministic_debug = o.deterministic_debug,
-            .bounds_check = o.bounds_check,
-            .optimization_level = o.optimization_level,
-            .block_dim = o.block_dim,
-            .verbose = o.verbose};
-}
-
-bool same(const weft::Options& a, const weft::Options& b) {
-    return a.deterministic == b.deterministic && a.deterministic_max_records == b.deterministic_max_records &&
-           a.deterministic_debug == b.deterministic_debug && a.bounds_check == b.bounds_check &&
-           a.optimization_level == b.optimization_level && a.block_dim == b.block_dim &&
-           a.verbose == b.verbose;
-}
-
 int count_of(const std::string& text, const std::string& needle) {
     int n = 0;
     for (size_t at = text.find(needle); at != std::string::npos; at = text.find(needle, at + 1)) ++n;
@@ -40,8 +23,8 @@ class OptionsTest : public ::testing::Test {
 protected:
     void SetUp() override { saved_ = weft::config(); }
     void TearDown() override {
-        weft::set_config(patch_of(saved_));
-        EXPECT_TRUE(same(weft::config(), saved_)) << "the config was not restored";
+        weft::replace_config(saved_);
+        EXPECT_TRUE(weft::config() == saved_) << "the config was not restored";
     }
     weft::Options saved_;
 };
@@ -52,7 +35,7 @@ TEST_F(OptionsTest, DefaultsAreDocumented) {
     EXPECT_EQ(o.deterministic_max_records, 0);
     EXPECT_FALSE(o.deterministic_debug);
     EXPECT_FALSE(o.bounds_check);
-    EXPECT_TRUE(same(weft::config(), o)) << "the process config starts at the defaults";
+    EXPECT_TRUE(weft::config() == o) << "the process config starts at the defaults";
 }
 
 TEST_F(OptionsTest, ModuleCapturesConfigAtCreation) {
@@ -97,7 +80,7 @@ TEST_F(OptionsTest, SetOptionsOverridesOneModule) {
     EXPECT_EQ(b.options().deterministic, weft::Deterministic::NotGuaranteed)
         << "other modules are unaffected";
     EXPECT_FALSE(b.options().bounds_check);
-    EXPECT_TRUE(same(weft::config(), saved_)) << "module options never write the process config";
+    EXPECT_TRUE(weft::config() == saved_) << "module options never write the process config";
 
     // Toggling back and forth, as the spec suggests for an existing module.
     a.set_options({.deterministic = weft::Deterministic::NotGuaranteed});
@@ -229,7 +212,7 @@ TEST_F(OptionsTest, InvalidValuesAreRejected) {
     EXPECT_THROW(m.set_option("deterministic", static_cast<weft::Deterministic>(7)), weft::Error);
     EXPECT_THROW(m.set_options({.optimization_level = 4}), weft::Error);
     EXPECT_THROW(m.set_options({.block_dim = 100}), weft::Error);
-    EXPECT_TRUE(same(m.options(), weft::Options{})) << "a rejected patch changes nothing";
+    EXPECT_TRUE(m.options() == weft::Options{}) << "a rejected patch changes nothing";
 
     EXPECT_THROW(weft::Module("bad_module", {.deterministic_max_records = -1}), weft::Error);
     EXPECT_THROW(weft::unique_kernel("bad_unique", {.deterministic = static_cast<weft::Deterministic>(7)},
@@ -239,7 +222,7 @@ TEST_F(OptionsTest, InvalidValuesAreRejected) {
     EXPECT_THROW(weft::set_config({.deterministic_max_records = -1}), weft::Error);
     EXPECT_THROW(weft::set_config({.deterministic = static_cast<weft::Deterministic>(7)}), weft::Error);
     EXPECT_THROW(weft::set_config_option("deterministic", int64_t{2}), weft::Error);
-    EXPECT_TRUE(same(weft::config(), saved_)) << "a rejected config change changes nothing";
+    EXPECT_TRUE(weft::config() == saved_) << "a rejected config change changes nothing";
 
     // A zero bound means "use the static estimate" and is valid.
     EXPECT_NO_THROW(m.set_option("deterministic_max_records", int64_t{0}));
@@ -312,6 +295,20 @@ TEST_F(OptionsTest, ChangingOptionsAfterCompileRecompiles) {
     auto in_bounds_0 = weft::from_vector(std::vector<int>{1}, dev());
     weft::launch(gather, 1, src, in_bounds_0, dst);
     EXPECT_EQ(dst.to_vector(), std::vector<float>{11.0f});
+}
+
+TEST_F(OptionsTest, ReplaceConfigValidatesAndReplacesEveryField) {
+    weft::Options o;
+    o.deterministic = weft::Deterministic::GpuToGpu;
+    o.deterministic_strategy = weft::DeterministicStrategy::Records;
+    o.block_dim = 128;
+    o.debug = true;
+    weft::replace_config(o);
+    EXPECT_TRUE(weft::config() == o);
+    weft::Options bad = o;
+    bad.deterministic_max_records = -1;
+    EXPECT_THROW(weft::replace_config(bad), weft::Error);
+    EXPECT_TRUE(weft::config() == o) << "a rejected config changes nothing";
 }
 
 }  // namespace
