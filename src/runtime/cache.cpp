@@ -1,15 +1,13 @@
-// Cache entries: build to a temporary file, append a checksum footer, rename into place.
+// Cache entries: build to a temporary file, append a checksum footer, load, rename into place.
 #include "runtime/cache.hpp"
 
 #include <unistd.h>
 
-#include <atomic>
-#include <cstdlib>
-#include <fstream>
-#include <iterator>
-#include <random>
+#include <cerrno>
+#include <optional>
 
 #include "base/hash.hpp"
+#include "runtime/files.hpp"
 #include "weft/error.hpp"
 
 namespace weft::runtime {
@@ -18,80 +16,83 @@ namespace fs = std::filesystem;
 
 namespace {
 
-constexpr std::string_view kFooterMagic = "WEFTSUM1";
+constexpr std::string_view kFooterMagic = "WEFTSUM2";
 constexpr size_t kFooterSize = 8 + 32;  // magic + hex hash
+// Rounds of building when the cache folder keeps being deleted under a build.
+constexpr int kRounds = 4;
 
-std::string read_file(const fs::path& p) {
-    std::ifstream in(p, std::ios::binary);
-    return std::string(std::istreambuf_iterator<char>(in), {});
+// The contents of the entry at `path` without its footer, when it is a regular file of this
+// user's whose footer matches its name and contents.
+std::optional<std::string> verified_body(const fs::path& path) {
+    std::optional<FileContents> file = read_regular_file(path);
+    if (!file || file->owner != ::geteuid() || file->bytes.size() < kFooterSize) return std::nullopt;
+    const std::string_view bytes = file->bytes;
+    const std::string_view body = bytes.substr(0, bytes.size() - kFooterSize);
+    if (bytes.substr(body.size()) != entry_footer(path.filename().string(), body)) return std::nullopt;
+    file->bytes.resize(body.size());
+    return std::move(file->bytes);
 }
 
-std::string unique_suffix() {
-    static std::atomic<uint64_t> counter{0};
-    thread_local std::mt19937_64 rng(std::random_device{}());
-    return std::to_string(::getpid()) + "." + std::to_string(counter++) + "." +
-           std::to_string(rng() % 1000000);
+CacheEntry load_or_build(const fs::path& dir, const std::string& name, const EntryBuilder& build,
+                         const EntryLoader& load) {
+    const fs::path entry = dir / name;
+    if (const std::optional<std::string> body = verified_body(entry)) {
+        try {
+            load(entry, *body, false);
+            return {entry, true};
+        } catch (const Error&) {
+            // An intact entry that does not load is rebuilt, as a corrupt one is.
+        }
+    }
+
+    fs::path tmp;
+    try {
+        tmp = create_unique_file((dir / (name + ".tmp.")).string(), "", "");
+    } catch (const Error& e) {
+        throw Error("the kernel cache folder cannot be written: " + e.message() +
+                    "; make it writable, or set WEFT_CACHE_DIR to a folder you can write");
+    }
+    RemovedOnExit cleanup(tmp);
+    build(tmp);
+    std::optional<FileContents> built = read_regular_file(tmp);
+    if (!built || built->bytes.empty())
+        throw Error("building the kernel cache entry " + name + " left no output in " + tmp.string());
+    append_to_file(tmp, entry_footer(name, built->bytes));
+    load(tmp, built->bytes, true);
+    if (::rename(tmp.c_str(), entry.c_str()) != 0) {
+        const int err = errno;
+        throw Error("cannot store the kernel cache entry " + entry.string() + ": " + os_error(err) +
+                    (err == EISDIR || err == ENOTEMPTY || err == EEXIST
+                         ? "; a folder is in its place: remove it (deleting anything in the cache folder "
+                           "is safe)"
+                         : ""));
+    }
+    cleanup.release();
+    return {entry, false};
 }
 
 }  // namespace
 
-fs::path cache_dir() {
-    fs::path dir;
-    if (const char* d = std::getenv("WEFT_CACHE_DIR"); d && *d)
-        dir = d;
-    else if (const char* x = std::getenv("XDG_CACHE_HOME"); x && *x)
-        dir = fs::path(x) / "weft";
-    else if (const char* h = std::getenv("HOME"); h && *h)
-        dir = fs::path(h) / ".cache" / "weft";
-    else
-        dir = fs::temp_directory_path() / "weft-cache";
-    std::error_code ec;
-    fs::create_directories(dir, ec);
-    if (ec)
-        throw Error("cannot create the kernel cache directory " + dir.string() + ": " + ec.message() +
-                    "; set WEFT_CACHE_DIR to a writable directory");
-    return dir;
+std::string entry_footer(const std::string& name, std::string_view body) {
+    return std::string(kFooterMagic) + base::Hasher().add(name).add(body).hex();
 }
 
 bool entry_is_valid(const fs::path& path) {
-    const std::string bytes = read_file(path);
-    if (bytes.size() < kFooterSize) return false;
-    const std::string_view body(bytes.data(), bytes.size() - kFooterSize);
-    const std::string_view footer(bytes.data() + body.size(), kFooterSize);
-    return footer.substr(0, kFooterMagic.size()) == kFooterMagic &&
-           footer.substr(kFooterMagic.size()) == base::hash_hex(body);
+    return verified_body(path).has_value();
 }
 
-std::string read_entry(const fs::path& path) {
-    std::string bytes = read_file(path);
-    bytes.resize(bytes.size() >= kFooterSize ? bytes.size() - kFooterSize : 0);
-    return bytes;
-}
-
-CacheEntry cached_build(const std::string& name, const std::function<void(const fs::path&)>& build) {
-    const fs::path dir = cache_dir();
-    const fs::path entry = dir / name;
-    if (fs::exists(entry) && entry_is_valid(entry)) return {entry, true};
-
-    const fs::path tmp = dir / (name + ".tmp." + unique_suffix());
-    struct Cleanup {
-        fs::path p;
-        ~Cleanup() {
-            std::error_code ec;
-            fs::remove(p, ec);
+CacheEntry cached_build(const std::string& name, const EntryBuilder& build, const EntryLoader& load) {
+    for (int round = 1;; ++round) {
+        const CacheFolder folder = open_cache_folder();
+        try {
+            return load_or_build(folder.path, name, build, load);
+        } catch (const Error&) {
+            // Deleting the cache folder is always safe: when it vanished (or was replaced) under
+            // this build, whatever failed failed because of that, so start again in the new one.
+            if (round < kRounds && folder.replaced()) continue;
+            throw;
         }
-    } cleanup{tmp};
-    build(tmp);
-    const std::string body = read_file(tmp);
-    {
-        std::ofstream out(tmp, std::ios::binary | std::ios::app);
-        out << kFooterMagic << base::hash_hex(body);
-        if (!out) throw Error("cannot write the kernel cache entry " + tmp.string());
     }
-    std::error_code ec;
-    fs::rename(tmp, entry, ec);
-    if (ec) throw Error("cannot publish the kernel cache entry " + entry.string() + ": " + ec.message());
-    return {entry, false};
 }
 
 }  // namespace weft::runtime
