@@ -1,6 +1,7 @@
 // Cache entries: build to a temporary file, append a checksum footer, load, rename into place.
 #include "runtime/cache.hpp"
 
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -19,7 +20,7 @@ namespace {
 constexpr std::string_view kFooterMagic = "WEFTSUM2";
 constexpr size_t kFooterSize = 8 + 32;  // magic + hex hash
 // Rounds of building when the cache folder keeps being deleted under a build.
-constexpr int kRounds = 4;
+constexpr int kRounds = 8;
 
 // The contents of the entry at `path` without its footer, when it is a regular file of this
 // user's whose footer matches its name and contents.
@@ -33,8 +34,10 @@ std::optional<std::string> verified_body(const fs::path& path) {
     return std::move(file->bytes);
 }
 
+// Sets `vanished` when it fails because its temporary file was deleted, which means that the
+// cache folder was deleted (and perhaps recreated, possibly with the same inode number).
 CacheEntry load_or_build(const fs::path& dir, const std::string& name, const EntryBuilder& build,
-                         const EntryLoader& load) {
+                         const EntryLoader& load, bool& vanished) {
     const fs::path entry = dir / name;
     if (const std::optional<std::string> body = verified_body(entry)) {
         try {
@@ -53,19 +56,25 @@ CacheEntry load_or_build(const fs::path& dir, const std::string& name, const Ent
                     "; make it writable, or set WEFT_CACHE_DIR to a folder you can write");
     }
     RemovedOnExit cleanup(tmp);
-    build(tmp);
-    std::optional<FileContents> built = read_regular_file(tmp);
-    if (!built || built->bytes.empty())
-        throw Error("building the kernel cache entry " + name + " left no output in " + tmp.string());
-    append_to_file(tmp, entry_footer(name, built->bytes));
-    load(tmp, built->bytes, true);
-    if (::rename(tmp.c_str(), entry.c_str()) != 0) {
-        const int err = errno;
-        throw Error("cannot store the kernel cache entry " + entry.string() + ": " + os_error(err) +
-                    (err == EISDIR || err == ENOTEMPTY || err == EEXIST
-                         ? "; a folder is in its place: remove it (deleting anything in the cache folder "
-                           "is safe)"
-                         : ""));
+    try {
+        build(tmp);
+        std::optional<FileContents> built = read_regular_file(tmp);
+        if (!built || built->bytes.empty())
+            throw Error("building the kernel cache entry " + name + " left no output in " + tmp.string());
+        append_to_file(tmp, entry_footer(name, built->bytes));
+        load(tmp, built->bytes, true);
+        if (::rename(tmp.c_str(), entry.c_str()) != 0) {
+            const int err = errno;
+            throw Error("cannot store the kernel cache entry " + entry.string() + ": " + os_error(err) +
+                        (err == EISDIR || err == ENOTEMPTY || err == EEXIST
+                             ? "; a folder is in its place: remove it (deleting anything in the cache "
+                               "folder is safe)"
+                             : ""));
+        }
+    } catch (const Error&) {
+        struct stat st {};
+        vanished = ::lstat(tmp.c_str(), &st) != 0 && errno == ENOENT;
+        throw;
     }
     cleanup.release();
     return {entry, false};
@@ -84,12 +93,13 @@ bool entry_is_valid(const fs::path& path) {
 CacheEntry cached_build(const std::string& name, const EntryBuilder& build, const EntryLoader& load) {
     for (int round = 1;; ++round) {
         const CacheFolder folder = open_cache_folder();
+        bool vanished = false;
         try {
-            return load_or_build(folder.path, name, build, load);
+            return load_or_build(folder.path, name, build, load, vanished);
         } catch (const Error&) {
             // Deleting the cache folder is always safe: when it vanished (or was replaced) under
-            // this build, whatever failed failed because of that, so start again in the new one.
-            if (round < kRounds && folder.replaced()) continue;
+            // this build, whatever failed failed because of that, so start again in a new one.
+            if (round < kRounds && (vanished || folder.replaced())) continue;
             throw;
         }
     }

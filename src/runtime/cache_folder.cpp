@@ -20,6 +20,7 @@ namespace fs = std::filesystem;
 namespace {
 
 constexpr const char* kWhatToDo = "; set WEFT_CACHE_DIR to a folder of your own that only you can write";
+constexpr const char* kOrWhatToDo = ", or set WEFT_CACHE_DIR to a folder of your own that only you can write";
 
 const char* non_empty_env(const char* name) {
     const char* v = std::getenv(name);
@@ -103,10 +104,10 @@ CacheFolder open_cache_folder() {
                     "), so its contents cannot be trusted" + kWhatToDo);
     if (st.st_mode & (S_IWGRP | S_IWOTH))
         throw Error(named + " can be written by other users (mode " + octal_mode(st.st_mode) +
-                    "), so its contents cannot be trusted; run `chmod go-w` on it" + kWhatToDo);
+                    "), so its contents cannot be trusted: run `chmod go-w` on it" + kOrWhatToDo);
     if (::eaccess(dir.c_str(), R_OK | X_OK) != 0)
         throw Error("cannot read " + named + ": " + os_error(errno) + "; run `chmod u+rwx` on it" +
-                    kWhatToDo);
+                    kOrWhatToDo);
     return {dir, st.st_dev, st.st_ino};
 }
 

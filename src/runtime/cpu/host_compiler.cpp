@@ -144,8 +144,8 @@ void compile_shared_object(const HostCompiler& compiler, const fs::path& source,
         throw Error(who + " was killed by signal " + std::to_string(r.signal) + " (" + strsignal(r.signal) +
                     ")" + what +
                     "; the generated code is not at fault: retry, and check that the machine has "
-                    "memory to spare:\n" +
-                    r.output);
+                    "memory to spare" +
+                    (r.output.empty() ? "" : ". Its output:\n" + r.output));
     if (r.exit_code != 0) {
         if (const std::string line = environment_failure(r.output); !line.empty())
             throw Error(who + " could not do its work" + what + ": " + line +
