@@ -1,10 +1,14 @@
 // Cache entries: build to a temporary file, append a checksum footer, load, rename into place.
 #include "runtime/cache.hpp"
 
+#include <dirent.h>
+#include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstring>
+#include <ctime>
 #include <optional>
 
 #include "base/hash.hpp"
@@ -21,6 +25,8 @@ constexpr std::string_view kFooterMagic = "WEFTSUM2";
 constexpr size_t kFooterSize = 8 + 32;  // magic + hex hash
 // Rounds of building when the cache folder keeps being deleted under a build.
 constexpr int kRounds = 8;
+// A temporary file older than this was left by a build that was killed: no build takes so long.
+constexpr time_t kAbandonedAfterSeconds = 3600;
 
 // The contents of the entry at `path` without its footer, when it is a regular file of this
 // user's whose footer matches its name and contents.
@@ -32,6 +38,21 @@ std::optional<std::string> verified_body(const fs::path& path) {
     if (bytes.substr(body.size()) != entry_footer(path.filename().string(), body)) return std::nullopt;
     file->bytes.resize(body.size());
     return std::move(file->bytes);
+}
+
+// Removes the temporary files that killed builds of this user's left in `dir` long ago.
+void remove_abandoned_temporaries(const fs::path& dir) {
+    DIR* d = ::opendir(dir.c_str());
+    if (!d) return;
+    const time_t cutoff = ::time(nullptr) - kAbandonedAfterSeconds;
+    while (const dirent* e = ::readdir(d)) {
+        struct stat st {};
+        if (std::strstr(e->d_name, ".tmp.") &&
+            ::fstatat(::dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(st.st_mode) &&
+            st.st_uid == ::geteuid() && st.st_mtime < cutoff)
+            ::unlinkat(::dirfd(d), e->d_name, 0);
+    }
+    ::closedir(d);
 }
 
 // Sets `vanished` when it fails because its temporary file was deleted, which means that the
@@ -48,6 +69,7 @@ CacheEntry load_or_build(const fs::path& dir, const std::string& name, const Ent
         }
     }
 
+    remove_abandoned_temporaries(dir);
     fs::path tmp;
     try {
         tmp = create_unique_file((dir / (name + ".tmp.")).string(), "", "");

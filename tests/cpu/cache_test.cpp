@@ -1,17 +1,16 @@
 // The on-disk module cache: hits, concurrent processes and threads, and rebuilding corrupt entries.
 #include "runtime/cache.hpp"
 
+#include <fcntl.h>
 #include <gtest/gtest.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include <cstdlib>
+#include <ctime>
 #include <filesystem>
 #include <fstream>
-#include <iterator>
 #include <latch>
-#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -247,6 +246,22 @@ TEST_F(CacheTest, EntryValidityDetectsFooterDamage) {
     std::ofstream(entry, std::ios::binary | std::ios::trunc) << good;
     EXPECT_TRUE(weft::runtime::entry_is_valid(entry));
     EXPECT_FALSE(weft::runtime::entry_is_valid(dir_ / "no-such-entry.so"));
+}
+
+// A build killed midway leaves its temporary files; a later build removes them once they are old.
+TEST_F(CacheTest, AbandonedTemporariesAreRemoved) {
+    const fs::path abandoned = dir_ / "cpu-0123.so.tmp.AbCdEf";
+    const fs::path in_progress = dir_ / "cpu-4567.so.tmp.GhIjKl.MnOpQr.cpp";
+    weft::test::write_text(abandoned, "half a shared object");
+    weft::test::write_text(in_progress, "a build running now");
+    const timespec two_hours_ago[2] = {{::time(nullptr) - 7200, 0}, {::time(nullptr) - 7200, 0}};
+    ASSERT_EQ(::utimensat(AT_FDCWD, abandoned.c_str(), two_hours_ago, 0), 0);
+
+    Scale s("cache_abandoned", false);
+    EXPECT_TRUE(s.run_and_check());
+    EXPECT_FALSE(fs::exists(abandoned));
+    EXPECT_TRUE(fs::exists(in_progress));
+    EXPECT_EQ(entries_in(dir_).size(), 1u);
 }
 
 // Eight host threads launch one module's kernel at once: it compiles exactly once.
