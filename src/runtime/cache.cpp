@@ -73,7 +73,8 @@ CacheEntry load_or_build(const fs::path& dir, const std::string& name, const Ent
     fs::path tmp;
     try {
         tmp = create_unique_file((dir / (name + ".tmp.")).string(), "", "");
-    } catch (const Error& e) {
+    } catch (const FileError& e) {
+        vanished = e.code == ENOENT;  // deleted since it was opened
         throw Error("the kernel cache folder cannot be written: " + e.message() +
                     "; make it writable, or set WEFT_CACHE_DIR to a folder you can write");
     }

@@ -10,8 +10,6 @@
 #include <cstdlib>
 #include <cstring>
 
-#include "weft/error.hpp"
-
 namespace weft::runtime {
 
 namespace fs = std::filesystem;
@@ -48,21 +46,26 @@ std::string os_error(int err) {
 fs::path create_unique_file(const std::string& stem, std::string_view suffix, std::string_view contents) {
     std::string name = stem + "XXXXXX" + std::string(suffix);
     const Descriptor file{::mkostemps(name.data(), static_cast<int>(suffix.size()), O_CLOEXEC)};
-    if (file.fd < 0)
-        throw Error("cannot create a file in " + fs::path(stem).parent_path().string() + ": " +
-                    os_error(errno));
+    if (file.fd < 0) {
+        const int err = errno;
+        throw FileError(
+            "cannot create a file in " + fs::path(stem).parent_path().string() + ": " + os_error(err), err);
+    }
     if (const int err = write_all(file.fd, contents)) {
         ::unlink(name.c_str());
-        throw Error("cannot write " + name + ": " + os_error(err));
+        throw FileError("cannot write " + name + ": " + os_error(err), err);
     }
     return name;
 }
 
 void append_to_file(const fs::path& path, std::string_view bytes) {
     const Descriptor file{::open(path.c_str(), O_WRONLY | O_APPEND | O_NOFOLLOW | O_CLOEXEC)};
-    if (file.fd < 0) throw Error("cannot open " + path.string() + ": " + os_error(errno));
+    if (file.fd < 0) {
+        const int err = errno;
+        throw FileError("cannot open " + path.string() + ": " + os_error(err), err);
+    }
     if (const int err = write_all(file.fd, bytes))
-        throw Error("cannot write " + path.string() + ": " + os_error(err));
+        throw FileError("cannot write " + path.string() + ": " + os_error(err), err);
 }
 
 std::optional<FileContents> read_regular_file(const fs::path& path) {

@@ -32,8 +32,15 @@ std::shared_ptr<CpuModule> CpuModule::load(const ir::Program& lowered, const Opt
     const std::string name = "cpu-" + key.hex() + ".so";
 
     const auto build = [&](const fs::path& out) {
-        const fs::path source =
-            create_unique_file(out.string() + ".", ".cpp", codegen::prelude() + "\n" + m->generated_.source);
+        fs::path source;
+        try {
+            source = create_unique_file(out.string() + ".", ".cpp",
+                                        codegen::prelude() + "\n" + m->generated_.source);
+        } catch (const FileError& e) {
+            throw Error("cannot write the generated source of module '" + lowered.module_name +
+                        "': " + e.message() +
+                        "; free some disk space, or set WEFT_CACHE_DIR to a folder on another disk");
+        }
         RemovedOnExit cleanup(source);
         compile_shared_object(compiler, source, out, flags, lowered.module_name);
     };
