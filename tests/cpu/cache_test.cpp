@@ -3,10 +3,12 @@
 
 #include <fcntl.h>
 #include <gtest/gtest.h>
+#include <link.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <ctime>
 #include <filesystem>
 #include <fstream>
@@ -262,6 +264,29 @@ TEST_F(CacheTest, AbandonedTemporariesAreRemoved) {
     EXPECT_FALSE(fs::exists(abandoned));
     EXPECT_TRUE(fs::exists(in_progress));
     EXPECT_EQ(entries_in(dir_).size(), 1u);
+}
+
+// The names the dynamic loader knows loaded objects by (what debuggers and profilers look up).
+std::vector<std::string> loaded_object_names() {
+    std::vector<std::string> names;
+    dl_iterate_phdr(
+        [](dl_phdr_info* info, size_t, void* out) {
+            static_cast<std::vector<std::string>*>(out)->push_back(info->dlpi_name ? info->dlpi_name : "");
+            return 0;
+        },
+        &names);
+    return names;
+}
+
+// A new module is checked by loading its temporary file, but runs under its published name.
+TEST_F(CacheTest, NewModuleIsLoadedUnderItsEntryName) {
+    Scale s("cache_loaded_name", false);
+    s.module.compile(cpu);
+    const auto entries = entries_in(dir_);
+    ASSERT_EQ(entries.size(), 1u);
+    const auto names = loaded_object_names();
+    EXPECT_NE(std::find(names.begin(), names.end(), entries[0].string()), names.end());
+    for (const auto& n : names) EXPECT_EQ(n.find(".tmp."), std::string::npos) << n;
 }
 
 // Eight host threads launch one module's kernel at once: it compiles exactly once.

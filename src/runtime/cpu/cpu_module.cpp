@@ -55,7 +55,14 @@ std::shared_ptr<CpuModule> CpuModule::load(const ir::Program& lowered, const Opt
                         "); check that WEFT_CXX names a working C++ compiler for this machine");
         }
     };
-    m->from_cache_ = cached_build(name, build, load).hit;
+    const CacheEntry entry = cached_build(name, build, load);
+    m->from_cache_ = entry.hit;
+    if (!entry.hit) {
+        // A new entry was loaded from its temporary file, to check it before publishing it. Load
+        // it again under its published name, which is what debuggers and profilers look up.
+        m->unload();
+        m->open(entry.path);
+    }
 
     m->report(options, "cpu",
               std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count());
