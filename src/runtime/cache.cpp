@@ -55,14 +55,15 @@ void remove_abandoned_temporaries(const fs::path& dir) {
     ::closedir(d);
 }
 
-// Sets `vanished` when it fails because its temporary file was deleted, which means that the
-// cache folder was deleted (and perhaps recreated, possibly with the same inode number).
+// Sets `vanished` when it fails after its temporary file disappeared: the cache folder was
+// deleted (and perhaps recreated, possibly with the same inode number), or, once the file was
+// renamed into place, the entry was.
 CacheEntry load_or_build(const fs::path& dir, const std::string& name, const EntryBuilder& build,
                          const EntryLoader& load, bool& vanished) {
     const fs::path entry = dir / name;
     if (const std::optional<std::string> body = verified_body(entry)) {
         try {
-            load(entry, *body, false);
+            load(entry, *body, EntryLoad::Cached);
             return {entry, true};
         } catch (const Error&) {
             // An intact entry that does not load is rebuilt, as a corrupt one is.
@@ -85,7 +86,7 @@ CacheEntry load_or_build(const fs::path& dir, const std::string& name, const Ent
         if (!built || built->bytes.empty())
             throw Error("building the kernel cache entry " + name + " left no output in " + tmp.string());
         append_to_file(tmp, entry_footer(name, built->bytes));
-        load(tmp, built->bytes, true);
+        load(tmp, built->bytes, EntryLoad::Check);
         if (::rename(tmp.c_str(), entry.c_str()) != 0) {
             const int err = errno;
             throw Error("cannot store the kernel cache entry " + entry.string() + ": " + os_error(err) +
@@ -94,12 +95,13 @@ CacheEntry load_or_build(const fs::path& dir, const std::string& name, const Ent
                                "folder is safe)"
                              : ""));
         }
+        cleanup.release();
+        load(entry, built->bytes, EntryLoad::Published);
     } catch (const Error&) {
         struct stat st {};
         vanished = ::lstat(tmp.c_str(), &st) != 0 && errno == ENOENT;
         throw;
     }
-    cleanup.release();
     return {entry, false};
 }
 

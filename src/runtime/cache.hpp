@@ -19,10 +19,14 @@ struct CacheEntry {
 
 // Builds an entry's contents into the (already created, empty) file `output`.
 using EntryBuilder = std::function<void(const std::filesystem::path& output)>;
-// Loads the verified contents `body` of the file at `path`; `just_built` says whether they were
-// built by this call. Throws weft::Error when they cannot be loaded.
+// Why an entry is loaded: found in the cache; built now and loaded from its temporary file to
+// check it before it is published; or built, checked and now published under its name (for
+// loaders to whom the file's name matters: debuggers and profilers look up a shared object's).
+enum class EntryLoad { Cached, Check, Published };
+// Loads the verified contents `body` of the file at `path`; throws weft::Error when they cannot
+// be loaded.
 using EntryLoader =
-    std::function<void(const std::filesystem::path& path, const std::string& body, bool just_built)>;
+    std::function<void(const std::filesystem::path& path, const std::string& body, EntryLoad why)>;
 
 // Loads the entry `name`, building it first when it is missing, corrupt, or does not load.
 // Concurrent processes may build the same entry: each builds into its own temporary file, loads

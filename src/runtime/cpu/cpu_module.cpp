@@ -44,25 +44,20 @@ std::shared_ptr<CpuModule> CpuModule::load(const ir::Program& lowered, const Opt
         RemovedOnExit cleanup(source);
         compile_shared_object(compiler, source, out, flags, lowered.module_name);
     };
-    const auto load = [&](const fs::path& path, const std::string&, bool just_built) {
+    // Loaded again once published (after the check, from the temporary file), so that it runs
+    // under its entry's name.
+    const auto load = [&](const fs::path& path, const std::string&, EntryLoad why) {
         m->unload();
         try {
             m->open(path);
         } catch (const Error& e) {
-            if (!just_built) throw;
+            if (why != EntryLoad::Check) throw;
             throw Error("the host C++ compiler '" + compiler.path + "' reported success compiling module '" +
                         lowered.module_name + "', but its output cannot be loaded (" + e.message() +
                         "); check that WEFT_CXX names a working C++ compiler for this machine");
         }
     };
-    const CacheEntry entry = cached_build(name, build, load);
-    m->from_cache_ = entry.hit;
-    if (!entry.hit) {
-        // A new entry was loaded from its temporary file, to check it before publishing it. Load
-        // it again under its published name, which is what debuggers and profilers look up.
-        m->unload();
-        m->open(entry.path);
-    }
+    m->from_cache_ = cached_build(name, build, load).hit;
 
     m->report(options, "cpu",
               std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count());

@@ -51,7 +51,9 @@ std::shared_ptr<CudaModule> CudaModule::load(const ir::Program& lowered, const O
     const auto build = [&](const fs::path& out) {
         append_to_file(out, compile_cubin(source, lowered.module_name, arch, flags));
     };
-    const auto load = [&](const fs::path&, const std::string& image, bool) {
+    // The driver loads from memory: what was checked is what runs, under any name.
+    const auto load = [&](const fs::path&, const std::string& image, EntryLoad why) {
+        if (why == EntryLoad::Published) return;
         if (m->module_) d.cuModuleUnload(m->module_);
         m->module_ = nullptr;
         check(d.cuModuleLoadData(&m->module_, image.data()),

@@ -30,7 +30,8 @@ CUfunction library_function(int ordinal, const std::string& module, const std::s
             [&](const std::filesystem::path& out) {
                 append_to_file(out, compile_cubin(source, module, arch, {}));
             },
-            [&](const std::filesystem::path&, const std::string& image, bool) {
+            [&](const std::filesystem::path&, const std::string& image, EntryLoad why) {
+                if (why == EntryLoad::Published) return;  // loaded from memory at the check
                 if (m) d.cuModuleUnload(m);
                 m = nullptr;
                 check(d.cuModuleLoadData(&m, image.data()), "loading Weft's GPU library kernels");
