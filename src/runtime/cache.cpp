@@ -121,11 +121,16 @@ CacheEntry cached_build(const std::string& name, const EntryBuilder& build, cons
         bool vanished = false;
         try {
             return load_or_build(folder.path, name, build, load, vanished);
-        } catch (const Error&) {
+        } catch (const Error& e) {
             // Deleting the cache folder is always safe: when it vanished (or was replaced) under
             // this build, whatever failed failed because of that, so start again in a new one.
-            if (round < kRounds && (vanished || folder.replaced())) continue;
-            throw;
+            if (!vanished && !folder.replaced()) throw;
+            if (round < kRounds) continue;
+            throw Error("the kernel cache folder " + folder.path.string() + " was deleted during each of " +
+                        std::to_string(kRounds) + " attempts to build " + name +
+                        "; stop what keeps deleting it, or set WEFT_CACHE_DIR to another folder. The last "
+                        "attempt failed with: " +
+                        e.message());
         }
     }
 }

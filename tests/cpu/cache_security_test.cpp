@@ -473,6 +473,17 @@ TEST_F(HostCompilerTest, FolderDeletedDuringCompileIsRecreated) {
     EXPECT_EQ(count_of(log, "loaded from cache"), 1) << log;
 }
 
+TEST_F(HostCompilerTest, FolderDeletedAtEveryAttemptSaysSo) {
+    const std::string real = default_compiler();
+    const fs::path fake = scratch() / "always-deleting-c++";
+    write_script(fake, fake_compiler(real, "rm -rf \"$WEFT_CACHE_DIR\"\nexec '" + real + "' \"$@\""));
+    ASSERT_EQ(setenv("WEFT_CXX", fake.c_str(), 1), 0);
+    const std::string outcome = compile_and_run("cache_always_deleted", cpu);
+    EXPECT_NE(outcome.find("weft::Error"), std::string::npos) << outcome;
+    EXPECT_NE(outcome.find("was deleted during each of"), std::string::npos) << outcome;
+    EXPECT_EQ(outcome.find("Weft bug"), std::string::npos) << outcome;
+}
+
 TEST_F(HostCompilerTest, FolderDeletedWhileProcessesCompile) {
     constexpr int kChildren = 8;
     constexpr int kModules = 3;
