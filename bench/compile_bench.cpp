@@ -139,8 +139,8 @@ bool mapped_from(const fs::path& dir) {
     return false;
 }
 
+// Weft creates the folder (mode 0700) at the first compile.
 void use_cache_dir(const fs::path& dir) {
-    fs::create_directories(dir);
     setenv("WEFT_CACHE_DIR", dir.c_str(), 1);
 }
 

@@ -1,15 +1,18 @@
-// Cache entries: build to a temporary file, append a checksum footer, rename into place.
+// Cache entries: build to a temporary file, append a checksum footer, load, rename into place.
 #include "runtime/cache.hpp"
 
+#include <dirent.h>
+#include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
-#include <atomic>
-#include <cstdlib>
-#include <fstream>
-#include <iterator>
-#include <random>
+#include <cerrno>
+#include <cstring>
+#include <ctime>
+#include <optional>
 
 #include "base/hash.hpp"
+#include "runtime/files.hpp"
 #include "weft/error.hpp"
 
 namespace weft::runtime {
@@ -18,80 +21,118 @@ namespace fs = std::filesystem;
 
 namespace {
 
-constexpr std::string_view kFooterMagic = "WEFTSUM1";
+constexpr std::string_view kFooterMagic = "WEFTSUM2";
 constexpr size_t kFooterSize = 8 + 32;  // magic + hex hash
+// Rounds of building when the cache folder keeps being deleted under a build.
+constexpr int kRounds = 8;
+// A temporary file older than this was left by a build that was killed: no build takes so long.
+constexpr time_t kAbandonedAfterSeconds = 3600;
 
-std::string read_file(const fs::path& p) {
-    std::ifstream in(p, std::ios::binary);
-    return std::string(std::istreambuf_iterator<char>(in), {});
+// The contents of the entry at `path` without its footer, when it is a regular file of this
+// user's whose footer matches its name and contents.
+std::optional<std::string> verified_body(const fs::path& path) {
+    std::optional<FileContents> file = read_regular_file(path);
+    if (!file || file->owner != ::geteuid() || file->bytes.size() < kFooterSize) return std::nullopt;
+    const std::string_view bytes = file->bytes;
+    const std::string_view body = bytes.substr(0, bytes.size() - kFooterSize);
+    if (bytes.substr(body.size()) != entry_footer(path.filename().string(), body)) return std::nullopt;
+    file->bytes.resize(body.size());
+    return std::move(file->bytes);
 }
 
-std::string unique_suffix() {
-    static std::atomic<uint64_t> counter{0};
-    thread_local std::mt19937_64 rng(std::random_device{}());
-    return std::to_string(::getpid()) + "." + std::to_string(counter++) + "." +
-           std::to_string(rng() % 1000000);
+// Removes the temporary files that killed builds of this user's left in `dir` long ago.
+void remove_abandoned_temporaries(const fs::path& dir) {
+    DIR* d = ::opendir(dir.c_str());
+    if (!d) return;
+    const time_t cutoff = ::time(nullptr) - kAbandonedAfterSeconds;
+    while (const dirent* e = ::readdir(d)) {
+        struct stat st {};
+        if (std::strstr(e->d_name, ".tmp.") &&
+            ::fstatat(::dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(st.st_mode) &&
+            st.st_uid == ::geteuid() && st.st_mtime < cutoff)
+            ::unlinkat(::dirfd(d), e->d_name, 0);
+    }
+    ::closedir(d);
+}
+
+// Sets `vanished` when it fails after its temporary file disappeared: the cache folder was
+// deleted (and perhaps recreated, possibly with the same inode number), or, once the file was
+// renamed into place, the entry was.
+CacheEntry load_or_build(const fs::path& dir, const std::string& name, const EntryBuilder& build,
+                         const EntryLoader& load, bool& vanished) {
+    const fs::path entry = dir / name;
+    if (const std::optional<std::string> body = verified_body(entry)) {
+        try {
+            load(entry, *body, EntryLoad::Cached);
+            return {entry, true};
+        } catch (const Error&) {
+            // An intact entry that does not load is rebuilt, as a corrupt one is.
+        }
+    }
+
+    remove_abandoned_temporaries(dir);
+    fs::path tmp;
+    try {
+        tmp = create_unique_file((dir / (name + ".tmp.")).string(), "", "");
+    } catch (const FileError& e) {
+        vanished = e.code == ENOENT;  // deleted since it was opened
+        throw Error("the kernel cache folder cannot be written: " + e.message() +
+                    "; make it writable, or set WEFT_CACHE_DIR to a folder you can write");
+    }
+    RemovedOnExit cleanup(tmp);
+    try {
+        build(tmp);
+        std::optional<FileContents> built = read_regular_file(tmp);
+        if (!built || built->bytes.empty())
+            throw Error("building the kernel cache entry " + name + " left no output in " + tmp.string());
+        append_to_file(tmp, entry_footer(name, built->bytes));
+        load(tmp, built->bytes, EntryLoad::Check);
+        if (::rename(tmp.c_str(), entry.c_str()) != 0) {
+            const int err = errno;
+            throw Error("cannot store the kernel cache entry " + entry.string() + ": " + os_error(err) +
+                        (err == EISDIR || err == ENOTEMPTY || err == EEXIST
+                             ? "; a folder is in its place: remove it (deleting anything in the cache "
+                               "folder is safe)"
+                             : ""));
+        }
+        cleanup.release();
+        load(entry, built->bytes, EntryLoad::Published);
+    } catch (const Error&) {
+        struct stat st {};
+        vanished = ::lstat(tmp.c_str(), &st) != 0 && errno == ENOENT;
+        throw;
+    }
+    return {entry, false};
 }
 
 }  // namespace
 
-fs::path cache_dir() {
-    fs::path dir;
-    if (const char* d = std::getenv("WEFT_CACHE_DIR"); d && *d)
-        dir = d;
-    else if (const char* x = std::getenv("XDG_CACHE_HOME"); x && *x)
-        dir = fs::path(x) / "weft";
-    else if (const char* h = std::getenv("HOME"); h && *h)
-        dir = fs::path(h) / ".cache" / "weft";
-    else
-        dir = fs::temp_directory_path() / "weft-cache";
-    std::error_code ec;
-    fs::create_directories(dir, ec);
-    if (ec)
-        throw Error("cannot create the kernel cache directory " + dir.string() + ": " + ec.message() +
-                    "; set WEFT_CACHE_DIR to a writable directory");
-    return dir;
+std::string entry_footer(const std::string& name, std::string_view body) {
+    return std::string(kFooterMagic) + base::Hasher().add(name).add(body).hex();
 }
 
 bool entry_is_valid(const fs::path& path) {
-    const std::string bytes = read_file(path);
-    if (bytes.size() < kFooterSize) return false;
-    const std::string_view body(bytes.data(), bytes.size() - kFooterSize);
-    const std::string_view footer(bytes.data() + body.size(), kFooterSize);
-    return footer.substr(0, kFooterMagic.size()) == kFooterMagic &&
-           footer.substr(kFooterMagic.size()) == base::hash_hex(body);
+    return verified_body(path).has_value();
 }
 
-std::string read_entry(const fs::path& path) {
-    std::string bytes = read_file(path);
-    bytes.resize(bytes.size() >= kFooterSize ? bytes.size() - kFooterSize : 0);
-    return bytes;
-}
-
-CacheEntry cached_build(const std::string& name, const std::function<void(const fs::path&)>& build) {
-    const fs::path dir = cache_dir();
-    const fs::path entry = dir / name;
-    if (fs::exists(entry) && entry_is_valid(entry)) return {entry, true};
-
-    const fs::path tmp = dir / (name + ".tmp." + unique_suffix());
-    struct Cleanup {
-        fs::path p;
-        ~Cleanup() {
-            std::error_code ec;
-            fs::remove(p, ec);
+CacheEntry cached_build(const std::string& name, const EntryBuilder& build, const EntryLoader& load) {
+    for (int round = 1;; ++round) {
+        const CacheFolder folder = open_cache_folder();
+        bool vanished = false;
+        try {
+            return load_or_build(folder.path, name, build, load, vanished);
+        } catch (const Error& e) {
+            // Deleting the cache folder is always safe: when it vanished (or was replaced) under
+            // this build, whatever failed failed because of that, so start again in a new one.
+            if (!vanished && !folder.replaced()) throw;
+            if (round < kRounds) continue;
+            throw Error("the kernel cache folder " + folder.path.string() + " was deleted during each of " +
+                        std::to_string(kRounds) + " attempts to build " + name +
+                        "; stop what keeps deleting it, or set WEFT_CACHE_DIR to another folder. The last "
+                        "attempt failed with: " +
+                        e.message());
         }
-    } cleanup{tmp};
-    build(tmp);
-    const std::string body = read_file(tmp);
-    {
-        std::ofstream out(tmp, std::ios::binary | std::ios::app);
-        out << kFooterMagic << base::hash_hex(body);
-        if (!out) throw Error("cannot write the kernel cache entry " + tmp.string());
     }
-    std::error_code ec;
-    fs::rename(tmp, entry, ec);
-    if (ec) throw Error("cannot publish the kernel cache entry " + entry.string() + ": " + ec.message());
-    return {entry, false};
 }
 
 }  // namespace weft::runtime

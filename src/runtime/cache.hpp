@@ -3,30 +3,40 @@
 
 #include <filesystem>
 #include <functional>
-#include <optional>
 #include <string>
+#include <string_view>
+
+#include "runtime/cache_folder.hpp"
 
 namespace weft::runtime {
 
-// WEFT_CACHE_DIR, else $XDG_CACHE_HOME/weft, else $HOME/.cache/weft; created on demand.
-std::filesystem::path cache_dir();
-
-// An entry is the built file with a footer holding the hash of its contents, so a truncated or
-// overwritten entry is detected (and rebuilt) rather than loaded.
+// An entry is the built file with a footer holding a hash of its name and its contents, so a
+// truncated, overwritten or renamed entry is detected (and rebuilt) rather than loaded.
 struct CacheEntry {
     std::filesystem::path path;
     bool hit;  // false: built now
 };
 
-// Returns the verified entry `name`, building it with `build(output_path)` when it is missing or
-// corrupt. Concurrent processes may build the same entry: each builds into its own temporary
-// file and renames it into place, so readers only ever see complete entries.
-CacheEntry cached_build(const std::string& name,
-                        const std::function<void(const std::filesystem::path&)>& build);
+// Builds an entry's contents into the (already created, empty) file `output`.
+using EntryBuilder = std::function<void(const std::filesystem::path& output)>;
+// Why an entry is loaded: found in the cache; built now and loaded from its temporary file to
+// check it before it is published; or built, checked and now published under its name (for
+// loaders to whom the file's name matters: debuggers and profilers look up a shared object's).
+enum class EntryLoad { Cached, Check, Published };
+// Loads the verified contents `body` of the file at `path`; throws weft::Error when they cannot
+// be loaded.
+using EntryLoader =
+    std::function<void(const std::filesystem::path& path, const std::string& body, EntryLoad why)>;
 
-// Whether the entry at `path` is complete and intact.
+// Loads the entry `name`, building it first when it is missing, corrupt, or does not load.
+// Concurrent processes may build the same entry: each builds into its own temporary file, loads
+// it, and renames it into place, so readers only ever see complete entries that load. When the
+// cache folder is deleted while this runs, it starts again in a new one.
+CacheEntry cached_build(const std::string& name, const EntryBuilder& build, const EntryLoader& load);
+
+// Whether the entry at `path` is complete, intact, and was built under its file name.
 bool entry_is_valid(const std::filesystem::path& path);
-// The built file's contents, without the footer.
-std::string read_entry(const std::filesystem::path& path);
+// The footer that makes `body` a valid entry named `name`.
+std::string entry_footer(const std::string& name, std::string_view body);
 
 }  // namespace weft::runtime

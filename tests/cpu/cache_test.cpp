@@ -1,108 +1,44 @@
 // The on-disk module cache: hits, concurrent processes and threads, and rebuilding corrupt entries.
 #include "runtime/cache.hpp"
 
+#include <fcntl.h>
 #include <gtest/gtest.h>
+#include <link.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include <cstdlib>
+#include <algorithm>
+#include <ctime>
 #include <filesystem>
 #include <fstream>
-#include <iterator>
 #include <latch>
-#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
 #include <weft/weft.hpp>
 
-#include "support/test_device.hpp"
+#include "support/cache_fixture.hpp"
 
 namespace {
 
 namespace fs = std::filesystem;
 
+using weft::test::count_of;
+using weft::test::entries_in;
+using weft::test::is_mapped;
+using weft::test::read_text;
+using weft::test::Scale;
+using weft::test::temporaries_in;
+
 const weft::Device cpu = weft::Device::cpu();
 
-int count_of(const std::string& text, const std::string& needle) {
-    int n = 0;
-    for (size_t at = text.find(needle); at != std::string::npos; at = text.find(needle, at + 1)) ++n;
-    return n;
-}
-
-std::string read_text(const fs::path& p) {
-    std::ifstream in(p, std::ios::binary);
-    return std::string(std::istreambuf_iterator<char>(in), {});
-}
-
-// Published entries (*.so) and leftovers of unfinished builds (*.tmp.*) in `dir`.
-std::vector<fs::path> entries_in(const fs::path& dir) {
-    std::vector<fs::path> out;
-    for (const auto& e : fs::directory_iterator(dir)) {
-        const std::string name = e.path().filename().string();
-        if (name.find(".tmp.") == std::string::npos && e.path().extension() == ".so") out.push_back(e.path());
-    }
-    return out;
-}
-std::vector<fs::path> temporaries_in(const fs::path& dir) {
-    std::vector<fs::path> out;
-    for (const auto& e : fs::directory_iterator(dir))
-        if (e.path().filename().string().find(".tmp.") != std::string::npos) out.push_back(e.path());
-    return out;
-}
-
-// Whether this process has `path` mapped (a loaded shared object).
-bool is_mapped(const fs::path& path) {
-    return read_text("/proc/self/maps").find(path.filename().string()) != std::string::npos;
-}
-
-// The kernel used throughout: out[i] = in[i] * 2 + i.
-struct Scale {
-    weft::Module module;
-    weft::Kernel<weft::Array<float>, weft::Array<float>> kernel;
-
-    explicit Scale(const std::string& name, bool verbose = true)
-        : module(name, {.verbose = verbose}),
-          kernel(module.kernel("scale", {"in", "out"}, [](weft::Array<float> in, weft::Array<float> out) {
-              auto tid = weft::tid();
-              out[tid] = in[tid] * 2.0f + weft::cast<float>(tid);
-          })) {}
-
-    // Launches on fresh arrays; true when every element is right.
-    bool run_and_check(int n = 257) const {
-        std::vector<float> host(n);
-        for (int i = 0; i < n; ++i) host[i] = 0.5f * static_cast<float>(i % 11);
-        auto in = weft::from_vector(host, cpu);
-        auto out = weft::zeros<float>(n, cpu);
-        weft::launch(kernel, n, in, out);
-        const auto got = out.to_vector();
-        for (int i = 0; i < n; ++i)
-            if (got[i] != host[i] * 2.0f + static_cast<float>(i)) return false;
-        return true;
-    }
-};
-
-// Each test gets an empty cache directory of its own; WEFT_CACHE_DIR is read at every compile.
 // These tests are about the CPU backend's shared objects, so the "gpu" run skips them.
-class CacheTest : public ::testing::Test {
+class CacheTest : public weft::test::FreshCacheTest {
 protected:
     void SetUp() override {
         WEFT_SKIP_UNLESS_CPU();
-        if (const char* old = std::getenv("WEFT_CACHE_DIR")) saved_ = old;
-        std::string pattern = (fs::temp_directory_path() / "weft-cache-test-XXXXXX").string();
-        ASSERT_NE(mkdtemp(pattern.data()), nullptr);
-        dir_ = pattern;
-        ASSERT_EQ(setenv("WEFT_CACHE_DIR", dir_.c_str(), 1), 0);
-        ASSERT_EQ(weft::runtime::cache_dir(), dir_);
-    }
-    void TearDown() override {
-        if (saved_)
-            setenv("WEFT_CACHE_DIR", saved_->c_str(), 1);
-        else
-            unsetenv("WEFT_CACHE_DIR");
-        std::error_code ec;
-        fs::remove_all(dir_, ec);
+        FreshCacheTest::SetUp();
     }
 
     // Compiles `name` in a scope of its own, so the entry is unloaded again afterwards.
@@ -115,9 +51,6 @@ protected:
         if (entries.size() != 1) return {};
         return entries[0];
     }
-
-    fs::path dir_;
-    std::optional<std::string> saved_;
 };
 
 TEST_F(CacheTest, IdenticalModuleLoadsFromCache) {
@@ -317,6 +250,45 @@ TEST_F(CacheTest, EntryValidityDetectsFooterDamage) {
     EXPECT_FALSE(weft::runtime::entry_is_valid(dir_ / "no-such-entry.so"));
 }
 
+// A build killed midway leaves its temporary files; a later build removes them once they are old.
+TEST_F(CacheTest, AbandonedTemporariesAreRemoved) {
+    const fs::path abandoned = dir_ / "cpu-0123.so.tmp.AbCdEf";
+    const fs::path in_progress = dir_ / "cpu-4567.so.tmp.GhIjKl.MnOpQr.cpp";
+    weft::test::write_text(abandoned, "half a shared object");
+    weft::test::write_text(in_progress, "a build running now");
+    const timespec two_hours_ago[2] = {{::time(nullptr) - 7200, 0}, {::time(nullptr) - 7200, 0}};
+    ASSERT_EQ(::utimensat(AT_FDCWD, abandoned.c_str(), two_hours_ago, 0), 0);
+
+    Scale s("cache_abandoned", false);
+    EXPECT_TRUE(s.run_and_check());
+    EXPECT_FALSE(fs::exists(abandoned));
+    EXPECT_TRUE(fs::exists(in_progress));
+    EXPECT_EQ(entries_in(dir_).size(), 1u);
+}
+
+// The names the dynamic loader knows loaded objects by (what debuggers and profilers look up).
+std::vector<std::string> loaded_object_names() {
+    std::vector<std::string> names;
+    dl_iterate_phdr(
+        [](dl_phdr_info* info, size_t, void* out) {
+            static_cast<std::vector<std::string>*>(out)->push_back(info->dlpi_name ? info->dlpi_name : "");
+            return 0;
+        },
+        &names);
+    return names;
+}
+
+// A new module is checked by loading its temporary file, but runs under its published name.
+TEST_F(CacheTest, NewModuleIsLoadedUnderItsEntryName) {
+    Scale s("cache_loaded_name", false);
+    s.module.compile(cpu);
+    const auto entries = entries_in(dir_);
+    ASSERT_EQ(entries.size(), 1u);
+    const auto names = loaded_object_names();
+    EXPECT_NE(std::find(names.begin(), names.end(), entries[0].string()), names.end());
+    for (const auto& n : names) EXPECT_EQ(n.find(".tmp."), std::string::npos) << n;
+}
+
 // Eight host threads launch one module's kernel at once: it compiles exactly once.
 TEST_F(CacheTest, ConcurrentThreadsCompileOnce) {
     constexpr int kThreads = 8;
@@ -332,7 +304,7 @@ TEST_F(CacheTest, ConcurrentThreadsCompileOnce) {
             threads.emplace_back([&, t] {
                 start.arrive_and_wait();
                 try {
-                    ok[t] = s.run_and_check(100 + 37 * t) ? 1 : 0;
+                    ok[t] = s.run_and_check(cpu, 100 + 37 * t) ? 1 : 0;
                 } catch (const std::exception& e) {
                     errors[t] = e.what();
                 }

@@ -5,11 +5,11 @@
 
 #include <chrono>
 #include <cstdio>
-#include <fstream>
 
 #include "base/hash.hpp"
 #include "runtime/cache.hpp"
 #include "runtime/cpu/host_compiler.hpp"
+#include "runtime/files.hpp"
 #include "weft/error.hpp"
 
 namespace weft::runtime::cpu {
@@ -24,50 +24,71 @@ std::shared_ptr<CpuModule> CpuModule::load(const ir::Program& lowered, const Opt
     m->generated_ =
         codegen::emit(lowered, {.dialect = codegen::Dialect::Cpu, .bounds_check = options.bounds_check});
 
+    const HostCompiler& compiler = host_compiler();
     const std::vector<std::string> flags = compile_flags(options);
     base::Hasher key;
-    key.add(codegen::prelude()).add(m->generated_.source).add(host_compiler_identity());
+    key.add(codegen::prelude()).add(m->generated_.source).add(compiler.key);
     for (const auto& f : flags) key.add(f);
     const std::string name = "cpu-" + key.hex() + ".so";
 
-    const CacheEntry entry = cached_build(name, [&](const fs::path& out) {
-        const fs::path source = fs::path(out.string() + ".cpp");
-        {
-            std::ofstream src(source);
-            src << codegen::prelude() << "\n" << m->generated_.source;
-        }
+    const auto build = [&](const fs::path& out) {
+        fs::path source;
         try {
-            compile_shared_object(source, out, flags);
-        } catch (...) {
-            fs::remove(source);
-            throw;
+            source = create_unique_file(out.string() + ".", ".cpp",
+                                        codegen::prelude() + "\n" + m->generated_.source);
+        } catch (const FileError& e) {
+            throw Error("cannot write the generated source of module '" + lowered.module_name +
+                        "': " + e.message() +
+                        "; free some disk space, or set WEFT_CACHE_DIR to a folder on another disk");
         }
-        fs::remove(source);
-    });
-    m->from_cache_ = entry.hit;
-
-    m->handle_ = dlopen(entry.path.c_str(), RTLD_NOW | RTLD_LOCAL);
-    if (!m->handle_)
-        throw Error("cannot load compiled module '" + lowered.module_name + "' from " + entry.path.string() +
-                    ": " + dlerror());
-    for (const std::string& symbol : m->generated_.entries) {
-        Entry e = nullptr;
-        if (!symbol.empty()) {
-            e = reinterpret_cast<Entry>(dlsym(m->handle_, symbol.c_str()));
-            if (!e) throw Error("compiled module '" + lowered.module_name + "' lacks entry " + symbol);
+        RemovedOnExit cleanup(source);
+        compile_shared_object(compiler, source, out, flags, lowered.module_name);
+    };
+    // Loaded again once published (after the check, from the temporary file), so that it runs
+    // under its entry's name.
+    const auto load = [&](const fs::path& path, const std::string&, EntryLoad why) {
+        m->unload();
+        try {
+            m->open(path);
+        } catch (const Error& e) {
+            if (why != EntryLoad::Check) throw;
+            throw Error("the host C++ compiler '" + compiler.path + "' reported success compiling module '" +
+                        lowered.module_name + "', but its output cannot be loaded (" + e.message() +
+                        "); check that WEFT_CXX names a working C++ compiler for this machine");
         }
-        m->entries_.push_back(e);
-    }
+    };
+    m->from_cache_ = cached_build(name, build, load).hit;
 
     m->report(options, "cpu",
               std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count());
     return m;
 }
 
-CpuModule::~CpuModule() {
-    if (handle_) dlclose(handle_);
+void CpuModule::open(const fs::path& path) {
+    handle_ = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
+    if (!handle_) throw Error("cannot load " + path.string() + ": " + dlerror());
+    for (const std::string& symbol : generated_.entries) {
+        Entry e = nullptr;
+        if (!symbol.empty()) {
+            e = reinterpret_cast<Entry>(dlsym(handle_, symbol.c_str()));
+            if (!e) {
+                unload();
+                throw Error(path.string() + " lacks entry " + symbol);
+            }
+        }
+        entries_.push_back(e);
+    }
 }
 
+void CpuModule::unload() {
+    if (handle_) dlclose(handle_);
+    handle_ = nullptr;
+    entries_.clear();
+}
+
+CpuModule::~CpuModule() {
+    unload();
+}
 void CpuModule::launch(size_t function, const LaunchGrid& grid, void* const* args, const Options&) const {
     FaultRecord fault{};
     const LaunchRecord launch = launch_record(grid, &fault);

@@ -1,6 +1,7 @@
 // A module compiled for the CPU: a shared object from the cache, loaded with dlopen.
 #pragma once
 
+#include <filesystem>
 #include <memory>
 
 #include "runtime/device_module.hpp"
@@ -20,6 +21,10 @@ public:
 
 private:
     CpuModule() = default;
+    // dlopens the shared object at `path` and finds every entry; throws weft::Error, loading
+    // nothing, when it cannot.
+    void open(const std::filesystem::path& path);
+    void unload();
     using Entry = void (*)(void* const*, const LaunchRecord*);
     void* handle_ = nullptr;
     std::vector<Entry> entries_;

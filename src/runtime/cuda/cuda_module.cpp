@@ -3,12 +3,12 @@
 
 #include <algorithm>
 #include <chrono>
-#include <fstream>
 
 #include "base/hash.hpp"
 #include "runtime/cache.hpp"
 #include "runtime/cuda/context.hpp"
 #include "runtime/cuda/nvrtc.hpp"
+#include "runtime/files.hpp"
 #include "runtime/memory.hpp"
 #include "weft/error.hpp"
 
@@ -47,18 +47,20 @@ std::shared_ptr<CudaModule> CudaModule::load(const ir::Program& lowered, const O
     key.add(source).add(nvrtc_version()).add(static_cast<uint64_t>(arch));
     for (const auto& f : flags) key.add(f);
     const std::string name = "cuda-sm" + std::to_string(arch) + "-" + key.hex() + ".cubin";
-    const CacheEntry entry = cached_build(name, [&](const fs::path& out) {
-        const std::string cubin = compile_cubin(source, lowered.module_name, arch, flags);
-        std::ofstream file(out, std::ios::binary);
-        file.write(cubin.data(), static_cast<std::streamsize>(cubin.size()));
-        if (!file) throw Error("cannot write " + out.string());
-    });
-    m->from_cache_ = entry.hit;
-
-    const std::string image = read_entry(entry.path);
     const Driver& d = require_driver();
-    check(d.cuModuleLoadData(&m->module_, image.data()),
-          ("loading module '" + lowered.module_name + "'").c_str());
+    const auto build = [&](const fs::path& out) {
+        append_to_file(out, compile_cubin(source, lowered.module_name, arch, flags));
+    };
+    // The driver loads from memory: what was checked is what runs, under any name.
+    const auto load = [&](const fs::path&, const std::string& image, EntryLoad why) {
+        if (why == EntryLoad::Published) return;
+        if (m->module_) d.cuModuleUnload(m->module_);
+        m->module_ = nullptr;
+        check(d.cuModuleLoadData(&m->module_, image.data()),
+              ("loading module '" + lowered.module_name + "'").c_str());
+    };
+    m->from_cache_ = cached_build(name, build, load).hit;
+
     for (const std::string& symbol : m->generated_.entries) {
         CUfunction f = nullptr;
         if (!symbol.empty())

@@ -1,7 +1,6 @@
 // Compiling and caching the library's own GPU kernels.
 #include "runtime/cuda/library_module.hpp"
 
-#include <fstream>
 #include <map>
 #include <mutex>
 
@@ -9,6 +8,7 @@
 #include "runtime/cache.hpp"
 #include "runtime/cuda/context.hpp"
 #include "runtime/cuda/nvrtc.hpp"
+#include "runtime/files.hpp"
 #include "weft/error.hpp"
 
 namespace weft::runtime::cuda {
@@ -24,15 +24,18 @@ CUfunction library_function(int ordinal, const std::string& module, const std::s
         const int arch = c.cc_major * 10 + c.cc_minor;
         const std::string key =
             base::Hasher().add(source).add(nvrtc_version()).add(static_cast<uint64_t>(arch)).hex();
-        const CacheEntry entry =
-            cached_build("cuda-lib-" + module + "-sm" + std::to_string(arch) + "-" + key + ".cubin",
-                         [&](const std::filesystem::path& out) {
-                             const std::string cubin = compile_cubin(source, module, arch, {});
-                             std::ofstream file(out, std::ios::binary);
-                             file.write(cubin.data(), static_cast<std::streamsize>(cubin.size()));
-                         });
-        const std::string image = read_entry(entry.path);
-        check(require_driver().cuModuleLoadData(&m, image.data()), "loading Weft's GPU library kernels");
+        const Driver& d = require_driver();
+        cached_build(
+            "cuda-lib-" + module + "-sm" + std::to_string(arch) + "-" + key + ".cubin",
+            [&](const std::filesystem::path& out) {
+                append_to_file(out, compile_cubin(source, module, arch, {}));
+            },
+            [&](const std::filesystem::path&, const std::string& image, EntryLoad why) {
+                if (why == EntryLoad::Published) return;  // loaded from memory at the check
+                if (m) d.cuModuleUnload(m);
+                m = nullptr;
+                check(d.cuModuleLoadData(&m, image.data()), "loading Weft's GPU library kernels");
+            });
     }
     CUfunction f = nullptr;
     check(require_driver().cuModuleGetFunction(&f, m, name.c_str()),
