@@ -1,14 +1,52 @@
-// The demo: the spec's accumulation with plain and with deterministic atomics, and its
-// compaction by deterministic slot allocation, on the default device (the GPU if there is one,
-// else the CPU).
+// The demo: the spec's accumulation with plain and with deterministic atomics side by side,
+// against the exact sums computed on the host, and its compaction by deterministic slot
+// allocation, on the default device (the GPU if there is one, else the CPU).
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdint>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <random>
 #include <set>
 #include <string>
+#include <vector>
 #include <weft/weft.hpp>
 
 using weft::Array;
+
+namespace {
+
+constexpr int num_values = 1 << 20;
+constexpr int num_bins = 4;
+constexpr int runs = 10;
+
+// weft::default_device(), and why it is the one.
+weft::Device choose_device(std::string& why) {
+    const char* env = std::getenv("WEFT_DEVICE");
+    const bool chosen = env && *env;
+    try {
+        const weft::Device dev = weft::default_device();
+        const std::string pick = "\n        (WEFT_DEVICE=cpu picks the CPU, WEFT_DEVICE=cuda:N a GPU)";
+        if (chosen)
+            why = std::string("chosen by WEFT_DEVICE=") + env;
+        else if (dev.is_cuda())
+            why = "the first CUDA GPU: " + weft::device_info(dev).name + pick;
+        else
+            why = "no GPU can be used: " + weft::cuda_unavailable_reason() + pick;
+        return dev;
+    } catch (const weft::Error& e) {
+        if (!chosen) throw;
+        throw weft::Error(std::string("WEFT_DEVICE=") + env + ": " + e.message());
+    }
+}
+
+void print_compile(const weft::Module& module, const weft::CompileReport& report) {
+    std::printf("module '%s' for %s: %s in %.1f ms\n", module.name().c_str(), report.device.c_str(),
+                report.loaded_from_cache ? "loaded from the cache" : "compiled (and cached for the next run)",
+                report.milliseconds);
+}
 
 // The same kernel body in two modules: plain atomics, and deterministic ones.
 auto make_accumulate(weft::Module& m) {
@@ -19,50 +57,67 @@ auto make_accumulate(weft::Module& m) {
                     });
 }
 
-int main() {
-    const weft::Device dev = weft::default_device();
-    std::printf("device: %s\n", dev.name().c_str());
+// The results of `runs` launches of one mode, and the median time of a launch.
+struct Runs {
+    std::vector<float> last;
+    size_t distinct = 0;
+    double median_ms = 0;
+};
+
+template <class Kernel>
+Runs run_accumulate(const Kernel& kernel, const weft::DeviceArray<float>& values,
+                    const weft::DeviceArray<int>& bins, weft::Device dev) {
+    Runs r;
+    std::set<std::vector<uint32_t>> seen;  // bit patterns, so -0.0 and NaNs count as different
+    std::vector<double> ms;
+    for (int run = 0; run < runs; ++run) {
+        auto out = weft::zeros<float>(num_bins, dev);
+        const auto start = std::chrono::steady_clock::now();
+        weft::launch(kernel, num_values, values, bins, out);
+        weft::synchronize(dev);
+        ms.push_back(
+            std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count());
+        r.last = out.to_vector();
+        std::vector<uint32_t> bits(num_bins);
+        std::memcpy(bits.data(), r.last.data(), num_bins * sizeof(float));
+        seen.insert(bits);
+    }
+    std::sort(ms.begin(), ms.end());
+    r.distinct = seen.size();
+    r.median_ms = ms[ms.size() / 2];
+    return r;
+}
+
+const char* results(size_t n) {
+    return n == 1 ? "result" : "results";
+}
+
+// Signed distance in units in the last place between two finite floats.
+int64_t ulps(float from, float to) {
+    auto ordered = [](float f) {
+        int32_t i;
+        std::memcpy(&i, &f, sizeof i);
+        return i < 0 ? -static_cast<int64_t>(i & 0x7fffffff) : static_cast<int64_t>(i);
+    };
+    return ordered(to) - ordered(from);
+}
+
+std::string versus_exact(float got, float exact) {
+    const int64_t d = ulps(exact, got);
+    if (d == 0) return "exact";
+    return (d > 0 ? "+" : "") + std::to_string(d) + " ulp";
+}
+
+int run_demo() {
+    std::string why;
+    const weft::Device dev = choose_device(why);
+    std::printf("device: %s, %s\n\n", dev.name().c_str(), why.c_str());
 
     weft::Module plain{"demo_plain"};
     weft::Module deterministic{"demo_deterministic", {.deterministic = weft::Deterministic::RunToRun}};
     auto accumulate_plain = make_accumulate(plain);
     auto accumulate_deterministic = make_accumulate(deterministic);
-
-    const int n = 1 << 20;
-    const int num_bins = 4;
-    std::mt19937 rng(42);
-    std::vector<float> host_values(n);
-    std::vector<int> host_bins(n);
-    for (int i = 0; i < n; ++i) {
-        host_values[i] = std::uniform_real_distribution<float>(-1.0f, 1.0f)(rng);
-        host_bins[i] = static_cast<int>(rng() % num_bins);
-    }
-    auto values = weft::from_vector(host_values, dev);
-    auto bins = weft::from_vector(host_bins, dev);
-
-    // Three runs of each; count the distinct bit patterns of the results.
-    auto distinct_results = [&](const auto& kernel, std::vector<float>& last) {
-        std::set<std::string> seen;
-        for (int run = 0; run < 3; ++run) {
-            auto out = weft::zeros<float>(num_bins, dev);
-            weft::launch(kernel, n, values, bins, out);
-            last = out.to_vector();
-            seen.insert(std::string(reinterpret_cast<const char*>(last.data()), last.size() * sizeof(float)));
-        }
-        return seen.size();
-    };
-    std::vector<float> sums;
-    const size_t plain_distinct = distinct_results(accumulate_plain, sums);
-    std::printf("accumulate %d values into %d bins, plain atomics: %zu distinct result(s) in 3 runs\n", n,
-                num_bins, plain_distinct);
-    const size_t det_distinct = distinct_results(accumulate_deterministic, sums);
-    std::printf("accumulate, deterministic (RunToRun):  %zu distinct result(s) in 3 runs; sums:",
-                det_distinct);
-    for (float s : sums) std::printf(" %.9g", s);
-    std::printf("\n");
-
-    // Compaction by slot allocation (the spec's compact_positive) in the deterministic module:
-    // the slots follow thread order, so the output is the same on every run.
+    // Compaction by slot allocation (the spec's compact_positive), in the deterministic module.
     auto compact_positive =
         deterministic.kernel("compact_positive", {"values", "count", "compacted"},
                              [](Array<float> values, Array<int> count, Array<float> compacted) {
@@ -73,22 +128,84 @@ int main() {
                                      compacted[slot] = v;
                                  });
                              });
-    std::set<std::string> outputs;
+    print_compile(plain, plain.compile(dev));
+    print_compile(deterministic, deterministic.compile(dev));
+
+    // Multiples of 2^-24 in [-1, 1]: each value is an exact float, and the exact sum of a bin is
+    // an integer count of 2^-24, so the host computes it exactly and rounds it once.
+    std::mt19937 rng(42);
+    std::uniform_int_distribution<int32_t> units(-(1 << 24), 1 << 24);
+    std::vector<float> host_values(num_values);
+    std::vector<int> host_bins(num_values);
+    std::vector<int64_t> exact_units(num_bins, 0);
+    for (int i = 0; i < num_values; ++i) {
+        const int32_t k = units(rng);
+        host_values[i] = std::ldexp(static_cast<float>(k), -24);
+        host_bins[i] = static_cast<int>(rng() % num_bins);
+        exact_units[host_bins[i]] += k;
+    }
+    std::vector<float> exact(num_bins);
+    for (int b = 0; b < num_bins; ++b) exact[b] = std::ldexp(static_cast<float>(exact_units[b]), -24);
+
+    auto values = weft::from_vector(host_values, dev);
+    auto bins = weft::from_vector(host_bins, dev);
+    const Runs p = run_accumulate(accumulate_plain, values, bins, dev);
+    const Runs d = run_accumulate(accumulate_deterministic, values, bins, dev);
+
+    std::printf("\naccumulate %d values into %d bins (out[bins[i]] += values[i]), %d runs of each mode\n",
+                num_values, num_bins, runs);
+    std::printf("%-4s %-16s %-28s %s\n", "bin", "exact (host)", "plain atomics (last run)", "deterministic");
+    for (int b = 0; b < num_bins; ++b) {
+        char plain_cell[64];
+        char det_cell[64];
+        std::snprintf(plain_cell, sizeof plain_cell, "%.9g (%s)", p.last[b],
+                      versus_exact(p.last[b], exact[b]).c_str());
+        std::snprintf(det_cell, sizeof det_cell, "%.9g (%s)", d.last[b],
+                      versus_exact(d.last[b], exact[b]).c_str());
+        std::printf("%-4d %-16.9g %-28s %s\n", b, exact[b], plain_cell, det_cell);
+    }
+    std::printf("plain atomics: %zu distinct %s in %d runs, %.2f ms per launch (median)\n", p.distinct,
+                results(p.distinct), runs, p.median_ms);
+    if (dev.is_cpu() && p.distinct == 1)
+        std::printf(
+            "               (the CPU device runs a kernel's threads one after another, so plain\n"
+            "               atomics add in the same order every run; on a GPU the order changes)\n");
+    std::printf("deterministic: %zu distinct %s in %d runs, %.2f ms per launch (median)\n", d.distinct,
+                results(d.distinct), runs, d.median_ms);
+
+    // Compaction: the slots follow thread order, so the output is the same on every run.
+    std::set<std::vector<float>> outputs;
     int kept = 0;
     std::vector<float> compacted_values;
     for (int run = 0; run < 3; ++run) {
         auto count = weft::zeros<int>(1, dev);
-        auto compacted = weft::zeros<float>(n, dev);
-        weft::launch(compact_positive, n, values, count, compacted);
+        auto compacted = weft::zeros<float>(num_values, dev);
+        weft::launch(compact_positive, num_values, values, count, compacted);
         kept = count.to_vector()[0];
         compacted_values = compacted.to_vector();
-        outputs.insert(
-            std::string(reinterpret_cast<const char*>(compacted_values.data()), kept * sizeof(float)));
+        compacted_values.resize(kept);
+        outputs.insert(compacted_values);
+    }
+    std::printf("\ncompact_positive (deterministic slots): kept %d of %d values; %zu distinct %s in 3 runs\n",
+                kept, num_values, outputs.size(), outputs.size() == 1 ? "output" : "outputs");
+
+    const bool det_exact = d.distinct == 1 && d.last == exact;
+    if (!det_exact || outputs.size() != 1) {
+        std::printf("\nunexpected: deterministic results must repeat and equal the exact sums\n");
+        return 1;
     }
     std::printf(
-        "compact_positive, deterministic: kept %d of %d, %zu distinct output order(s) in 3 runs; first "
-        "three: "
-        "%g %g %g\n",
-        kept, n, outputs.size(), compacted_values[0], compacted_values[1], compacted_values[2]);
-    return det_distinct == 1 && outputs.size() == 1 ? 0 : 1;
+        "\nthe deterministic sums are the exact sums, correctly rounded, and the same on every run\n");
+    return 0;
+}
+
+}  // namespace
+
+int main() {
+    try {
+        return run_demo();
+    } catch (const weft::Error& e) {
+        std::fprintf(stderr, "weft_demo: %s\n", e.what());
+        return 1;
+    }
 }

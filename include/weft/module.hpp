@@ -93,6 +93,13 @@ std::shared_ptr<TraceBody> make_trace_body(std::string name, std::vector<std::st
 
 class Module;
 
+// How a module's code for one device was obtained: compiled now, or loaded from the disk cache.
+struct CompileReport {
+    std::string device;              // "cpu", "cuda:0", ...
+    bool loaded_from_cache = false;  // false: the code was generated and compiled
+    double milliseconds = 0;         // generating the code, then compiling or loading it
+};
+
 // A kernel: launched with weft::launch. P... are its parameter types.
 template <class... P>
 class Kernel {
@@ -184,8 +191,9 @@ public:
     }
 
     // Traces, lowers and compiles (or loads from the cache) for `device` now, instead of at the
-    // first launch.
-    void compile(Device device = default_device()) const;
+    // first launch, and says which it did. Once compiled for `device`, the module keeps that code
+    // and its report until its options or definitions change.
+    CompileReport compile(Device device = default_device()) const;
     // The module's IR after the lowering pipeline, as text.
     std::string ir() const;
     // The generated source for `device`, without the prelude.

@@ -90,8 +90,9 @@ void Module::add_func(std::shared_ptr<detail::TraceBody> body) {
     state_->compiled.clear();
 }
 
-void Module::compile(Device device) const {
-    state_->compile(device);
+CompileReport Module::compile(Device device) const {
+    const auto compiled = state_->compile(device);
+    return {device.name(), compiled->code->loaded_from_cache(), compiled->code->load_milliseconds()};
 }
 
 std::string Module::ir() const {

@@ -136,7 +136,8 @@ public:
     void body(std::ostringstream& s) { block(s, fn_.body, 1); }
 
 private:
-    std::string v(ir::ValueId id) const { return "v" + std::to_string(id); }
+    // append, not "v" + std::to_string: g++ 12 warns (-Wrestrict) on operator+'s insert at 0.
+    std::string v(ir::ValueId id) const { return std::string("v").append(std::to_string(id)); }
     const ir::Type& type(ir::ValueId id) const { return fn_.type_of(id); }
 
     // "const T vN = " or "T vN = " for values that are reassigned later.

@@ -59,7 +59,8 @@ public:
     }
 
 private:
-    std::string v(ValueId id) const { return "%" + std::to_string(id); }
+    // append, not "%" + std::to_string: g++ 12 warns (-Wrestrict) on operator+'s insert at 0.
+    std::string v(ValueId id) const { return std::string("%").append(std::to_string(id)); }
 
     std::string list(const std::vector<ValueId>& ids, size_t from, size_t to) const {
         std::string s;
@@ -185,7 +186,8 @@ std::string print(const Program& program, const Function& fn, bool locations) {
 
 std::string print(const Program& program, bool locations) {
     std::string out = "module " + program.module_name + "\n";
-    for (const auto& fn : program.functions) out += "\n" + print(program, *fn, locations);
+    // append, not "\n" + print(...): g++ 12 warns (-Wrestrict) on operator+'s insert at 0.
+    for (const auto& fn : program.functions) out.append("\n").append(print(program, *fn, locations));
     return out;
 }
 

@@ -35,7 +35,8 @@ private:
 
     void define(const Node& n, ValueId v, std::vector<ValueId>& scope) {
         if (v >= fn_.values.size()) fail(n, "result %" + std::to_string(v) + " does not exist");
-        if (defined_[v]) fail(n, "%" + std::to_string(v) + " is defined twice");
+        // append, not "%" + std::to_string: g++ 12 warns (-Wrestrict) on operator+'s insert at 0.
+        if (defined_[v]) fail(n, std::string("%").append(std::to_string(v)) + " is defined twice");
         defined_[v] = visible_[v] = true;
         scope.push_back(v);
     }

@@ -35,7 +35,8 @@ void DeviceModule::throw_fault(size_t function, const FaultRecord& fault) const 
         function_names_[function], site.file, site.line);
 }
 
-void DeviceModule::report(const Options& options, const char* device, double ms) const {
+void DeviceModule::report(const Options& options, const char* device, double ms) {
+    load_ms_ = ms;
     if (options.verbose)
         std::fprintf(stderr, "weft: module '%s' for %s %s in %.1f ms\n", module_name_.c_str(), device,
                      from_cache_ ? "loaded from cache" : "compiled", ms);

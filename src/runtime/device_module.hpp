@@ -48,18 +48,22 @@ public:
 
     const codegen::Generated& generated() const { return generated_; }
     bool loaded_from_cache() const { return from_cache_; }
+    // How long generating the code and compiling or loading it took.
+    double load_milliseconds() const { return load_ms_; }
 
 protected:
     LaunchRecord launch_record(const LaunchGrid& grid, FaultRecord* fault) const;
     // The weft::Error for `fault`, raised by kernel `function`.
     [[noreturn]] void throw_fault(size_t function, const FaultRecord& fault) const;
-    // Prints the "compiled" / "loaded from cache" line when options.verbose is set.
-    void report(const Options& options, const char* device, double ms) const;
+    // Records the load time `ms`, and prints the "compiled" / "loaded from cache" line when
+    // options.verbose is set.
+    void report(const Options& options, const char* device, double ms);
 
     std::string module_name_;
     std::vector<std::string> function_names_;
     codegen::Generated generated_;
     bool from_cache_ = false;
+    double load_ms_ = 0;
 };
 
 // Generates code for `lowered` and loads it for `device`, from the disk cache when possible.
