@@ -73,7 +73,12 @@ StateLock::StateLock(ModuleState& state, const char* call, Loc loc) : state_(sta
                     frontend::traced_function_name(), loc.file, loc.line);
     }
     state.mutex.lock();
-    held_modules.push_back(&state);
+    try {
+        held_modules.push_back(&state);
+    } catch (...) {
+        state.mutex.unlock();
+        throw;
+    }
 }
 
 StateLock::~StateLock() {
