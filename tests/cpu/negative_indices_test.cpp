@@ -139,6 +139,38 @@ TEST(NegativeIndices, DeterministicSlotCounters) {
     }
 }
 
+// The same through a kernel-side view of a 2-D counter array: counts[-1] is its last row.
+TEST(NegativeIndices, DeterministicSlotCountersThroughAView) {
+    weft::Module m{"neg_slots_view", {.deterministic = Deterministic::RunToRun}};
+    auto k =
+        m.kernel("compact", {"v", "counts", "out"}, [](Array<int> v, Array<int, 2> counts, Array<int> out) {
+            auto t = weft::tid();
+            weft::if_(v[t] > 0, [&] {
+                auto slot = weft::atomic_add(counts[-1], -2, 1);
+                out[slot] = v[t];
+            });
+        });
+    const std::vector<int> v = {3, -1, 5, 0, 7, 2, -4, 9};
+    auto counts = weft::from_vector(std::vector<int>{50, 60, 70, 80, 2, 90}, {2, 3}, dev());
+    auto out = weft::full<int>(8, -9, dev());
+    weft::launch(k, 8, weft::from_vector(v, dev()), counts, out);
+    EXPECT_EQ(counts.to_vector(), (std::vector<int>{50, 60, 70, 80, 7, 90}));
+    EXPECT_EQ(out.to_vector(), (std::vector<int>{-9, -9, 3, 5, 7, 2, 9, -9}));
+
+    // A constant element of a negative-indexed row: the counter is counts(1, 0), not counts(0, 0).
+    weft::Module n{"neg_slots_view_constant", {.deterministic = Deterministic::RunToRun}};
+    auto first =
+        n.kernel("compact", {"v", "counts", "out"}, [](Array<int> v, Array<int, 2> counts, Array<int> out) {
+            auto t = weft::tid();
+            weft::if_(v[t] > 0, [&] { out[weft::atomic_add(counts[-1], 0, 1)] = v[t]; });
+        });
+    counts = weft::from_vector(std::vector<int>{50, 60, 70, 1, 80, 90}, {2, 3}, dev());
+    out = weft::full<int>(8, -9, dev());
+    weft::launch(first, 8, weft::from_vector(v, dev()), counts, out);
+    EXPECT_EQ(counts.to_vector(), (std::vector<int>{50, 60, 70, 6, 80, 90}));
+    EXPECT_EQ(out.to_vector(), (std::vector<int>{-9, 3, 5, 7, 2, 9, -9, -9}));
+}
+
 // With bounds checks, an index below -extent is still out of bounds (and nothing is written);
 // -extent itself is the first element.
 TEST(NegativeIndices, BoundsAreCheckedAfterTheWrap) {
