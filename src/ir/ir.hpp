@@ -95,11 +95,10 @@ inline constexpr ValueId kNoValue = UINT32_MAX;
 //   While     [c]               blocks: cond (defines c), body; loops while c after cond
 //   Break, Continue             leave / restart the innermost loop
 //   Return    [value?]          leaves the function (a kernel: ends the thread)
-#define WEFT_IR_NODES(X)                                                                              \
-    X(Param)                                                                                          \
-    X(Const)                                                                                          \
-    X(Tid) X(Copy) X(Unary) X(Binary) X(Math) X(Select) X(Cast) X(Shape) X(Load) X(Store) X(Atomic)   \
-        X(Accumulate) X(Assign) X(Call) X(Print) X(If) X(For) X(While) X(Break) X(Continue) X(Return) \
+#define WEFT_IR_NODES(X)                                                                                     \
+    X(Param)                                                                                                 \
+    X(Const) X(Tid) X(Copy) X(Unary) X(Binary) X(Math) X(Select) X(Cast) X(Shape) X(Load) X(Store) X(Atomic) \
+        X(Accumulate) X(Assign) X(Call) X(Print) X(If) X(For) X(While) X(Break) X(Continue) X(Return)        \
             X(View) X(Reserve)
 
 enum class NodeKind : uint8_t {
