@@ -106,7 +106,7 @@ public:
     Element<T> operator[](const Index& i) const requires(N == 1) { return Element<T>(ref_, {i.ref}, i.loc); }
     // On an array of 2 or more dimensions, a[i] is the (N-1)-D view of the same memory with
     // dimension 0 fixed at i (a row of a 2-D array); a[i][j] == a(i, j). Like every kernel
-    // index, i is a plain offset: negative values are not counted from the end.
+    // index, a negative i counts from the end: grid[-1] is the last row.
     Array<T, N - 1> operator[](const Index& i) const requires(N >= 2) {
         return detail::Access::wrap<Array<T, N - 1>>(detail::emit_view(ref_, i.ref, i.loc));
     }

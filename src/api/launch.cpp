@@ -95,7 +95,7 @@ void launch(const detail::KernelState& kernel, const Dim& dim, const std::vector
     }
 
     const Device target = device.value_or(default_device());
-    const auto compiled = kernel.module->compile(target);
+    const auto compiled = kernel.module->compile(target, dim.loc);
     const int index = compiled->program->find(body.name);
     const ir::Function& fn = *compiled->program->functions[index];
     if (fn.tid_ndim != 0 && fn.tid_ndim != dim.ndim)
@@ -103,6 +103,15 @@ void launch(const detail::KernelState& kernel, const Dim& dim, const std::vector
              std::string(fn.tid_ndim == 1 ? "tid()" : "tid<" + std::to_string(fn.tid_ndim) + ">()") +
              " but is launched with " + std::to_string(dim.ndim) + " dimensions; launch it with " +
              std::to_string(fn.tid_ndim));
+    // shape() is an int32, so an extent the kernel reads with it must fit one.
+    for (size_t i = 0; i < args.size(); ++i)
+        if (const auto* arr = std::get_if<AnyArray>(&args[i]))
+            for (int d = 0; d < arr->ndim(); ++d)
+                if ((compiled->shape_reads[index][i] >> d & 1) && arr->shape()[d] > INT32_MAX)
+                    fail("argument " + std::to_string(i) + " ('" + body.param_names[i] + "') has extent " +
+                         std::to_string(arr->shape()[d]) + " in dimension " + std::to_string(d) +
+                         ", but the kernel reads it with shape(), an int32 (at most 2^31 - 1); pass the "
+                         "extent as an Int64 argument instead, or split the array into smaller views");
 
     std::vector<ArrayDescriptor> arrays(args.size());
     std::vector<ScalarArg> scalars(args.size());

@@ -1,5 +1,9 @@
 // weft::Module: definitions, options, and the trace -> lower -> compile sequence.
+#include <algorithm>
+
+#include "analysis/shape_reads.hpp"
 #include "api/module_state.hpp"
+#include "base/text.hpp"
 #include "codegen/emit.hpp"
 #include "frontend/tracer.hpp"
 #include "ir/printer.hpp"
@@ -10,19 +14,96 @@ namespace weft {
 
 namespace detail {
 
+namespace {
+
+thread_local std::vector<const ModuleState*> held_modules;  // the modules this thread has locked
+
+// Kernel, function and parameter names become parts of C++ identifiers in generated code and
+// name things in errors: letters, digits and _, not starting with a digit.
+bool is_identifier(const std::string& name) {
+    if (name.empty() || (name[0] >= '0' && name[0] <= '9')) return false;
+    return std::all_of(name.begin(), name.end(), [](char c) {
+        return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_';
+    });
+}
+
+// A module name is only text (messages, a comment in generated code), so any printable
+// characters will do; control characters (a newline above all) are refused.
+bool is_printable_text(const std::string& name) {
+    return !name.empty() && std::none_of(name.begin(), name.end(), [](char c) {
+        const auto b = static_cast<unsigned char>(c);
+        return b < 0x20 || b == 0x7f;
+    });
+}
+
+const char* const kIdentifierRule =
+    "names are C++ identifiers (letters, digits and _, not starting with a digit)";
+
+void check_definition_names(const TraceBody& body, bool is_kernel, const std::string& module) {
+    const std::string what = is_kernel ? "kernel" : "function";
+    auto fail = [&](const std::string& message) {
+        throw Error("module '" + module + "': " + message, "", body.loc.file, body.loc.line);
+    };
+    if (!is_identifier(body.name))
+        fail(what + " name " + base::c_string_literal(body.name) +
+             " is not an identifier; kernel and function " + kIdentifierRule);
+    if (body.param_names.size() > body.params.size())
+        fail(what + " '" + body.name + "' takes " + std::to_string(body.params.size()) + " parameters but " +
+             std::to_string(body.param_names.size()) + " parameter names were given");
+    for (size_t i = 0; i < body.param_names.size(); ++i) {
+        const std::string& p = body.param_names[i];
+        if (!is_identifier(p))
+            fail("parameter name " + base::c_string_literal(p) + " of " + what + " '" + body.name +
+                 "' is not an identifier; parameter " + kIdentifierRule);
+        for (size_t j = 0; j < i; ++j)
+            if (body.param_names[j] == p)
+                fail(what + " '" + body.name + "' has two parameters named '" + p +
+                     "'; give each its own name");
+    }
+}
+
+}  // namespace
+
+StateLock::StateLock(ModuleState& state, const char* call, Loc loc) : state_(state) {
+    if (held(state)) {
+        if (loc.line == 0) loc = last_loc();
+        throw Error("module '" + state.name + "': " + call +
+                        " was called from inside a kernel or function lambda while the module traces it; "
+                        "the module is busy until tracing ends, so call it outside the lambda",
+                    frontend::traced_function_name(), loc.file, loc.line);
+    }
+    state.mutex.lock();
+    try {
+        held_modules.push_back(&state);
+    } catch (...) {
+        state.mutex.unlock();
+        throw;
+    }
+}
+
+StateLock::~StateLock() {
+    held_modules.erase(std::find(held_modules.begin(), held_modules.end(), &state_));
+    state_.mutex.unlock();
+}
+
+bool StateLock::held(const ModuleState& state) {
+    return std::find(held_modules.begin(), held_modules.end(), &state) != held_modules.end();
+}
+
 std::shared_ptr<const ir::Program> ModuleState::lower_locked() {
     if (!traced) traced = std::make_shared<const ir::Program>(frontend::trace_program(name, funcs, kernels));
     if (!lowered) lowered = std::make_shared<const ir::Program>(transforms::lower(*traced, options));
     return lowered;
 }
 
-std::shared_ptr<const CompiledModule> ModuleState::compile(Device device) {
-    std::lock_guard lock(mutex);
+std::shared_ptr<const CompiledModule> ModuleState::compile(Device device, Loc loc) {
+    StateLock lock(*this, "a launch of one of its kernels (or compile())", loc);
     auto& slot = compiled[device.name()];
     if (!slot) {
         auto c = std::make_shared<CompiledModule>();
         c->program = lower_locked();
         c->options = options;
+        c->shape_reads = analysis::shape_reads(*c->program);
         c->code = runtime::load_module(*c->program, options, device);
         slot = std::move(c);
     }
@@ -43,6 +124,11 @@ Module::Module(std::string name, const OptionsPatch& options, std::source_locati
     : state_(std::make_shared<detail::ModuleState>()) {
     state_->name = std::move(name);
     state_->loc = detail::Loc::from(s);
+    if (!detail::is_printable_text(state_->name))
+        throw Error("module name " + base::c_string_literal(state_->name) +
+                        (state_->name.empty() ? " is empty" : " holds a control character") +
+                        "; a module name is text for messages, so give it printable characters only",
+                    "", state_->loc.file, state_->loc.line);
     try {
         state_->options = apply(config(), options);
     } catch (const Error& e) {
@@ -55,26 +141,30 @@ const std::string& Module::name() const {
 }
 
 Options Module::options() const {
+    // A kernel lambda may read its module's options while it is traced (this thread holds the
+    // lock then, so nothing changes them).
+    if (detail::StateLock::held(*state_)) return state_->options;
     std::lock_guard lock(state_->mutex);
     return state_->options;
 }
 
 void Module::set_options(const OptionsPatch& patch) {
-    std::lock_guard lock(state_->mutex);
+    detail::StateLock lock(*state_, "set_options()");
     state_->options = apply(state_->options, patch);
     state_->lowered.reset();
     state_->compiled.clear();
 }
 
 void Module::set_option(std::string_view name, const OptionValue& value) {
-    std::lock_guard lock(state_->mutex);
+    detail::StateLock lock(*state_, "set_option()");
     weft::set_option(state_->options, name, value);
     state_->lowered.reset();
     state_->compiled.clear();
 }
 
 std::shared_ptr<detail::KernelState> Module::add_kernel(std::shared_ptr<detail::TraceBody> body) {
-    std::lock_guard lock(state_->mutex);
+    detail::StateLock lock(*state_, "kernel()", body->loc);
+    detail::check_definition_names(*body, true, state_->name);
     state_->kernels.push_back(body);
     state_->traced.reset();
     state_->lowered.reset();
@@ -83,7 +173,8 @@ std::shared_ptr<detail::KernelState> Module::add_kernel(std::shared_ptr<detail::
 }
 
 void Module::add_func(std::shared_ptr<detail::TraceBody> body) {
-    std::lock_guard lock(state_->mutex);
+    detail::StateLock lock(*state_, "func()", body->loc);
+    detail::check_definition_names(*body, false, state_->name);
     state_->funcs.push_back(std::move(body));
     state_->traced.reset();
     state_->lowered.reset();
@@ -96,7 +187,7 @@ CompileReport Module::compile(Device device) const {
 }
 
 std::string Module::ir() const {
-    std::lock_guard lock(state_->mutex);
+    detail::StateLock lock(*state_, "ir()");
     return ir::print(*state_->lower_locked());
 }
 
@@ -104,7 +195,7 @@ std::string Module::generated_source(Device device) const {
     std::shared_ptr<const ir::Program> program;
     bool bounds_check;
     {
-        std::lock_guard lock(state_->mutex);
+        detail::StateLock lock(*state_, "generated_source()");
         program = state_->lower_locked();
         bounds_check = state_->options.bounds_check;
     }

@@ -19,6 +19,9 @@ struct CompiledModule {
     std::shared_ptr<const ir::Program> program;
     std::shared_ptr<runtime::DeviceModule> code;
     Options options;
+    // Per function and parameter: the dimensions whose extent shape() reads (bit d: dimension
+    // d), checked against the int32 range at each launch.
+    std::vector<std::vector<uint8_t>> shape_reads;
 };
 
 struct ModuleState {
@@ -35,9 +38,27 @@ struct ModuleState {
     std::map<std::string, std::shared_ptr<const CompiledModule>> compiled;
 
     // Traces and lowers (once), then compiles or loads from the cache (once per device and
-    // options).
-    std::shared_ptr<const CompiledModule> compile(Device device);
+    // options). `loc` is the caller's line (a launch's) for the error if a lambda of this
+    // module, while traced, calls it.
+    std::shared_ptr<const CompiledModule> compile(Device device, Loc loc = {});
     std::shared_ptr<const ir::Program> lower_locked();
+};
+
+// Holds a module's mutex. Tracing runs the module's kernel and function lambdas under it, so a
+// lambda that calls back into its own module (ir(), kernel(), a launch, ...) would lock it a
+// second time and deadlock; that is a weft::Error naming `call`, the traced kernel and `loc`.
+class StateLock {
+public:
+    StateLock(ModuleState& state, const char* call, Loc loc = {});
+    ~StateLock();
+    StateLock(const StateLock&) = delete;
+    StateLock& operator=(const StateLock&) = delete;
+
+    // Whether this thread holds `state`'s mutex (it is tracing that module).
+    static bool held(const ModuleState& state);
+
+private:
+    ModuleState& state_;
 };
 
 struct KernelState {

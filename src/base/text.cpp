@@ -11,7 +11,17 @@ std::string c_string_literal(std::string_view text) {
             case '\t': out += "\\t"; break;
             case '"': out += "\\\""; break;
             case '\\': out += "\\\\"; break;
-            default: out += c;
+            default:
+                // Every other byte outside printable ASCII as a three-digit octal escape: the
+                // literal holds no raw control character, and the digits that follow cannot
+                // extend the escape.
+                if (c >= 0x20 && c < 0x7f) {
+                    out += c;
+                } else {
+                    const auto b = static_cast<unsigned char>(c);
+                    out += {'\\', static_cast<char>('0' + (b >> 6)), static_cast<char>('0' + ((b >> 3) & 7)),
+                            static_cast<char>('0' + (b & 7))};
+                }
         }
     }
     return out + "\"";

@@ -6,7 +6,9 @@
 
 namespace weft::base {
 
-// `text` as a double-quoted C string literal (newlines, tabs, quotes and backslashes escaped).
+// `text` as a double-quoted C string literal: newlines, tabs, quotes and backslashes escaped, and
+// every other byte outside printable ASCII as an octal escape, so the literal is one line of
+// printable ASCII whatever `text` holds.
 std::string c_string_literal(std::string_view text);
 
 }  // namespace weft::base

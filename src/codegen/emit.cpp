@@ -4,6 +4,7 @@
 #include <cctype>
 #include <cstdio>
 #include <cstring>
+#include <optional>
 #include <sstream>
 
 #include "base/text.hpp"
@@ -131,6 +132,11 @@ public:
             if (n.kind == ir::NodeKind::Const && !fn_.values[n.result].assigned) const_value_[n.result] = &n;
             for (ir::ValueId a : n.args) used_[a] = true;
         });
+        nonnegative_.assign(fn_.values.size(), false);
+        ir::for_each_node(fn_.body, [&](const ir::Node& n) {
+            if (n.result != ir::kNoValue && !fn_.values[n.result].assigned)
+                nonnegative_[n.result] = is_nonnegative(n);
+        });
     }
 
     void body(std::ostringstream& s) { block(s, fn_.body, 1); }
@@ -146,10 +152,85 @@ private:
                v(n.result) + " = ";
     }
 
-    std::string indices(const ir::Node& n) const {
+    // The constant value of an integer value, if it is an unassigned constant.
+    std::optional<int64_t> constant(ir::ValueId id) const {
+        const ir::Node* c = const_value_[id];
+        if (!c || !type(id).is_integer()) return std::nullopt;
+        if (type(id).dtype == DType::Int32) return static_cast<int32_t>(c->bits);
+        if (type(id).dtype == DType::UInt32) return static_cast<uint32_t>(c->bits);
+        return static_cast<int64_t>(c->bits);  // an Int64, or a UInt64 (only compared with 0 and -1)
+    }
+
+    // Whether the value `n` defines is never negative, so an index needs no wrap: unsigned
+    // values, tid(), extents, constants >= 0, and what arithmetic that keeps the sign makes of
+    // them. Sums and products of such values are taken as non-negative too: one that overflowed
+    // int32 is out of bounds (reported with bounds_check), never counted from the end.
+    bool is_nonnegative(const ir::Node& n) const {
+        using K = ir::NodeKind;
+        const ir::Type& t = type(n.result);
+        if (!t.is_scalar()) return false;
+        if (t.dtype == DType::Bool || t.dtype == DType::UInt32 || t.dtype == DType::UInt64) return true;
+        if (!t.is_integer()) return false;
+        auto nonneg = [&](size_t a) { return nonnegative_[n.args[a]]; };
+        switch (n.kind) {
+            case K::Const: return constant(n.result).value_or(-1) >= 0;
+            case K::Tid:
+            case K::Shape: return true;
+            case K::Copy: return nonneg(0);
+            case K::Select: return nonneg(1) && nonneg(2);
+            case K::Cast: {
+                const ir::Type& from = type(n.args[0]);
+                if (from.is_bool()) return true;
+                if (!from.is_integer() || !nonneg(0)) return false;
+                const bool from_signed = from.dtype == DType::Int32 || from.dtype == DType::Int64;
+                return from_signed ? dtype_size(t.dtype) >= dtype_size(from.dtype)
+                                   : dtype_size(t.dtype) > dtype_size(from.dtype);
+            }
+            case K::For: return nonneg(0) && constant(n.args[2]).value_or(0) > 0;
+            case K::Binary:
+                switch (n.binary_op()) {
+                    case ir::BinaryOp::Add:
+                    case ir::BinaryOp::Mul:
+                    case ir::BinaryOp::Div:
+                    case ir::BinaryOp::Min:
+                    case ir::BinaryOp::BitOr: return nonneg(0) && nonneg(1);
+                    case ir::BinaryOp::Max:
+                    case ir::BinaryOp::BitAnd: return nonneg(0) || nonneg(1);
+                    case ir::BinaryOp::Mod:
+                    case ir::BinaryOp::Shr: return nonneg(0);
+                    default: return false;
+                }
+            default: return false;
+        }
+    }
+
+    // The array's indices, each wrapped (counted from the end when negative) unless it cannot
+    // be negative; with bounds checks, checked() wraps the indices whose bit is in the mask.
+    // `ndim` is the number of indices: the array's dimensions, or 1 for a view.
+    std::string indices(const ir::Node& n, int ndim, bool wrap_here) const {
         std::string s;
-        for (int d = 0; d < type(n.args[0]).ndim; ++d) s += ", " + v(n.args[1 + d]);
+        for (int d = 0; d < ndim; ++d) {
+            const ir::ValueId i = n.args[1 + d];
+            s += ", ";
+            if (wrap_here && !nonnegative_[i])
+                s.append("wf::wrap(")
+                    .append(v(i))
+                    .append(", ")
+                    .append(v(n.args[0]))
+                    .append(".shape[")
+                    .append(std::to_string(d))
+                    .append("])");
+            else
+                s += v(i);
+        }
         return s;
+    }
+
+    std::string wrap_mask(const ir::Node& n, int ndim) const {
+        unsigned mask = 0;
+        for (int d = 0; d < ndim; ++d)
+            if (!nonnegative_[n.args[1 + d]]) mask |= 1u << d;
+        return std::to_string(mask) + "u";
     }
 
     uint32_t site(const ir::Node& n) {
@@ -164,15 +245,17 @@ private:
 
     // The element pointer expression; with bounds checks it may be null.
     std::string element(const ir::Node& n) {
-        if (!options_.bounds_check) return "wf::addr(" + v(n.args[0]) + indices(n) + ")";
-        return "wf::checked(ctx, " + std::to_string(site(n)) + ", " + v(n.args[0]) + indices(n) + ")";
+        const int ndim = type(n.args[0]).ndim;
+        if (!options_.bounds_check) return "wf::addr(" + v(n.args[0]) + indices(n, ndim, true) + ")";
+        return "wf::checked<" + wrap_mask(n, ndim) + ">(ctx, " + std::to_string(site(n)) + ", " +
+               v(n.args[0]) + indices(n, ndim, false) + ")";
     }
 
     // array[i] of a 2-D or larger array; with bounds checks, i is checked against its extent.
     std::string view(const ir::Node& n) {
-        const std::string operands = v(n.args[0]) + ", " + v(n.args[1]) + ")";
-        if (!options_.bounds_check) return "wf::view0(" + operands;
-        return "wf::view0(ctx, " + std::to_string(site(n)) + ", " + operands;
+        if (!options_.bounds_check) return "wf::view0(" + v(n.args[0]) + indices(n, 1, true) + ")";
+        return "wf::view0<" + wrap_mask(n, 1) + ">(ctx, " + std::to_string(site(n)) + ", " + v(n.args[0]) +
+               indices(n, 1, false) + ")";
     }
 
     void line(std::ostringstream& s, int depth, const std::string& text) {
@@ -225,6 +308,15 @@ private:
         line(s, depth, "if (" + elem + "* p = " + ptr + ") " + v(n.result) + " = " + op + ";");
     }
 
+    // Whether an integer divisor may be 0, or -1 (INT_MIN / -1 overflows): only a constant
+    // divisor is known not to be.
+    bool divisor_may_fault(ir::ValueId divisor) const {
+        const std::optional<int64_t> c = constant(divisor);
+        if (!c) return true;
+        const bool is_signed = type(divisor).dtype == DType::Int32 || type(divisor).dtype == DType::Int64;
+        return *c == 0 || (is_signed && *c == -1);
+    }
+
     std::string binary(const ir::Node& n) const {
         const std::string a = v(n.args[0]);
         const std::string b = v(n.args[1]);
@@ -234,6 +326,11 @@ private:
             case ir::BinaryOp::Pow: return "wf::pow(" + a + ", " + b + ")";
             case ir::BinaryOp::Mod:
                 if (type(n.args[0]).is_float()) return "wf::fmod(" + a + ", " + b + ")";
+                if (divisor_may_fault(n.args[1])) return "wf::irem(" + a + ", " + b + ")";
+                break;
+            case ir::BinaryOp::Div:
+                if (type(n.args[0]).is_integer() && divisor_may_fault(n.args[1]))
+                    return "wf::idiv(" + a + ", " + b + ")";
                 break;
             default: break;
         }
@@ -276,12 +373,29 @@ private:
         return "printf(" + base::c_string_literal(format) + args + ");";
     }
 
-    std::string for_condition(const ir::Node& n) const {
+    // Python's range(start, stop, step), bounds evaluated once. A step of 1 or -1 cannot step
+    // past the int32 range before meeting stop, so it loops on the variable itself; any other
+    // step counts its iterations first (wf::trip_count), because the variable's last step may
+    // overflow.
+    void for_loop(std::ostringstream& s, const ir::Node& n, int depth) {
         const std::string i = v(n.result);
-        const ir::Node* step = const_value_[n.args[2]];
-        if (step && static_cast<int32_t>(step->bits) > 0) return i + " < stop";
-        if (step && static_cast<int32_t>(step->bits) < 0) return i + " > stop";
-        return "(step > 0 ? " + i + " < stop : " + i + " > stop)";
+        const std::optional<int64_t> step = constant(n.args[2]);
+        if (step == 1 || step == -1) {
+            line(s, depth,
+                 "for (wf::i32 " + i + " = " + v(n.args[0]) + ", stop = " + v(n.args[1]) + "; " + i +
+                     (step == 1 ? " < stop; ++" : " > stop; --") + i + ") {");
+            block(s, n.blocks[0], depth + 1);
+            return line(s, depth, "}");
+        }
+        line(s, depth, "{");
+        line(s, depth + 1, "wf::i32 " + i + " = " + v(n.args[0]) + ";");
+        line(s, depth + 1, "const wf::i32 step = " + v(n.args[2]) + ";");
+        line(s, depth + 1,
+             "for (wf::u32 left = wf::trip_count(" + i + ", " + v(n.args[1]) +
+                 ", step); left != 0; --left, " + i + " = wf::add_wrapping(" + i + ", step)) {");
+        block(s, n.blocks[0], depth + 2);
+        line(s, depth + 1, "}");
+        line(s, depth, "}");
     }
 
     void node(std::ostringstream& s, const ir::Node& n, int depth) {
@@ -332,13 +446,7 @@ private:
                     block(s, n.blocks[1], depth + 1);
                 }
                 return line(s, depth, "}");
-            case K::For:
-                line(s, depth,
-                     "for (wf::i32 " + v(n.result) + " = " + v(n.args[0]) + ", stop = " + v(n.args[1]) +
-                         ", step = " + v(n.args[2]) + "; " + for_condition(n) + "; " + v(n.result) +
-                         " += step) {");
-                block(s, n.blocks[0], depth + 1);
-                return line(s, depth, "}");
+            case K::For: return for_loop(s, n, depth);
             case K::While:
                 line(s, depth, "while (true) {");
                 block(s, n.blocks[0], depth + 1);
@@ -363,6 +471,7 @@ private:
     Generated& out_;
     std::vector<const ir::Node*> const_value_;
     std::vector<bool> used_;
+    std::vector<bool> nonnegative_;  // per value: never negative (an index needs no wrap)
     std::vector<ir::ValueId> root_;  // the parameter each array value views
     std::vector<int> view_depth_;    // how many dimensions views have removed from that parameter
 };
@@ -458,7 +567,8 @@ std::vector<bool> functions_that_print(const ir::Program& p) {
 Generated emit(const ir::Program& program, const EmitOptions& options) {
     Generated g;
     std::ostringstream s;
-    s << "// module " << program.module_name << "\n";
+    // The name is user text: quoted and escaped, no newline or backslash can end the comment.
+    s << "// module " << base::c_string_literal(program.module_name) << "\n";
     for (size_t i = 0; i < program.functions.size(); ++i) s << signature(program, i) << ";\n";
     for (size_t i = 0; i < program.functions.size(); ++i) {
         s << "\n" << signature(program, i) << " {\n";

@@ -73,6 +73,16 @@ WEFT_FUNC void set_tid(Ctx& ctx, const Launch& launch, i64 linear) {
     }
 }
 
+// A kernel index that may be negative counts from the end, as in Python: -1 is the last element.
+// The emitter applies it only to indices that can be negative (not to constants >= 0, tid() or
+// unsigned values), so most accesses pay nothing.
+template <class I>
+WEFT_FUNC i64 wrap(I index, i64 extent) {
+    const i64 i = static_cast<i64>(index);
+    return i < 0 ? i + extent : i;
+}
+
+// The element at already-wrapped indices.
 template <class T, int N, class... I>
 WEFT_FUNC T* addr(const Array<T, N>& a, I... index) {
     const i64 idx[] = {static_cast<i64>(index)...};
@@ -82,11 +92,15 @@ WEFT_FUNC T* addr(const Array<T, N>& a, I... index) {
 }
 
 // The element's address, or nullptr after recording the launch's first out-of-bounds access.
-template <class T, int N, class... I>
+// Bit d of Wrap says index d may be negative: it is wrapped first, then checked, so an index
+// below -extent is still out of bounds; the fault reports the index as the kernel computed it.
+template <unsigned Wrap, class T, int N, class... I>
 WEFT_FUNC T* checked(Ctx& ctx, i32 site, const Array<T, N>& a, I... index) {
     const i64 idx[] = {static_cast<i64>(index)...};
+    i64 offset = 0;
     for (int d = 0; d < N; ++d) {
-        if (idx[d] < 0 || idx[d] >= a.shape[d]) {
+        const i64 i = (Wrap >> d) & 1u ? wrap(idx[d], a.shape[d]) : idx[d];
+        if (i < 0 || i >= a.shape[d]) {
             Error* e = ctx.error;
 #if defined(__CUDACC__)
             if (atomicCAS(&e->code, 0, 1) == 0) {
@@ -101,12 +115,13 @@ WEFT_FUNC T* checked(Ctx& ctx, i32 site, const Array<T, N>& a, I... index) {
             }
             return nullptr;
         }
+        offset += i * a.strides[d];
     }
-    return addr(a, index...);
+    return reinterpret_cast<T*>(a.data + offset);
 }
 
 // a[i] of an N-D array (N >= 2): the (N-1)-D view of the same memory with dimension 0 fixed at
-// i. Like an index, i is a plain offset: negative values are not counted from the end.
+// i, an already-wrapped index.
 template <class T, int N>
 WEFT_FUNC Array<T, N - 1> view0(const Array<T, N>& a, i64 i) {
     Array<T, N - 1> v = {};
@@ -121,17 +136,66 @@ WEFT_FUNC Array<T, N - 1> view0(const Array<T, N>& a, i64 i) {
     return v;
 }
 
-// view0 with i checked against shape[0]. Out of bounds, it records the fault as checked() does
-// and returns an empty view (every extent 0), so each access through it is skipped.
-template <class T, int N>
+// view0 with i wrapped (when Wrap is 1) and checked against shape[0]. Out of bounds, it records
+// the fault as checked() does and returns an empty view (every extent 0), so each access
+// through it is skipped.
+template <unsigned Wrap, class T, int N>
 WEFT_FUNC Array<T, N - 1> view0(Ctx& ctx, i32 site, const Array<T, N>& a, i64 i) {
     Array<T, 1> rows = {};
     rows.data = a.data;
     rows.shape[0] = a.shape[0];
     rows.strides[0] = a.strides[0];
-    if (checked(ctx, site, rows, i)) return view0(a, i);
+    if (checked<Wrap>(ctx, site, rows, i)) return view0(a, Wrap ? wrap(i, a.shape[0]) : i);
     Array<T, N - 1> empty = {};
     return empty;
+}
+
+// Integer division and remainder are defined for every operand, identically on the CPU and
+// the GPU (C++ leaves x / 0 and INT_MIN / -1 undefined, and x86 traps on both): x / 0 == 0,
+// x % 0 == x, INT_MIN / -1 == INT_MIN and INT_MIN % -1 == 0, so x == (x / y) * y + x % y
+// always holds. The emitter calls these only where the divisor may be 0 or -1.
+template <class T>
+struct UnsignedOf {
+    using type = T;
+};
+template <>
+struct UnsignedOf<i32> {
+    using type = u32;
+};
+template <>
+struct UnsignedOf<i64> {
+    using type = u64;
+};
+
+template <class T>
+WEFT_FUNC T idiv(T a, T b) {
+    using U = typename UnsignedOf<T>::type;
+    if (b == 0) return 0;
+    if (T(-1) < T(0) && b == T(-1)) return static_cast<T>(U(0) - static_cast<U>(a));  // wraps at INT_MIN
+    return a / b;
+}
+
+template <class T>
+WEFT_FUNC T irem(T a, T b) {
+    if (b == 0) return a;
+    if (T(-1) < T(0) && b == T(-1)) return 0;
+    return a % b;
+}
+
+// The iterations of Python's range(start, stop, step), counted without overflow: the distance
+// between the bounds always fits a u32 (at most 2^32 - 1), and a 32-bit division costs a GPU
+// far less than a 64-bit one. A step of 0 makes none.
+WEFT_FUNC u32 trip_count(i32 start, i32 stop, i32 step) {
+    if (step > 0 && start < stop)
+        return (static_cast<u32>(stop) - static_cast<u32>(start) - 1u) / static_cast<u32>(step) + 1u;
+    if (step < 0 && start > stop)
+        return (static_cast<u32>(start) - static_cast<u32>(stop) - 1u) / (0u - static_cast<u32>(step)) + 1u;
+    return 0;
+}
+
+// i + step with two's-complement wrap-around (after a loop's last iteration it may overflow).
+WEFT_FUNC i32 add_wrapping(i32 i, i32 step) {
+    return static_cast<i32>(static_cast<u32>(i) + static_cast<u32>(step));
 }
 
 // Math. Float min/max are IEEE minNum/maxNum (a NaN operand yields the other one).

@@ -114,6 +114,10 @@ ir::Program trace_program(const std::string& module_name, const BodyList& funcs,
     return program;
 }
 
+std::string traced_function_name() {
+    return frames.empty() ? std::string() : frames.back()->builder.function().name;
+}
+
 }  // namespace weft::frontend
 
 namespace weft::detail {

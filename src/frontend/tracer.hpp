@@ -16,4 +16,8 @@ using BodyList = std::vector<std::shared_ptr<const detail::TraceBody>>;
 // into one program. Throws weft::Error for anything the kernel language rejects.
 ir::Program trace_program(const std::string& module_name, const BodyList& funcs, const BodyList& kernels);
 
+// The kernel or function this thread is tracing now ("" when none), for errors about calls
+// made from inside its lambda.
+std::string traced_function_name();
+
 }  // namespace weft::frontend

@@ -67,14 +67,16 @@ inline constexpr ValueId kNoValue = UINT32_MAX;
 //   Tid                         result = thread index along dimension `sub` (`bits` = launch ndim)
 //   Copy      [src]             result = src
 //   Unary     [a]               result = op(a), op = UnaryOp(sub)
-//   Binary    [a, b]            result = op(a, b), op = BinaryOp(sub)
+//   Binary    [a, b]            result = op(a, b), op = BinaryOp(sub); integer x / 0 == 0,
+//                               x % 0 == x, INT_MIN / -1 == INT_MIN (wrapping), INT_MIN % -1 == 0
 //   Math      [a]               result = op(a), op = MathOp(sub)
 //   Select    [c, t, f]         result = c ? t : f
 //   Cast      [a]               result = a converted to the result type
 //   Shape     [arr]             result = extent of dimension `sub` of arr
 //   View      [arr, i]          result = arr[i], an array of ndim - 1 sharing arr's memory:
-//                               dimension 0 removed (data += i * stride 0), no wrap of negative i
-//   Load      [arr, i...]       result = arr[i...]
+//                               dimension 0 removed (data += i * stride 0)
+//   Load      [arr, i...]       result = arr[i...]; in every indexed node a negative index
+//                               counts from the end (i + extent), as in Python
 //   Store     [arr, i..., v]    arr[i...] = v
 //   Atomic    [arr, i..., v]    result = old arr[i...]; arr[i...] = op(old, v), op = AtomicOp(sub)
 //                               (Cas: [arr, i..., compare, v])
@@ -88,7 +90,8 @@ inline constexpr ValueId kNoValue = UINT32_MAX;
 //   Call      [args...]         result (unless void) = functions[bits](args...)
 //   Print     [args...]         printf(text, args...)
 //   If        [c]               blocks: then, else
-//   For       [start, stop, step]  result = loop variable; blocks: body
+//   For       [start, stop, step]  result = loop variable; blocks: body; Python's range: the
+//                               trip count is computed once, without overflow
 //   While     [c]               blocks: cond (defines c), body; loops while c after cond
 //   Break, Continue             leave / restart the innermost loop
 //   Return    [value?]          leaves the function (a kernel: ends the thread)

@@ -29,8 +29,11 @@ void DeviceModule::throw_fault(size_t function, const FaultRecord& fault) const 
     throw Error(
         "index " + std::to_string(fault.index) + " is out of bounds for dimension " +
             std::to_string(fault.dim + site.dim_offset) + " of array '" + site.array + "' (extent " +
-            std::to_string(fault.extent) + ")" +
-            (site.function != function_names_[function] ? " in function '" + site.function + "'" : "") +
+            std::to_string(fault.extent) +
+            (fault.index < 0
+                 ? "; a negative index counts from the end, down to -" + std::to_string(fault.extent)
+                 : "") +
+            ")" + (site.function != function_names_[function] ? " in function '" + site.function + "'" : "") +
             "; the launch was undone, so the arrays hold their values from before it",
         function_names_[function], site.file, site.line);
 }

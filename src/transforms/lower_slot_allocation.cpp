@@ -2,6 +2,7 @@
 // counting-pass clones.
 #include "transforms/lower_slot_allocation.hpp"
 
+#include <algorithm>
 #include <map>
 #include <set>
 
@@ -282,7 +283,9 @@ bool constant_index_everywhere(const ir::Program& program, uint32_t f, std::vect
     }
     if (!constant || indices.size() != 1) return false;
     for (uint64_t v : *indices.begin()) index_out.push_back(static_cast<int64_t>(v));
-    return true;
+    // A negative index counts from the end of the counter's extent, known only at launch: the
+    // general path (keys from the kernel's own, wrapped, pointers) handles it.
+    return std::none_of(index_out.begin(), index_out.end(), [](int64_t i) { return i < 0; });
 }
 
 }  // namespace

@@ -585,12 +585,13 @@ TEST(BoundsErrors, OutOfBoundsStoreAndAtomicLeaveEveryWrittenArrayAsItWas) {
 TEST(BoundsErrors, NegativeIndexInAFunction) {
     weft::Module m{"err_bounds_func", {.bounds_check = true}};
     int line = 0;
-    auto put = m.func("put", [&](Array<int> out, Int i) { line = __LINE__, out[i - 1] = i; });
+    auto put = m.func("put", [&](Array<int> out, Int i) { line = __LINE__, out[i - 6] = i; });
     auto k = m.kernel("calls_put", {"out"}, [&](Array<int> out) { put(out, weft::tid()); });
     auto out = weft::full<int>(5, 42, dev());
     const auto e = error_from([&] { weft::launch(k, 5, out); });
     // The array is named as the function knows it: functions take no parameter names (arg0, ...).
-    expect_error(e, "calls_put", line, {"index -1 is out of bounds", "array 'arg0'", "in function 'put'"});
+    // -6 counts from the end of 5 elements and is still out of bounds.
+    expect_error(e, "calls_put", line, {"index -6 is out of bounds", "array 'arg0'", "in function 'put'"});
     EXPECT_EQ(out.to_vector(), std::vector<int>(5, 42));
 }
 
@@ -635,6 +636,68 @@ TEST(TraceErrors, ForWithAConstantZeroStep) {
     });
     const auto e = error_from([&] { m.compile(dev()); });
     expect_error(e, "zero_step", line, {"step of 0", "nonzero step"});
+}
+
+// ---------------------------------------------------------------------------------------------
+// A kernel lambda runs while its module traces it, holding the module's lock: calling back into
+// the module from there is an error, not a deadlock.
+
+TEST(ReentrancyErrors, IrKernelAndLaunchOfTheModuleFromInsideItsLambda) {
+    weft::Module m{"reentrant"};
+    auto out = weft::zeros<int>(1, dev());
+    int line = 0;
+    weft::Error e("");  // read after the launch: the lambda sets `line` while it is traced
+    auto calls_ir =
+        m.kernel("calls_ir", {"out"}, [&](Array<int> out) { line = __LINE__, out[0] = 2, (void)m.ir(); });
+    e = error_from([&] { weft::launch(calls_ir, 1, out); });
+    expect_error(e, "calls_ir", line,
+                 {"module 'reentrant': ir() was called from inside a kernel or function lambda",
+                  "call it outside the lambda"});
+    // Still an error (not a hang) the next time, and from ir() itself.
+    e = error_from([&] { (void)m.ir(); });
+    expect_error(e, "calls_ir", line, {"ir() was called"});
+}
+
+TEST(ReentrancyErrors, DefiningOrLaunchingFromInsideALambdaOfTheSameModule) {
+    weft::Module m{"reentrant_define"};
+    auto out = weft::zeros<int>(1, dev());
+    int line = 0;
+    weft::Error e("");
+    auto defines = m.kernel("defines", {"out"}, [&](Array<int> out) {
+        out[0] = 1;
+        line = __LINE__, m.kernel("inner", [] {});
+    });
+    e = error_from([&] { weft::launch(defines, 1, out); });
+    expect_error(e, "defines", line, {"kernel() was called from inside"});
+
+    weft::Module n{"reentrant_launch"};
+    auto target = n.kernel("target", {"out"}, [](Array<int> out) { out[0] = 1; });
+    auto launches = n.kernel("launches", {"out"}, [&](Array<int> o) {
+        o[0] = 2;
+        line = __LINE__, weft::launch(target, 1, out);
+    });
+    e = error_from([&] { weft::launch(launches, 1, out); });
+    expect_error(e, "launches", line,
+                 {"a launch of one of its kernels (or compile()) was called from inside"});
+    EXPECT_EQ(out.to_vector(), std::vector<int>{0});
+
+    weft::Module f{"reentrant_func"};
+    auto helper = f.func("helper", [&](Int x) {
+        line = __LINE__, (void)(x + 1), f.set_options({.bounds_check = true});
+        return x;
+    });
+    e = error_from([&] { f.compile(dev()); });
+    expect_error(e, "helper", line, {"set_options() was called"});
+}
+
+// Reading the module's options while it traces is fine (nothing can change them meanwhile).
+TEST(ReentrancyErrors, OptionsCanBeReadFromInsideALambda) {
+    weft::Module m{"reentrant_options", {.bounds_check = true}};
+    auto k = m.kernel("reads_options", {"out"},
+                      [&](Array<int> out) { out[0] = m.options().bounds_check ? 7 : 3; });
+    auto out = weft::zeros<int>(1, dev());
+    weft::launch(k, 1, out);
+    EXPECT_EQ(out.to_vector(), std::vector<int>{7});
 }
 
 }  // namespace

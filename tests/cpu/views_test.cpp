@@ -698,9 +698,9 @@ TEST(ViewErrors, KernelSideViewIndicesAreBoundsChecked) {
     auto grid = weft::from_vector(sentinel<int>(15), {5, 3}, dev());
     expect_error(error_from([&] { weft::launch(row, 1, grid, 5, 0); }), "row_put", view_line,
                  {"index 5 is out of bounds for dimension 0 of array 'grid' (extent 5)"});
-    // Kernel indices are plain offsets: -1 is not counted from the end (host-side views do that).
-    expect_error(error_from([&] { weft::launch(row, 1, grid, -1, 0); }), "row_put", view_line,
-                 {"index -1 is out of bounds for dimension 0 of array 'grid'"});
+    // A negative kernel index counts from the end; below -extent it is out of bounds.
+    expect_error(error_from([&] { weft::launch(row, 1, grid, -6, 0); }), "row_put", view_line,
+                 {"index -6 is out of bounds for dimension 0 of array 'grid' (extent 5;"});
     // An access through the view names the array's own dimension.
     expect_error(error_from([&] { weft::launch(row, 1, grid, 2, 3); }), "row_put", access_line,
                  {"index 3 is out of bounds for dimension 1 of array 'grid' (extent 3)"});

@@ -1,4 +1,4 @@
-// module accumulate
+// module "accumulate"
 WEFT_FUNC void f0_accumulate(wf::Ctx& ctx, wf::Array<float, 1> v0, wf::Array<wf::i32, 1> v1, wf::Array<float, 1> v2);
 WEFT_FUNC void f1_accumulate_shorthand(wf::Ctx& ctx, wf::Array<float, 1> v0, wf::Array<wf::i32, 1> v1, wf::Array<float, 1> v2);
 
@@ -6,14 +6,14 @@ WEFT_FUNC void f0_accumulate(wf::Ctx& ctx, wf::Array<float, 1> v0, wf::Array<wf:
     const wf::i32 v3 = ctx.tid[0];
     const float v4 = *wf::addr(v0, v3);
     const wf::i32 v5 = *wf::addr(v1, v3);
-    wf::atomic<wf::OpAdd>(wf::addr(v2, v5), v4);
+    wf::atomic<wf::OpAdd>(wf::addr(v2, wf::wrap(v5, v2.shape[0])), v4);
 }
 
 WEFT_FUNC void f1_accumulate_shorthand(wf::Ctx& ctx, wf::Array<float, 1> v0, wf::Array<wf::i32, 1> v1, wf::Array<float, 1> v2) {
     const wf::i32 v3 = ctx.tid[0];
     const float v4 = *wf::addr(v0, v3);
     const wf::i32 v5 = *wf::addr(v1, v3);
-    wf::atomic<wf::OpAdd>(wf::addr(v2, v5), v4);
+    wf::atomic<wf::OpAdd>(wf::addr(v2, wf::wrap(v5, v2.shape[0])), v4);
 }
 
 extern "C" __attribute__((visibility("default"))) void weft_kernel_0(void* const* args, const wf::Launch* launch) {

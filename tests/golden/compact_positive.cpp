@@ -1,4 +1,4 @@
-// module compact_positive
+// module "compact_positive"
 WEFT_FUNC void f0_compact_positive(wf::Ctx& ctx, wf::Array<float, 1> v0, wf::Array<wf::i32, 1> v1, wf::Array<float, 1> v2);
 
 WEFT_FUNC void f0_compact_positive(wf::Ctx& ctx, wf::Array<float, 1> v0, wf::Array<wf::i32, 1> v1, wf::Array<float, 1> v2) {
@@ -10,7 +10,7 @@ WEFT_FUNC void f0_compact_positive(wf::Ctx& ctx, wf::Array<float, 1> v0, wf::Arr
         const wf::i32 v7 = wf::i32(1);
         const wf::i64 v8 = wf::i64(0ll);
         const wf::i32 v9 = wf::atomic<wf::OpAdd>(wf::addr(v1, v8), v7);
-        *wf::addr(v2, v9) = v4;
+        *wf::addr(v2, wf::wrap(v9, v2.shape[0])) = v4;
     }
 }
 

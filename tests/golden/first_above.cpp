@@ -1,4 +1,4 @@
-// module first_above
+// module "first_above"
 WEFT_FUNC void f0_first_above(wf::Ctx& ctx, wf::Array<float, 2> v0, float v1, wf::Array<wf::i32, 2> v2);
 
 WEFT_FUNC void f0_first_above(wf::Ctx& ctx, wf::Array<float, 2> v0, float v1, wf::Array<wf::i32, 2> v2) {
@@ -10,7 +10,7 @@ WEFT_FUNC void f0_first_above(wf::Ctx& ctx, wf::Array<float, 2> v0, float v1, wf
         const wf::i32 v7 = wf::i32(v0.shape[1]);
         const bool v8 = v5 < v7;
         if (!v8) break;
-        const float v9 = *wf::addr(v0, v3, v5);
+        const float v9 = *wf::addr(v0, v3, wf::wrap(v5, v0.shape[1]));
         const bool v10 = v9 > v1;
         if (v10) {
             v6 = v5;

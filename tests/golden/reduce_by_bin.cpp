@@ -1,10 +1,10 @@
-// module reduce_by_bin
+// module "reduce_by_bin"
 WEFT_FUNC float f0_contribution(wf::Ctx& ctx, wf::Array<float, 1> v0, wf::Array<wf::i32, 1> v1, wf::i32 v2, wf::i32 v3);
 WEFT_FUNC void f1_reduce_by_bin(wf::Ctx& ctx, wf::Array<float, 1> v0, wf::Array<wf::i32, 1> v1, wf::Array<float, 1> v2, wf::i32 v3);
 
 WEFT_FUNC float f0_contribution(wf::Ctx& ctx, wf::Array<float, 1> v0, wf::Array<wf::i32, 1> v1, wf::i32 v2, wf::i32 v3) {
-    const float v4 = *wf::addr(v0, v2);
-    const wf::i32 v5 = *wf::addr(v1, v2);
+    const float v4 = *wf::addr(v0, wf::wrap(v2, v0.shape[0]));
+    const wf::i32 v5 = *wf::addr(v1, wf::wrap(v2, v1.shape[0]));
     const bool v6 = v5 == v3;
     const float v7 = 0.0f;
     const float v8 = v6 ? v4 : v7;
@@ -16,7 +16,7 @@ WEFT_FUNC void f1_reduce_by_bin(wf::Ctx& ctx, wf::Array<float, 1> v0, wf::Array<
     float v5 = 0.0f;
     const wf::i32 v6 = wf::i32(0);
     const wf::i32 v7 = wf::i32(1);
-    for (wf::i32 v8 = v6, stop = v3, step = v7; v8 < stop; v8 += step) {
+    for (wf::i32 v8 = v6, stop = v3; v8 < stop; ++v8) {
         const float v9 = f0_contribution(ctx, v0, v1, v8, v4);
         const float v10 = v5 + v9;
         v5 = v10;
