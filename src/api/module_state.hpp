@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "analysis/written_arrays.hpp"
 #include "ir/ir.hpp"
 #include "runtime/device_module.hpp"
 #include "weft/module.hpp"
@@ -19,6 +20,17 @@ struct CompiledModule {
     std::shared_ptr<const ir::Program> program;
     std::shared_ptr<runtime::DeviceModule> code;
     Options options;
+
+    // Per function, the array parameters it may write (analysis::written_array_params), worked
+    // out at the first launch that needs them.
+    const std::vector<std::vector<bool>>& written_params() const {
+        std::call_once(written_once_, [this] { written_ = analysis::written_array_params(*program); });
+        return written_;
+    }
+
+private:
+    mutable std::once_flag written_once_;
+    mutable std::vector<std::vector<bool>> written_;
 };
 
 struct ModuleState {
