@@ -1,5 +1,6 @@
-// The slot-allocation lowering: checks, the scratch-dependence analysis, Reserve nodes and the
-// counting-pass clones.
+// The slot-allocation lowering: checks, the dependence analyses (scratch reads and consumed
+// atomics are rejected, slot-dependent reservations marked), Reserve nodes, the counting-pass
+// clones and the one-counter-element decision.
 #include "transforms/lower_slot_allocation.hpp"
 
 #include <map>
