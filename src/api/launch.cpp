@@ -1,10 +1,13 @@
 // weft::launch: run-time argument checks, then the device's launch; undone on a fault.
 #include "weft/launch.hpp"
 
-#include "analysis/written_arrays.hpp"
+#include <algorithm>
+#include <optional>
+
 #include "api/module_state.hpp"
 #include "runtime/det/accumulation.hpp"
 #include "runtime/det/slots.hpp"
+#include "runtime/det/target_locks.hpp"
 #include "weft/error.hpp"
 
 namespace weft {
@@ -131,9 +134,12 @@ void launch(const detail::KernelState& kernel, const Dim& dim, const std::vector
         }
     }
 
-    const runtime::det::LaunchSite site{body.name, dim.loc.file, dim.loc.line, total};
-    // Deterministic targets get fresh accumulation state, resolved into them after the kernel.
-    std::unique_ptr<runtime::det::Accumulation> accumulation;
+    runtime::det::LaunchSite site{body.name, dim.loc.file, dim.loc.line, total};
+    const Options& options = compiled->options;
+    // Deterministic targets get fresh accumulation state, resolved into them after the kernel;
+    // slot-allocation counters get reservation state, and the counting pass runs first.
+    std::vector<runtime::det::TargetPlan> target_plans;
+    std::vector<const AnyArray*> locked;  // targets and counters
     if (!fn.det_targets.empty()) {
         std::vector<const AnyArray*> targets;
         std::vector<std::string> names;
@@ -141,13 +147,10 @@ void launch(const detail::KernelState& kernel, const Dim& dim, const std::vector
             targets.push_back(&std::get<AnyArray>(args[t.param]));
             names.push_back(body.param_names[t.param]);
         }
-        accumulation = runtime::det::prepare(
-            target, runtime::det::plan(fn.det_targets, targets, names, compiled->options, site), site);
-        for (size_t i = 0; i < fn.det_targets.size(); ++i)
-            arrays[fn.det_targets[i].param].det = accumulation->state(i);
+        target_plans = runtime::det::plan(fn.det_targets, targets, names, options, site);
+        locked = targets;
     }
-    // Slot-allocation counters get reservation state; the counting pass runs first.
-    std::unique_ptr<runtime::det::SlotAllocation> slots;
+    std::optional<runtime::det::SlotPlan> slot_plan;
     if (fn.counting_pass >= 0) {
         std::vector<const AnyArray*> counters;
         std::vector<std::string> names;
@@ -155,35 +158,84 @@ void launch(const detail::KernelState& kernel, const Dim& dim, const std::vector
             counters.push_back(&std::get<AnyArray>(args[t.param]));
             names.push_back(body.param_names[t.param]);
         }
-        slots = runtime::det::prepare_slots(
-            target, runtime::det::plan_slots(fn, counters, names, compiled->options, site), site);
+        slot_plan = runtime::det::plan_slots(fn, counters, names, options, site);
+        locked.insert(locked.end(), counters.begin(), counters.end());
+    }
+    // Launches from several host threads into the same targets or counters run one at a time.
+    std::optional<runtime::det::TargetLocks> locks;
+    if (!locked.empty()) locks.emplace(locked);
+
+    // A launch that can fail after it has written is undone from a snapshot (docs/design/0006):
+    // with bounds_check, and when a records overflow or a slot divergence is possible and is
+    // found at the launch (always on the CPU; on a GPU with deterministic_debug, and a
+    // divergence on the several-element slot path, which synchronizes). A GPU finds the others
+    // after the launch has returned; their errors say what stays applied.
+    const bool found_at_launch = target.is_cpu() || options.deterministic_debug;
+    const bool may_overflow = std::any_of(target_plans.begin(), target_plans.end(), [](const auto& p) {
+        return p.records && (p.target.dynamic || p.per_thread < p.target.records_per_thread);
+    });
+    const bool may_diverge = slot_plan && fn.reservations_may_diverge;
+    const bool diverges_late = may_diverge && slot_plan->single_element && !found_at_launch;
+    const bool undo = options.bounds_check || (found_at_launch && (may_overflow || may_diverge)) ||
+                      (may_diverge && !diverges_late);
+    auto written_names = [&] {
+        std::vector<std::string> names;
+        for (size_t i = 0; i < args.size(); ++i)
+            if (compiled->written_params()[index][i]) names.push_back(body.param_names[i]);
+        return names;
+    };
+    Snapshot snapshot;
+    if (undo) {
+        for (size_t i = 0; i < args.size(); ++i)
+            if (compiled->written_params()[index][i]) snapshot.add(std::get<AnyArray>(args[i]));
+        // Errors of earlier launches surface now, not as this launch's failure.
+        if (options.deterministic_debug && !target.is_cpu()) synchronize(target);
+    }
+    if (!found_at_launch && (may_overflow || diverges_late)) site.written = written_names();
+
+    std::unique_ptr<runtime::det::Accumulation> accumulation;
+    if (!target_plans.empty()) {
+        accumulation = runtime::det::prepare(target, std::move(target_plans), site);
+        for (size_t i = 0; i < fn.det_targets.size(); ++i)
+            arrays[fn.det_targets[i].param].det = accumulation->state(i);
+    }
+    std::unique_ptr<runtime::det::SlotAllocation> slots;
+    if (slot_plan) {
+        slots = runtime::det::prepare_slots(target, std::move(*slot_plan), site);
         for (size_t i = 0; i < fn.slot_targets.size(); ++i)
             arrays[fn.slot_targets[i].param].det = slots->counter(i);
     }
 
-    Snapshot snapshot;
-    if (compiled->options.bounds_check) {
-        const auto written = analysis::written_array_params(*compiled->program)[index];
-        for (size_t i = 0; i < args.size(); ++i)
-            if (written[i]) snapshot.add(std::get<AnyArray>(args[i]));
-    }
     runtime::LaunchGrid grid;
     grid.ndim = dim.ndim;
     for (int d = 0; d < 4; ++d) grid.dims[d] = dim.dims[d];
     try {
         if (slots) {
-            compiled->code->launch(static_cast<size_t>(fn.counting_pass), grid, pointers.data(),
-                                   compiled->options);
+            compiled->code->launch(static_cast<size_t>(fn.counting_pass), grid, pointers.data(), options);
             slots->assign_slots();
         }
-        compiled->code->launch(static_cast<size_t>(index), grid, pointers.data(), compiled->options);
+        compiled->code->launch(static_cast<size_t>(index), grid, pointers.data(), options);
     } catch (const Error&) {
         snapshot.restore();
         throw;
     }
-    if (slots) slots->finish();
-    if (accumulation) accumulation->resolve();
-    if ((slots || accumulation) && compiled->options.deterministic_debug) synchronize(target);
+    // Found after the kernel ran: a records overflow or a slot divergence.
+    try {
+        if (slots) slots->finish();
+        if (accumulation) accumulation->resolve();
+        if ((slots || accumulation) && options.deterministic_debug) synchronize(target);
+    } catch (const Error& e) {
+        std::string what = ". The launch was undone: every array it writes holds its value from before it";
+        if (undo) {
+            snapshot.restore();
+        } else {
+            std::string names;
+            for (const std::string& n : written_names()) names += (names.empty() ? "'" : ", '") + n + "'";
+            what = ". The launch was not undone: of the arrays it writes (" + names +
+                   "), only those named above keep their values from before it";
+        }
+        throw Error(e.message() + what, e.kernel(), e.file(), e.line());
+    }
 }
 
 }  // namespace weft

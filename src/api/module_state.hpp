@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "analysis/written_arrays.hpp"
 #include "ir/ir.hpp"
 #include "runtime/device_module.hpp"
 #include "weft/module.hpp"
@@ -22,6 +23,17 @@ struct CompiledModule {
     // Per function and parameter: the dimensions whose extent shape() reads (bit d: dimension
     // d), checked against the int32 range at each launch.
     std::vector<std::vector<uint8_t>> shape_reads;
+
+    // Per function, the array parameters it may write (analysis::written_array_params), worked
+    // out at the first launch that needs them.
+    const std::vector<std::vector<bool>>& written_params() const {
+        std::call_once(written_once_, [this] { written_ = analysis::written_array_params(*program); });
+        return written_;
+    }
+
+private:
+    mutable std::once_flag written_once_;
+    mutable std::vector<std::vector<bool>> written_;
 };
 
 struct ModuleState {

@@ -164,6 +164,7 @@ struct Function {
     std::vector<SlotTarget> slot_targets;
     int64_t reservations_per_thread = 0;
     bool reservations_dynamic = false;
+    bool reservations_may_diverge = false;      // a reservation depends on an earlier one's slot
     bool single_counter_element = false;        // one counter, always at one constant index: no sort
     std::vector<int64_t> single_counter_index;  // that index
     int counting_pass = -1;

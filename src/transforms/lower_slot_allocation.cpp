@@ -1,5 +1,6 @@
-// The slot-allocation lowering: checks, the scratch-dependence analysis, Reserve nodes and the
-// counting-pass clones.
+// The slot-allocation lowering: checks, the dependence analyses (scratch reads and consumed
+// atomics are rejected, slot-dependent reservations marked), Reserve nodes, the counting-pass
+// clones and the one-counter-element decision.
 #include "transforms/lower_slot_allocation.hpp"
 
 #include <algorithm>
@@ -32,19 +33,41 @@ std::string param_name(const ir::Function& kernel, int param) {
     return param >= 0 ? kernel.param_names[param] : "an array";
 }
 
-// Values that depend on loads of arrays the kernel writes ("scratch"), and reservations whose
-// count, index or execution depends on them: the counting pass, which performs no writes, would
-// reserve differently from the execution pass.
-class ScratchDependence {
-public:
-    ScratchDependence(const ir::Program& p, const ir::Function& kernel, std::set<int> written)
-        : program_(p), kernel_(kernel), written_(std::move(written)) {}
+// Whether atomic node `n` of `fn` is a slot reservation: a consumed int32 atomic_add.
+bool reserves(const ir::Function& fn, const ir::Node& n, const std::vector<int>& uses) {
+    return n.kind == ir::NodeKind::Atomic && n.atomic_op() == ir::AtomicOp::Add &&
+           fn.type_of(n.args[0]).dtype == DType::Int32 && n.result != ir::kNoValue && uses[n.result] > 0;
+}
 
-    // Returns the load that taints the function's result (null if none); rejects tainted
-    // reservations. `control` is the load a surrounding condition depends on.
+std::vector<int> use_counts(const ir::Function& fn) {
+    std::vector<int> uses(fn.values.size(), 0);
+    ir::for_each_node(fn.body, [&](const ir::Node& n) {
+        for (ir::ValueId a : n.args) ++uses[a];
+    });
+    return uses;
+}
+
+// Values that depend on something the counting pass sees differently from the execution pass,
+// and reservations whose count, index or execution depends on them. What is followed:
+// - Scratch: loads of arrays the kernel writes, and results of other consumed atomics (the
+//   counting pass performs no writes, and turns such an atomic into a load of its array). A
+//   reservation that depends on them is rejected.
+// - Slots: the slots earlier reservations returned (the counting pass has only placeholders).
+//   A reservation that depends on one may diverge; that is found at run time, and the launch
+//   then has to be undone, so the kernel is only marked (`diverges()`).
+class Dependence {
+public:
+    enum class Source { Scratch, Slots };
+
+    Dependence(const ir::Program& p, const ir::Function& kernel, std::set<int> written, Source source)
+        : program_(p), kernel_(kernel), written_(std::move(written)), source_(source) {}
+
+    // Returns the node that taints the function's result (null if none); rejects (or marks)
+    // tainted reservations. `control` is the node a surrounding condition depends on.
     const ir::Node* check(uint32_t f, const std::vector<int>& roots,
                           const std::vector<const ir::Node*>& params, const ir::Node* control) {
         const ir::Function& fn = *program_.functions[f];
+        const std::vector<int> uses = use_counts(fn);
         std::vector<int> root(fn.values.size(), -1);
         std::vector<const ir::Node*> taint(fn.values.size(), nullptr);
         for (size_t i = 0; i < fn.params.size(); ++i) {
@@ -60,9 +83,9 @@ public:
             changed = false;
             ir::for_each_node(fn.body, [&](const ir::Node& n) {
                 const ir::Node* source = nullptr;
-                if (n.kind == ir::NodeKind::Load && written_.count(root[n.args[0]])) {
+                if (is_source(fn, n, root, uses)) {
                     source = &n;
-                    loaded_[&n] = root[n.args[0]];
+                    array_of_[&n] = root[n.args[0]];
                 }
                 for (ir::ValueId a : n.args)
                     if (!source && taint[a]) source = taint[a];
@@ -75,7 +98,7 @@ public:
                 }
             });
         }
-        block(fn, fn.body, root, taint, control);
+        block(fn, fn.body, root, taint, uses, control);
         const ir::Node* result = nullptr;
         ir::for_each_node(fn.body, [&](const ir::Node& n) {
             if (n.kind == ir::NodeKind::Return && !n.args.empty() && taint[n.args[0]] && !result)
@@ -84,9 +107,20 @@ public:
         return result;
     }
 
+    // Slots: whether some reservation depends on the slot of an earlier one.
+    bool diverges() const { return diverges_; }
+
 private:
+    bool is_source(const ir::Function& fn, const ir::Node& n, const std::vector<int>& root,
+                   const std::vector<int>& uses) const {
+        if (source_ == Source::Slots) return reserves(fn, n, uses);
+        if (n.kind == ir::NodeKind::Load) return written_.count(root[n.args[0]]) > 0;
+        return n.kind == ir::NodeKind::Atomic && n.result != ir::kNoValue && uses[n.result] > 0 &&
+               !reserves(fn, n, uses);
+    }
+
     // Analyses the callee of call node `n` with its arguments' roots and taint; `control` is the
-    // load the call's execution depends on.
+    // node the call's execution depends on.
     const ir::Node* call(const ir::Function& fn, const ir::Node& n, const std::vector<int>& root,
                          const std::vector<const ir::Node*>& taint, const ir::Node* control) {
         std::vector<int> roots;
@@ -99,14 +133,14 @@ private:
     }
 
     void block(const ir::Function& fn, const ir::Block& b, const std::vector<int>& root,
-               const std::vector<const ir::Node*>& taint, const ir::Node* control) {
+               const std::vector<const ir::Node*>& taint, const std::vector<int>& uses,
+               const ir::Node* control) {
         for (const ir::Node& n : b.nodes) {
-            const bool reserves = n.kind == ir::NodeKind::Atomic && n.atomic_op() == ir::AtomicOp::Add &&
-                                  fn.type_of(n.args[0]).dtype == DType::Int32 && n.result != ir::kNoValue;
-            if (reserves) {
+            if (reserves(fn, n, uses)) {
                 const ir::Node* source = control;
                 for (size_t i = 1; i < n.args.size() && !source; ++i) source = taint[n.args[i]];
-                if (source) reject_dependence(n, *source);
+                if (source && source_ == Source::Scratch) reject_dependence(n, *source);
+                if (source) diverges_ = true;
             }
             const ir::Node* inner = control;
             if (!inner &&
@@ -114,19 +148,29 @@ private:
                 for (ir::ValueId a : n.args)
                     if (!inner && taint[a]) inner = taint[a];
             if (n.kind == ir::NodeKind::Call) call(fn, n, root, taint, inner);
-            for (const ir::Block& child : n.blocks) block(fn, child, root, taint, inner);
+            for (const ir::Block& child : n.blocks) block(fn, child, root, taint, uses, inner);
         }
     }
 
-    // Reported at the load: that read is what has to change.
-    [[noreturn]] void reject_dependence(const ir::Node& reserve, const ir::Node& load) {
-        const auto it = loaded_.find(&load);
-        const std::string array = param_name(kernel_, it == loaded_.end() ? -1 : it->second);
+    // Reported at the load or atomic: that is what has to change.
+    [[noreturn]] void reject_dependence(const ir::Node& reserve, const ir::Node& source) {
+        const auto it = array_of_.find(&source);
+        const std::string array = param_name(kernel_, it == array_of_.end() ? -1 : it->second);
+        const std::string line = std::to_string(reserve.loc.line);
+        if (source.kind == ir::NodeKind::Atomic)
+            reject(kernel_, source,
+                   "the result of atomic_" + std::string(detail::op_name(source.atomic_op())) + " on '" +
+                       array + "' decides the slot reservation at line " + line +
+                       "; slot allocation runs the kernel once to count without performing its writes, and "
+                       "there this atomic only reads '" +
+                       array +
+                       "', so it would reserve differently. Decide the reservation from local variables or "
+                       "arrays the kernel only reads, or run this atomic in an earlier launch (the spec's "
+                       "'Side effects in the counting pass')");
         reject(
-            kernel_, load,
+            kernel_, source,
             "this load of '" + array +
-                "', an array the kernel also writes, decides the slot reservation at line " +
-                std::to_string(reserve.loc.line) +
+                "', an array the kernel also writes, decides the slot reservation at line " + line +
                 "; slot allocation runs the kernel once to count without performing its writes, so it would "
                 "reserve differently. Base the decision on local variables or arrays the kernel only reads "
                 "(the spec's 'Side effects in the counting pass')");
@@ -135,11 +179,18 @@ private:
     const ir::Program& program_;
     const ir::Function& kernel_;
     std::set<int> written_;
-    std::map<const ir::Node*, int> loaded_;  // tainting loads and the kernel parameter they read
+    Source source_;
+    bool diverges_ = false;
+    std::map<const ir::Node*, int> array_of_;  // tainting loads and atomics, and the parameter they access
+};
+
+struct KernelSlots {
+    std::vector<ir::SlotTarget> counters;
+    bool may_diverge = false;  // a reservation depends on an earlier one's slot
 };
 
 // Checks kernel k; returns its counter parameters.
-std::vector<ir::SlotTarget> plan_kernel(const ir::Program& program, uint32_t k) {
+KernelSlots plan_kernel(const ir::Program& program, uint32_t k) {
     const ir::Function& kernel = *program.functions[k];
     const analysis::KernelAtomics found = analysis::kernel_atomics(program, k);
     std::map<int, const analysis::AtomicSite*> counters;
@@ -178,23 +229,24 @@ std::vector<ir::SlotTarget> plan_kernel(const ir::Program& program, uint32_t k) 
                    " here but also allocates slots (line " + std::to_string(it->second->node->loc.line) +
                    "); its final value is written after the kernel, so read it after the launch instead");
     }
-    std::vector<ir::SlotTarget> targets;
-    if (counters.empty()) return targets;
-    for (const auto& [param, site] : counters) targets.push_back({static_cast<uint32_t>(param)});
+    KernelSlots slots;
+    if (counters.empty()) return slots;
+    for (const auto& [param, site] : counters) slots.counters.push_back({static_cast<uint32_t>(param)});
     std::vector<int> roots;
     std::vector<const ir::Node*> params(kernel.params.size(), nullptr);
     for (size_t i = 0; i < kernel.params.size(); ++i)
         roots.push_back(kernel.type_of(kernel.params[i]).is_array() ? static_cast<int>(i) : -1);
-    ScratchDependence(program, kernel, written).check(k, roots, params, nullptr);
-    return targets;
+    Dependence(program, kernel, written, Dependence::Source::Scratch).check(k, roots, params, nullptr);
+    Dependence slot_dependence(program, kernel, written, Dependence::Source::Slots);
+    slot_dependence.check(k, roots, params, nullptr);
+    slots.may_diverge = slot_dependence.diverges();
+    return slots;
 }
 
 void to_reserve(ir::Block& block, const std::vector<int>& uses, const ir::Function& fn) {
     for (ir::Node& n : block.nodes) {
         for (ir::Block& child : n.blocks) to_reserve(child, uses, fn);
-        if (n.kind == ir::NodeKind::Atomic && n.atomic_op() == ir::AtomicOp::Add &&
-            fn.type_of(n.args[0]).dtype == DType::Int32 && uses[n.result] > 0)
-            n.kind = ir::NodeKind::Reserve;
+        if (reserves(fn, n, uses)) n.kind = ir::NodeKind::Reserve;
     }
 }
 
@@ -250,62 +302,89 @@ private:
     std::map<uint32_t, uint32_t> clones_;
 };
 
-// Whether every reservation kernel f makes (in it or in functions it calls) indexes its counter
-// with one compile-time constant; if so, `index` is that constant.
-bool constant_index_everywhere(const ir::Program& program, uint32_t f, std::vector<int64_t>& index_out) {
-    std::set<std::vector<uint64_t>> indices;
-    bool constant = true;
-    std::set<uint32_t> seen;
-    std::vector<uint32_t> work{f};
-    while (!work.empty()) {
-        const ir::Function& fn = *program.functions[work.back()];
-        work.pop_back();
-        std::vector<const ir::Node*> value_of(fn.values.size(), nullptr);
+// Whether every reservation kernel f makes (in it or in the functions it calls) on its one
+// counter reaches the same element at compile-time constant indices; if so, `index` is that
+// element's index in the counter parameter. A reservation through a view counts the view's
+// indices too: in `atomic_add(counters[bin], 0, 1)` the element is (bin, 0), constant only if
+// bin is.
+class ConstantCounterIndex {
+public:
+    explicit ConstantCounterIndex(const ir::Program& p) : program_(p) {}
+
+    bool find(uint32_t kernel, uint32_t counter, std::vector<int64_t>& index) {
+        std::vector<Path> params(program_.functions[kernel]->params.size());
+        params[counter] = Path{{}, true};
+        visit(kernel, params);
+        if (!constant_ || indices_.size() != 1) return false;
+        index = *indices_.begin();
+        return true;
+    }
+
+private:
+    // The constant indices from the counter parameter to an array value; `known` is false for a
+    // view at a run-time index (and for arrays that are not the counter).
+    struct Path {
+        std::vector<int64_t> index;
+        bool known = false;
+    };
+
+    void visit(uint32_t f, const std::vector<Path>& param_paths) {
+        const ir::Function& fn = *program_.functions[f];
+        std::vector<const ir::Node*> constant(fn.values.size(), nullptr);
+        std::vector<Path> path(fn.values.size());
+        for (size_t i = 0; i < fn.params.size(); ++i) path[fn.params[i]] = param_paths[i];
+        auto value = [&](ir::ValueId v, int64_t& out) {
+            if (!constant[v]) return false;
+            out = fn.type_of(v).dtype == DType::Int32
+                      ? static_cast<int64_t>(static_cast<int32_t>(constant[v]->bits))
+                      : static_cast<int64_t>(constant[v]->bits);
+            return true;
+        };
         ir::for_each_node(fn.body, [&](const ir::Node& n) {
-            if (n.kind == ir::NodeKind::Const && !fn.values[n.result].assigned) value_of[n.result] = &n;
-        });
-        ir::for_each_node(fn.body, [&](const ir::Node& n) {
-            if (n.kind == ir::NodeKind::Call && seen.insert(static_cast<uint32_t>(n.bits)).second)
-                work.push_back(static_cast<uint32_t>(n.bits));
-            if (n.kind != ir::NodeKind::Reserve) return;
-            std::vector<uint64_t> index;
-            for (size_t i = 1; i + 1 < n.args.size(); ++i) {
-                if (!value_of[n.args[i]])
-                    constant = false;
-                else
-                    index.push_back(fn.type_of(n.args[i]).dtype == DType::Int32
-                                        ? static_cast<uint64_t>(static_cast<int64_t>(
-                                              static_cast<int32_t>(value_of[n.args[i]]->bits)))
-                                        : value_of[n.args[i]]->bits);
+            if (n.kind == ir::NodeKind::Const && !fn.values[n.result].assigned) constant[n.result] = &n;
+            if (n.result != ir::kNoValue && fn.type_of(n.result).is_array() && !n.args.empty()) {
+                Path& to = path[n.result];
+                to = path[n.args[0]];
+                int64_t i = 0;
+                const bool constant_view = n.kind == ir::NodeKind::View && value(n.args[1], i);
+                if (constant_view) to.index.push_back(i);
+                if (!constant_view && n.kind != ir::NodeKind::Copy) to.known = false;
             }
-            indices.insert(index);
+            if (n.kind == ir::NodeKind::Call) {
+                std::vector<Path> args;
+                for (ir::ValueId a : n.args) args.push_back(fn.type_of(a).is_array() ? path[a] : Path{});
+                visit(static_cast<uint32_t>(n.bits), args);
+            }
+            if (n.kind != ir::NodeKind::Reserve) return;
+            const Path& counter = path[n.args[0]];
+            std::vector<int64_t> index = counter.index;
+            for (size_t i = 1; i + 1 < n.args.size(); ++i) {
+                int64_t v = 0;
+                if (!value(n.args[i], v)) constant_ = false;
+                index.push_back(v);
+            }
+            if (!counter.known) constant_ = false;
+            indices_.insert(index);
         });
     }
-    if (!constant || indices.size() != 1) return false;
-    for (uint64_t v : *indices.begin()) index_out.push_back(static_cast<int64_t>(v));
-    // A negative index counts from the end of the counter's extent, known only at launch: the
-    // general path (keys from the kernel's own, wrapped, pointers) handles it.
-    return std::none_of(index_out.begin(), index_out.end(), [](int64_t i) { return i < 0; });
-}
+
+    const ir::Program& program_;
+    bool constant_ = true;
+    std::set<std::vector<int64_t>> indices_;
+};
 
 }  // namespace
 
 ir::Program lower_slot_allocation(ir::Program program, Deterministic mode) {
     if (mode == Deterministic::NotGuaranteed) return program;
     const size_t user_functions = program.functions.size();
-    std::vector<std::vector<ir::SlotTarget>> targets(user_functions);
+    std::vector<KernelSlots> targets(user_functions);
     for (uint32_t f = 0; f < user_functions; ++f)
         if (program.functions[f]->is_kernel) targets[f] = plan_kernel(program, f);
-    for (auto& fn : program.functions) {
-        std::vector<int> uses(fn->values.size(), 0);
-        ir::for_each_node(fn->body, [&](const ir::Node& n) {
-            for (ir::ValueId a : n.args) ++uses[a];
-        });
-        to_reserve(fn->body, uses, *fn);
-    }
+    for (auto& fn : program.functions) to_reserve(fn->body, use_counts(*fn), *fn);
     CountingPass counting(program);
     for (uint32_t f = 0; f < user_functions; ++f) {
-        if (targets[f].empty()) continue;
+        if (targets[f].counters.empty()) continue;
         int64_t bound = 0;
         bool dynamic = false;
         for (const auto& [param, b] : analysis::record_bounds(program, f, ir::NodeKind::Reserve)) {
@@ -313,11 +392,13 @@ ir::Program lower_slot_allocation(ir::Program program, Deterministic mode) {
             dynamic = dynamic || b.dynamic;
         }
         std::vector<int64_t> index;
-        const bool single = targets[f].size() == 1 && constant_index_everywhere(program, f, index);
+        const bool single = targets[f].counters.size() == 1 &&
+                            ConstantCounterIndex(program).find(f, targets[f].counters[0].param, index);
         const uint32_t clone = counting.clone(f);
         for (uint32_t k : {f, clone}) {
             ir::Function& fn = *program.functions[k];
-            fn.slot_targets = targets[f];
+            fn.slot_targets = targets[f].counters;
+            fn.reservations_may_diverge = targets[f].may_diverge;
             fn.reservations_per_thread = bound;
             fn.reservations_dynamic = dynamic;
             fn.single_counter_element = single;

@@ -14,7 +14,11 @@ namespace weft::transforms {
 // weft::Error naming kernel, counter and line: consumed atomic_sub/min/max on integers; a
 // consumed atomic_add on a counter that is not int32; other atomics, loads or stores on a
 // counter; a reservation whose count, index or execution depends on a load of an array the
-// kernel writes (the counting pass would not see that write).
+// kernel writes, or on the result of another atomic (the counting pass performs no writes, and
+// turns such an atomic into a load). A reservation that depends on an earlier one's slot is
+// allowed but marks the kernel `reservations_may_diverge`: the launch checks it at run time and
+// undoes it if the passes differ. `single_counter_element` is set when every reservation
+// reaches one element at constant indices, view indices included.
 ir::Program lower_slot_allocation(ir::Program program, Deterministic mode);
 
 }  // namespace weft::transforms

@@ -112,6 +112,9 @@ struct SlotKernels {
     // Kernel-side views: counter = world_counters[worlds[t]]; one slot on counter[0], two on
     // counter[1 + t % 2].
     weft::Kernel<Array<int>, Array<int, 2>, Array<int, 2>> world_slots;
+    // The form: slot = atomic_add(bin_counters[bin], 0, 1) on a 2-D counter; the
+    // constant 0 inside the data-dependent view is not one counter element.
+    weft::Kernel<Array<int>, Array<float>, Array<int, 2>, Array<float, 2>> view_bins;
     // The 2-D index form: one slot on world_counters(worlds[t], t % 3).
     weft::Kernel<Array<int>, Array<int, 2>, Array<int>> grid_index_slots;
     // Reservations inside a weft function, called twice.
@@ -157,6 +160,14 @@ struct SlotKernels {
                                    got(t, 0) = weft::atomic_add(counter, 0, 1);
                                    got(t, 1) = weft::atomic_add(counter, 1 + t % 2, 2);
                                })),
+          view_bins(m.kernel(
+              "view_bins", {"bins", "values", "bin_counters", "output"},
+              [](Array<int> bins, Array<float> values, Array<int, 2> bin_counters, Array<float, 2> output) {
+                  auto t = weft::tid();
+                  auto bin = bins[t];
+                  auto slot = weft::atomic_add(bin_counters[bin], 0, 1);
+                  output(bin, slot) = values[t];
+              })),
           grid_index_slots(m.kernel("grid_index_slots", {"worlds", "world_counters", "slots"},
                                     [](Array<int> worlds, Array<int, 2> world_counters, Array<int> slots) {
                                         auto t = weft::tid();
@@ -444,6 +455,30 @@ TEST_P(SlotAllocation, KernelSideCounterViews) {
     for (int t = 0; t < n; ++t) want_got.insert(want_got.end(), want.slots[t].begin(), want.slots[t].end());
     EXPECT_EQ(got.to_vector(), want_got);
     EXPECT_EQ(counters.to_vector(), want.counters);
+}
+
+// The case: 96 threads into 4 bins through counters[bin] (a 4 x 1 counter), where a GPU
+// handed every reservation to counters[0].
+TEST_P(SlotAllocation, ConstantIndexInsideADataDependentView) {
+    const int n = 96, bins = 4;
+    std::vector<int> bin_of(n);
+    std::vector<float> values(n);
+    for (int t = 0; t < n; ++t) {
+        bin_of[t] = (t * 3 + t / 24) % bins;  // 24 threads per bin
+        values[t] = 0.5f * static_cast<float>(t) + 1.0f;
+    }
+    std::vector<std::vector<Reservation>> threads(n);
+    for (int t = 0; t < n; ++t) threads[t] = {{bin_of[t], 1}};
+    const Layout want = reference(std::vector<int>(bins, 0), threads);
+    std::vector<float> want_output(bins * n, -1.0f);
+    for (int t = 0; t < n; ++t) want_output[bin_of[t] * n + want.slots[t][0]] = values[t];
+
+    auto counters = weft::zeros<int>({bins, 1}, dev());
+    auto output = weft::full<float>({bins, n}, -1.0f, dev());
+    weft::launch(s().view_bins, n, weft::from_vector(bin_of, dev()), weft::from_vector(values, dev()),
+                 counters, output);
+    EXPECT_EQ(counters.to_vector(), want.counters) << "each bin's counter holds its own reservations";
+    EXPECT_EQ(output.to_vector(), want_output) << "each bin's values in thread order";
 }
 
 TEST_P(SlotAllocation, TwoDimensionalCounterIndex) {
@@ -999,6 +1034,86 @@ TEST(SlotAllocationRejections, ScratchStoreThatDecidesAReservationSize) {
     g_line = g_load_line = 0;
     expect_rejection([&] { m.compile(dev()); }, "scratch_amount", {"count", "scratch_amounts"},
                      {&g_line, &g_load_line}, &g_load_line, {"counting"});
+}
+
+// A consumed atomic on another array deciding a reservation: the counting pass turns the atomic
+// into a read of that array, which it never writes, so it would see other values.
+TEST(SlotAllocationRejections, ConsumedAtomicThatDecidesAReservation) {
+    weft::Module m{"consumed_flag", kRunToRun};
+    auto rejected = m.kernel("consumed_flag", {"flag", "count", "out"},
+                             [](Array<int> flag, Array<int> count, Array<int> out) {
+                                 auto t = weft::tid();
+                                 g_load_line = __LINE__ + 1;
+                                 auto f = weft::atomic_xor(flag, 0, 1);
+                                 weft::if_(f != 0, [&] {
+                                     g_other_line = __LINE__ + 1;
+                                     auto slot = weft::atomic_add(count, 0, 1);
+                                     out[slot] = t;
+                                 });
+                             });
+    g_load_line = g_other_line = 0;
+    expect_rejection([&] { m.compile(dev()); }, "consumed_flag", {"flag"}, {&g_load_line}, &g_other_line,
+                     {"atomic_xor", "counting"});
+    auto flag = weft::zeros<int>(1, dev());
+    auto count = weft::zeros<int>(1, dev());
+    auto out = weft::full<int>(64, -1, dev());
+    EXPECT_THROW(weft::launch(rejected, 64, flag, count, out), weft::Error);
+    EXPECT_EQ(flag.to_vector(), std::vector<int>{0}) << "a rejected kernel does not run";
+    EXPECT_EQ(count.to_vector(), std::vector<int>{0});
+    EXPECT_EQ(out.to_vector(), std::vector<int>(64, -1));
+}
+
+// The same through a function, deciding the number of slots: atomic_exch's old value.
+TEST(SlotAllocationRejections, ConsumedAtomicInAFunctionThatDecidesAReservationSize) {
+    weft::Module m{"consumed_exchange", kRunToRun};
+    auto swap = m.func("swap_in", [](Array<int> tokens, Int i) {
+        g_load_line = __LINE__ + 1;
+        return weft::atomic_exch(tokens, i, 2);
+    });
+    m.kernel("consumed_exchange", {"tokens", "count", "slots"},
+             [swap](Array<int> tokens, Array<int> count, Array<int> slots) {
+                 auto t = weft::tid();
+                 auto n = swap(tokens, t % 4);
+                 g_other_line = __LINE__ + 1;
+                 slots[t] = weft::atomic_add(count, 0, n);
+             });
+    g_load_line = g_other_line = 0;
+    expect_rejection([&] { m.compile(dev()); }, "consumed_exchange", {"tokens"}, {&g_load_line},
+                     &g_other_line, {"atomic_exch"});
+}
+
+// An atomic whose result is unused is suppressed in the counting pass and decides nothing: it may
+// sit next to reservations, and under a condition the counting pass cannot see (a load of an
+// array the kernel writes), as long as that condition decides no reservation.
+TEST(SlotAllocationRejections, UnusedAtomicsNextToReservationsAreAccepted) {
+    weft::Module m{"unused_atomics", kRunToRun};
+    auto kernel = m.kernel("unused_atomics", {"values", "scratch", "histogram", "flags", "count", "out"},
+                           [](Array<float> values, Array<float> scratch, Array<int> histogram,
+                              Array<int> flags, Array<int> count, Array<float> out) {
+                               auto t = weft::tid();
+                               auto v = values[t];
+                               scratch[t] = v;
+                               weft::atomic_add(histogram, t % 3, 1);
+                               weft::atomic_xor(flags, 0, 1);
+                               weft::if_(scratch[t] > 0.0f, [&] { weft::atomic_add(histogram, 3, 1); });
+                               weft::if_(v > 0.0f, [&] { out[weft::atomic_add(count, 0, 1)] = v; });
+                           });
+    const int n = 300;
+    const auto values = quarter_values(n, 2);
+    auto scratch = weft::zeros<float>(n, dev());
+    auto histogram = weft::zeros<int>(4, dev());
+    auto flags = weft::zeros<int>(1, dev());
+    auto count = weft::zeros<int>(1, dev());
+    auto out = weft::full<float>(n, -1.0f, dev());
+    weft::launch(kernel, n, weft::from_vector(values, dev()), scratch, histogram, flags, count, out);
+    std::vector<float> want(n, -1.0f);
+    int positive = 0;
+    for (float v : values)
+        if (v > 0.0f) want[positive++] = v;
+    EXPECT_EQ(count.to_vector(), std::vector<int>{positive});
+    EXPECT_EQ(out.to_vector(), want);
+    EXPECT_EQ(histogram.to_vector(), (std::vector<int>{100, 100, 100, positive}));
+    EXPECT_EQ(flags.to_vector(), std::vector<int>{0}) << "300 toggles";
 }
 
 // ---------------------------------------------------------------------------------------------

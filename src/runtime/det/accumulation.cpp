@@ -104,7 +104,20 @@ std::string overflow_message(const TargetPlan& plan, uint64_t emitted, const Lau
            "). The array keeps its value from before the launch. Set the option deterministic_max_records to "
            "at "
            "least " +
-           std::to_string(needed) + " (or the true per-thread bound), or use deterministic_strategy = Exact";
+           std::to_string(needed) + " (or the true per-thread bound), or use deterministic_strategy = Exact" +
+           late_failure_note(site, {plan.name});
+}
+
+std::string late_failure_note(const LaunchSite& site, const std::vector<std::string>& untouched) {
+    if (site.written.empty()) return "";
+    std::string applied;
+    for (const std::string& name : site.written)
+        if (std::find(untouched.begin(), untouched.end(), name) == untouched.end())
+            applied += (applied.empty() ? "'" : ", '") + name + "'";
+    return ". The launch was not undone (a GPU finds this after the launch has returned; with "
+           "deterministic_debug it is found at the launch and undone): " +
+           (applied.empty() ? std::string("it writes no other array")
+                            : "its writes to " + applied + " were applied");
 }
 
 std::unique_ptr<Accumulation> prepare(Device device, std::vector<TargetPlan> plans, const LaunchSite& site) {

@@ -24,7 +24,15 @@ struct LaunchSite {
     std::string file;
     uint32_t line = 0;
     int64_t threads = 0;
+    // Set when a failure may be found after the launch has returned (on a GPU, a records
+    // overflow or a slot divergence is found at the next synchronization), too late to undo
+    // the launch: the arrays it writes, so that the error can say what stays applied.
+    std::vector<std::string> written;
 };
+
+// For an error found after the launch returned: which of the launch's writes stay applied (all
+// of site.written but `untouched`); empty when site.written is.
+std::string late_failure_note(const LaunchSite& site, const std::vector<std::string>& untouched);
 
 // One target of one launch: which strategy, and for records their capacity.
 struct TargetPlan {

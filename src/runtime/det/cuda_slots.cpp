@@ -61,7 +61,8 @@ public:
                                    static_cast<wf::u32*>(status_->ptr)};
         for (size_t i = 0; i < plan_.spans.size(); ++i) {
             counters_.push_back(allocate(sizeof(wf::SlotCounter)));
-            wf::SlotCounter c{static_cast<wf::SlotLaunch*>(launch_->ptr), i, plan_.spans[i].base};
+            const size_t owner = plan_.owner[i];
+            wf::SlotCounter c{static_cast<wf::SlotLaunch*>(launch_->ptr), owner, plan_.spans[owner].base};
             void* launch_ptr = launch_->ptr;
             void* counter_ptr = counters_.back()->ptr;
             wf::SlotLaunch v = value;
@@ -118,13 +119,14 @@ public:
                 if (bits & wf::kSlotsOverflow)
                     throw Error(slots_overflow_message(plan), site.kernel, site.file, site.line);
                 if (bits & wf::kSlotsDiverged)
-                    throw Error(slots_divergence_message(), site.kernel, site.file, site.line);
+                    throw Error(slots_divergence_message(plan) + late_failure_note(site, plan.names),
+                                site.kernel, site.file, site.line);
             });
             return;
         }
         const auto status = read<wf::u32>(status_, 1);
         if (status[0] & wf::kSlotsDiverged)
-            throw Error(slots_divergence_message(), site_.kernel, site_.file, site_.line);
+            throw Error(slots_divergence_message(plan_), site_.kernel, site_.file, site_.line);
         for (const auto& [key, total] : totals_) {
             char* element = plan_.spans[key >> 40].base + (key & ((wf::u64(1) << 40) - 1)) * 4;
             int32_t value = 0;

@@ -6,6 +6,7 @@
 
 #include "runtime/det/slots.hpp"
 
+#include <algorithm>
 #include <map>
 
 #include "runtime/det/cuda_slots.hpp"
@@ -16,6 +17,10 @@ namespace weft::runtime::det {
 namespace {
 
 constexpr int64_t kMaxReservations = (int64_t{1} << 31) - 1;
+
+bool overlap(const Span& a, const Span& b) {
+    return a.count > 0 && b.count > 0 && a.base < b.base + b.count * 4 && b.base < a.base + a.count * 4;
+}
 
 class CpuSlots final : public SlotAllocation {
 public:
@@ -28,7 +33,7 @@ public:
         launch_ = {keys_.data(),     counts_.data(),   offsets_.data(),
                    reserved_.data(), plan_.per_thread, &status_};
         for (size_t i = 0; i < plan_.spans.size(); ++i)
-            counters_.push_back({&launch_, i, plan_.spans[i].base});
+            counters_.push_back({&launch_, plan_.owner[i], plan_.spans[plan_.owner[i]].base});
     }
 
     void* counter(size_t i) const override { return const_cast<wf::SlotCounter*>(&counters_[i]); }
@@ -53,7 +58,7 @@ public:
 
     void finish() override {
         if (status_ & wf::kSlotsDiverged)
-            throw Error(slots_divergence_message(), site_.kernel, site_.file, site_.line);
+            throw Error(slots_divergence_message(plan_), site_.kernel, site_.file, site_.line);
         for (const auto& [key, total] : totals_) {
             auto* element =
                 reinterpret_cast<int32_t*>(plan_.spans[key >> 40].base) + (key & ((uint64_t{1} << 40) - 1));
@@ -78,17 +83,45 @@ SlotPlan plan_slots(const ir::Function& kernel, const std::vector<const AnyArray
                     const std::vector<std::string>& names, const Options& options, const LaunchSite& site) {
     SlotPlan plan;
     plan.names = names;
-    for (const AnyArray* c : counters) plan.spans.push_back(span_of(*c));
+    // Counters that share memory share one prefix sum per element: they form a group keyed by
+    // its earliest member, whose span covers them all. Groups stay disjoint, so one pass over
+    // the earlier groups finds every group a counter joins.
+    for (size_t i = 0; i < counters.size(); ++i) {
+        Span merged = span_of(*counters[i]);
+        size_t leader = i;
+        std::vector<size_t> joined{i};
+        for (size_t j = 0; j < i; ++j) {
+            if (plan.owner[j] != j || !overlap(plan.spans[j], merged)) continue;
+            char* const low = std::min(plan.spans[j].base, merged.base);
+            char* const high =
+                std::max(plan.spans[j].base + plan.spans[j].count * 4, merged.base + merged.count * 4);
+            merged = {low, (high - low) / 4};
+            leader = std::min(leader, j);
+            joined.push_back(j);
+        }
+        plan.spans.push_back(merged);
+        plan.owner.push_back(i);
+        for (size_t& owner : plan.owner)
+            if (std::find(joined.begin(), joined.end(), owner) != joined.end()) owner = leader;
+        plan.spans[leader] = merged;
+    }
     plan.per_thread = options.deterministic_max_records > 0
                           ? options.deterministic_max_records
                           : std::max<int64_t>(1, kernel.reservations_per_thread);
     plan.dynamic = kernel.reservations_dynamic;
     plan.single_element = kernel.single_counter_element;
     if (plan.single_element) {
+        // Negative indices count from the end, as in kernels; one outside the counter takes the
+        // general path, which the kernel's own bounds handling then governs.
         const AnyArray& c = *counters[0];
         char* element = static_cast<char*>(c.data());
-        for (int d = 0; d < c.ndim(); ++d) element += kernel.single_counter_index[d] * c.stride(d);
-        plan.single = element;
+        for (int d = 0; d < c.ndim() && plan.single_element; ++d) {
+            const int64_t given = kernel.single_counter_index[d];
+            const int64_t i = given < 0 ? given + c.shape()[d] : given;
+            plan.single_element = i >= 0 && i < c.shape()[d];
+            if (plan.single_element) element += i * c.stride(d);
+        }
+        plan.single = plan.single_element ? element : nullptr;
     }
     plan.threads = site.threads;
     if (plan.per_thread > kMaxReservations / site.threads)
@@ -110,11 +143,14 @@ std::string slots_overflow_message(const SlotPlan& plan) {
            "the most reservations one thread makes";
 }
 
-std::string slots_divergence_message() {
+std::string slots_divergence_message(const SlotPlan& plan) {
+    std::string counters;
+    for (const std::string& n : plan.names) counters += (counters.empty() ? "'" : ", '") + n + "'";
     return "the execution pass reserved slots differently from the counting pass, so the slots it used are "
-           "not "
-           "the deterministic ones; a reservation must depend only on the kernel's inputs and locals, not on "
-           "arrays it writes or on values returned by other atomics";
+           "not the deterministic ones; a reservation must depend only on the kernel's inputs and locals, "
+           "not on arrays it writes, values returned by other atomics or the slots of earlier "
+           "reservations. The counters (" +
+           counters + ") keep their values from before the launch";
 }
 
 std::unique_ptr<SlotAllocation> prepare_slots(Device device, SlotPlan plan, const LaunchSite& site) {

@@ -13,16 +13,21 @@ namespace weft::runtime::det {
 
 struct SlotPlan {
     std::vector<std::string> names;  // counter parameter names
-    std::vector<Span> spans;         // counter spans
-    int64_t per_thread = 0;          // reservation positions per thread
-    bool dynamic = false;            // a data-dependent loop reaches a reservation
-    bool single_element = false;     // one counter element: slots are a plain prefix sum
-    char* single = nullptr;          // that element
+    // Per counter: the counter whose span it shares (itself, or an earlier counter whose memory
+    // it overlaps); only an owner's span is used, and it covers every counter it owns.
+    std::vector<size_t> owner;
+    std::vector<Span> spans;
+    int64_t per_thread = 0;       // reservation positions per thread
+    bool dynamic = false;         // a data-dependent loop reaches a reservation
+    bool single_element = false;  // one counter element: slots are a plain prefix sum
+    char* single = nullptr;       // that element
     int64_t threads = 0;
 };
 
-// Sizes the reservation buffers: per thread, deterministic_max_records when set, else the
-// static estimate (at least 1). Throws weft::Error beyond 2^31 - 1 reservations per launch.
+// Groups counters that share memory (one prefix sum per element, so aliases never hand out the
+// same slot twice) and sizes the reservation buffers: per thread, deterministic_max_records when
+// set, else the static estimate (at least 1). Throws weft::Error beyond 2^31 - 1 reservations
+// per launch.
 SlotPlan plan_slots(const ir::Function& kernel, const std::vector<const AnyArray*>& counters,
                     const std::vector<std::string>& names, const Options& options, const LaunchSite& site);
 
@@ -45,6 +50,6 @@ std::unique_ptr<SlotAllocation> prepare_slots(Device device, SlotPlan plan, cons
 
 // Error messages shared by the backends.
 std::string slots_overflow_message(const SlotPlan& plan);
-std::string slots_divergence_message();
+std::string slots_divergence_message(const SlotPlan& plan);
 
 }  // namespace weft::runtime::det

@@ -1,0 +1,145 @@
+// Deterministic launches from several host threads into the same arrays lose no update and hand
+// out no slot twice.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <latch>
+#include <string>
+#include <thread>
+#include <vector>
+#include <weft/weft.hpp>
+
+#include "support/test_device.hpp"
+
+namespace {
+
+using weft::Array;
+using weft::Deterministic;
+
+weft::Device dev() {
+    return weft::test::test_device();
+}
+
+constexpr int kHostThreads = 8;
+
+// Runs `work(h)` on kHostThreads threads, started together.
+template <class Work>
+void on_host_threads(Work work) {
+    std::latch start(kHostThreads);
+    std::vector<std::thread> threads;
+    for (int h = 0; h < kHostThreads; ++h)
+        threads.emplace_back([&work, &start, h] {
+            start.arrive_and_wait();
+            work(h);
+        });
+    for (std::thread& t : threads) t.join();
+}
+
+// The case: 8 threads x 500 launches of 256 x `total[0] += 1`.
+TEST(ConcurrentLaunches, AccumulationIntoOneTargetLosesNothing) {
+    weft::Module m{"concurrent_sums", {.deterministic = Deterministic::RunToRun}};
+    auto add_one = m.kernel("add_one", {"total"}, [](Array<float> total) { total[0] += 1.0f; });
+    m.compile(dev());
+    auto total = weft::zeros<float>(1, dev());
+    const int launches = 500, threads = 256;
+    on_host_threads([&](int) {
+        for (int i = 0; i < launches; ++i) weft::launch(add_one, threads, total);
+        weft::synchronize(dev());
+    });
+    EXPECT_EQ(total.to_vector(), std::vector<float>{static_cast<float>(kHostThreads * launches * threads)});
+}
+
+// Many elements: each launch's resolve of the whole target overlaps the others'.
+TEST(ConcurrentLaunches, AccumulationIntoManyElementsLosesNothing) {
+    weft::Module m{"concurrent_wide_sums", {.deterministic = Deterministic::RunToRun}};
+    auto add = m.kernel("add_each", {"target"}, [](Array<float> target) { target[weft::tid()] += 1.0f; });
+    m.compile(dev());
+    const int launches = 200, elements = 4096;
+    auto target = weft::zeros<float>(elements, dev());
+    on_host_threads([&](int) {
+        for (int i = 0; i < launches; ++i) weft::launch(add, elements, target);
+        weft::synchronize(dev());
+    });
+    EXPECT_EQ(target.to_vector(), std::vector<float>(elements, static_cast<float>(kHostThreads * launches)));
+}
+
+// Overlapping views of one array are one target: even host threads add through elements 0..1,
+// odd ones through 1..2.
+TEST(ConcurrentLaunches, AccumulationThroughOverlappingViews) {
+    weft::Module m{"concurrent_view_sums", {.deterministic = Deterministic::RunToRun}};
+    auto add = m.kernel("add_halves", {"target"}, [](Array<float> target) {
+        auto t = weft::tid();
+        target[t % 2] += 1.0f;
+    });
+    m.compile(dev());
+    auto whole = weft::zeros<float>(3, dev());
+    const weft::AnyArray low = whole.slice(0, 0, 2);
+    const weft::AnyArray high = whole.slice(0, 1, 3);
+    const int launches = 200, threads = 64;
+    on_host_threads([&](int h) {
+        for (int i = 0; i < launches; ++i) weft::launch(add, threads, h % 2 == 0 ? low : high);
+        weft::synchronize(dev());
+    });
+    const float side = kHostThreads / 2 * launches * (threads / 2);
+    EXPECT_EQ(whole.to_vector(), (std::vector<float>{side, 2 * side, side}));
+}
+
+// Two targets passed in opposite orders by different threads: no deadlock, nothing lost.
+TEST(ConcurrentLaunches, TwoTargetsInEitherOrder) {
+    weft::Module m{"concurrent_pairs", {.deterministic = Deterministic::RunToRun}};
+    auto both = m.kernel("add_both", {"first", "second"}, [](Array<float> first, Array<float> second) {
+        first[0] += 1.0f;
+        second[0] += 2.0f;
+    });
+    m.compile(dev());
+    auto x = weft::zeros<float>(1, dev());
+    auto y = weft::zeros<float>(1, dev());
+    const int launches = 200, threads = 32;
+    on_host_threads([&](int h) {
+        for (int i = 0; i < launches; ++i) {
+            if (h % 2 == 0)
+                weft::launch(both, threads, x, y);
+            else
+                weft::launch(both, threads, y, x);
+        }
+        weft::synchronize(dev());
+    });
+    const float each = kHostThreads / 2 * launches * threads * 3.0f;
+    EXPECT_EQ(x.to_vector(), std::vector<float>{each});
+    EXPECT_EQ(y.to_vector(), std::vector<float>{each});
+}
+
+// A shared slot counter: every launch gets its own block of slots, in (thread, reservation) order.
+TEST(ConcurrentLaunches, SharedSlotCounterHandsOutEachSlotOnce) {
+    constexpr int kPerThread = 8;
+    weft::Module m{"concurrent_slots", {.deterministic = Deterministic::RunToRun}};
+    auto append = m.kernel("append_ids", {"first_id", "count", "ids"},
+                           [](Array<int> first_id, Array<int> count, Array<int> ids) {
+                               auto id = (first_id[0] + weft::tid()) * kPerThread;
+                               weft::for_(0, kPerThread, 1,
+                                          [&](weft::Int k) { ids[weft::atomic_add(count, 0, 1)] = id + k; });
+                           });
+    m.compile(dev());
+    const int launches = 50, threads = 2048, total = kHostThreads * launches * threads * kPerThread;
+    auto count = weft::zeros<int>(1, dev());
+    auto ids = weft::full<int>(total, -1, dev());
+    on_host_threads([&](int h) {
+        for (int i = 0; i < launches; ++i)
+            weft::launch(append, threads, weft::full<int>(1, (h * launches + i) * threads, dev()), count,
+                         ids);
+        weft::synchronize(dev());
+    });
+    EXPECT_EQ(count.to_vector(), std::vector<int>{total});
+    const std::vector<int> got = ids.to_vector();
+    int out_of_order = 0;
+    for (int p = 0; p < total; ++p)
+        if (got[p] % (threads * kPerThread) != 0 && (p == 0 || got[p - 1] != got[p] - 1)) ++out_of_order;
+    EXPECT_EQ(out_of_order, 0) << "each launch's slots are one block in order";
+    std::vector<int> sorted = got;
+    std::sort(sorted.begin(), sorted.end());
+    int missing = 0;
+    for (int i = 0; i < total; ++i) missing += sorted[i] != i;
+    EXPECT_EQ(missing, 0) << "each slot holds one id, and every id has a slot";
+}
+
+}  // namespace
