@@ -3,7 +3,6 @@
 // clones and the one-counter-element decision.
 #include "transforms/lower_slot_allocation.hpp"
 
-#include <algorithm>
 #include <map>
 #include <set>
 
