@@ -4,32 +4,73 @@
 // A sum's contributions are split into 32-bit digits of a fixed-point number whose unit is the
 // smallest subnormal (2^-149 for float32, 2^-1074 for float64) and added with integer atomics
 // into 64-bit words, one word per digit, so the accumulation is exact and its result does not
-// depend on the order of the additions. Each word has 32 bits of headroom: 2^31 contributions
-// cannot overflow it. Infinities, NaNs and +0.0 are recorded as flags. The resolve pass adds the
-// target's initial value, propagates carries and rounds once, to nearest even.
+// depend on the order of the additions. A word gains less than 2^32 per contribution, so
+// 2^31 - 1 contributions cannot overflow it; a launch that cannot be shown to stay below that
+// (a data-dependent loop, or more contributions than that per target) carries: once a word's
+// magnitude reaches 2^62 its multiple of 2^32 moves into the next word, so no word overflows
+// however many contributions arrive. Infinities, NaNs and +0.0 are recorded as flags. The
+// resolve pass adds the target's initial value, propagates carries and rounds once, to nearest
+// even.
 //
 // Min and max map each value to an integer key whose order is a total order on floats
 // (-inf < ... < -0.0 < +0.0 < ... < +inf; a NaN wins both min and max) and use integer atomics
 // on a key per element; the resolve pass combines the winning key with the initial value.
+//
+// Each target element has a slot. A target whose elements lie densely (or nearly) has one slot
+// per element address from its lowest element; a sparse view (a column, a strided slice) has
+// one slot per element it can reach, found from the address by its strides.
 #pragma once
 
 namespace wf {
 
 // What a deterministic target's atomics write to; built by the runtime for each launch.
 struct DetTarget {
-    char* base;  // the address of accumulator slot 0 (the lowest element of the argument)
-    i64 count;   // slots, one per element address in the argument's span
+    char* base;  // the address of slot 0's element (the lowest element of the argument)
+    i64 count;   // slots
+    // How an element's address gives its slot: with dims == 0, one slot per element address
+    // from `base`; else the element's index along `dims` dimensions of the given byte strides
+    // (largest first, each larger than the reach of the ones after it) and extents, row-major.
+    i32 dims;
+    i32 carrying;  // exact sums: carry words into the next (the launch may overflow a word)
+    i64 stride[4];
+    i64 extent[4];
     i64* words;  // exact sums: count * words_per_slot digits, slot-major; min/max: count keys
     u32* flags;  // exact sums: one per slot
     // The records strategy (sums): each contribution is appended as (slot, value bits) and
     // reduced per slot after the kernel. Null `records` selects the exact strategy.
     u64* records;
     u32* record_slots;
-    u64* cursor;  // records appended, including any beyond `capacity` (an overflow)
+    // Records appended, including any beyond `capacity` (an overflow); for exact sums that
+    // carry, the runtime's count of slots whose top word overflowed.
+    u64* cursor;
     i64 capacity;
 };
 
-enum : u32 { kFlagPosInf = 1, kFlagNegInf = 2, kFlagNan = 4, kFlagPosZero = 8 };
+WEFT_FUNC i64 slot_of(const DetTarget* t, const char* p, i64 element_size) {
+    i64 offset = p - t->base;
+    if (t->dims == 0) return offset / element_size;
+    i64 slot = 0;
+    for (int d = 0; d < t->dims; ++d) {
+        const i64 i = offset / t->stride[d];
+        offset -= i * t->stride[d];
+        slot = slot * t->extent[d] + i;
+    }
+    return slot;
+}
+
+WEFT_FUNC char* slot_address(const DetTarget& t, i64 slot, i64 element_size) {
+    if (t.dims == 0) return t.base + slot * element_size;
+    i64 offset = 0;
+    for (int d = t.dims - 1; d >= 0; --d) {
+        offset += (slot % t.extent[d]) * t.stride[d];
+        slot /= t.extent[d];
+    }
+    return t.base + offset;
+}
+
+// kFlagOverflow: a carrying slot's top word reached 2^62, a running sum far beyond the type's
+// range (2^169 for float32, 2^1068 for float64) that the words cannot follow exactly.
+enum : u32 { kFlagPosInf = 1, kFlagNegInf = 2, kFlagNan = 4, kFlagPosZero = 8, kFlagOverflow = 16 };
 
 template <class T>
 struct Exact;
@@ -108,6 +149,29 @@ WEFT_FUNC void add_word(i64* w, i64 v) {
 #endif
 }
 
+// Adds `v` to `*w` and returns the new value (two's complement wrap-around, never reached).
+WEFT_FUNC i64 add_word_fetch(i64* w, i64 v) {
+#if defined(__CUDACC__)
+    const u64 old = atomicAdd(reinterpret_cast<u64*>(w), static_cast<u64>(v));
+#else
+    const u64 old = static_cast<u64>(__atomic_fetch_add(w, v, __ATOMIC_RELAXED));
+#endif
+    return static_cast<i64>(old + static_cast<u64>(v));
+}
+
+// Replaces `*w` by `desired` if it holds `expected`; else sets `expected` to what it holds.
+WEFT_FUNC bool swap_word(i64* w, i64& expected, i64 desired) {
+#if defined(__CUDACC__)
+    const u64 seen =
+        atomicCAS(reinterpret_cast<u64*>(w), static_cast<u64>(expected), static_cast<u64>(desired));
+    const bool swapped = seen == static_cast<u64>(expected);
+    expected = static_cast<i64>(seen);
+    return swapped;
+#else
+    return __atomic_compare_exchange_n(w, &expected, desired, false, __ATOMIC_RELAXED, __ATOMIC_RELAXED);
+#endif
+}
+
 WEFT_FUNC void or_flag(u32* f, u32 v) {
 #if defined(__CUDACC__)
     atomicOr(f, v);
@@ -116,12 +180,44 @@ WEFT_FUNC void or_flag(u32* f, u32 v) {
 #endif
 }
 
+constexpr i64 kCarryAt = i64(1) << 62;
+
+// Adds `v` to word k of a slot's `limit` words, carrying: once the word's magnitude reaches
+// 2^62, its multiple of 2^32 moves into word k + 1 (the swap makes one thread move it; the
+// others see the small remainder and stop). Each single addition is below 2^40 (a warp's
+// total of digits), so a word stays far below 2^63 while the carry is pending. The top word
+// has nowhere to carry to and flags the slot instead.
+WEFT_FUNC void add_carrying(i64* words, int k, int limit, i64 v, u32* flags) {
+    for (;;) {
+        i64 now = add_word_fetch(words + k, v);
+        if (now < kCarryAt && now > -kCarryAt) return;
+        if (k + 1 == limit) {
+            or_flag(flags, kFlagOverflow);
+            return;
+        }
+        for (;;) {
+            const i64 high = now >> 32;  // arithmetic: the remainder is in [0, 2^32)
+            if (swap_word(words + k, now, now - high * 4294967296ll)) {
+                v = high;
+                break;
+            }
+            if (now < kCarryAt && now > -kCarryAt) return;
+        }
+        ++k;
+    }
+}
+
 #if defined(__CUDACC__)
 // A block's private accumulator for one hot slot: the first slot a warp adds to claims it, and
 // digits for that slot are added in shared memory and flushed once when the block ends, so a
 // hot destination costs one global atomic per digit per block instead of one per contribution.
 struct BlockPrivate {
     unsigned long long key;  // the claimed slot's words (0: unclaimed)
+    // Set by the claiming thread, for the flush: the slot's word count and flags, and whether
+    // its target carries.
+    int limit;
+    int carrying;
+    u32* flags;
     i64 words[Exact<double>::kWords];
 };
 
@@ -135,34 +231,63 @@ __device__ __forceinline__ void block_private_begin(BlockPrivate& bp) {
 __device__ __forceinline__ void block_private_end(BlockPrivate& bp) {
     __syncthreads();
     if (bp.key == 0) return;
-    for (int k = threadIdx.x; k < Exact<double>::kWords; k += blockDim.x)
-        if (bp.words[k] != 0) atomicAdd(reinterpret_cast<u64*>(bp.key) + k, static_cast<u64>(bp.words[k]));
+    i64* const global = reinterpret_cast<i64*>(bp.key);
+    if (!bp.carrying) {
+        for (int k = threadIdx.x; k < bp.limit; k += blockDim.x)
+            if (bp.words[k] != 0) add_word(global + k, bp.words[k]);
+        return;
+    }
+    // A carrying slot's words are first normalised (every word but the top one below 2^32),
+    // so that flushes from many blocks cannot together overflow a global word.
+    if (threadIdx.x != 0) return;
+    for (int k = 0; k + 1 < bp.limit; ++k) {
+        const i64 high = bp.words[k] >> 32;
+        bp.words[k] -= high * 4294967296ll;
+        bp.words[k + 1] += high;
+    }
+    for (int k = 0; k < bp.limit; ++k)
+        if (bp.words[k] != 0) add_carrying(global, k, bp.limit, bp.words[k], bp.flags);
 }
 #endif
 
 // Adds a digit total to word k of a slot: in the block's private accumulator when the slot is
 // (or can become) the block's hot slot, else with a global atomic.
-WEFT_FUNC void add_digit(Ctx& ctx, i64* slot_words, int k, i64 total) {
+template <class T>
+WEFT_FUNC void add_digit(Ctx& ctx, const DetTarget* t, i64* slot_words, u32* slot_flags, int k, i64 total) {
+    constexpr int kLimit = Exact<T>::kWords;
 #if defined(__CUDACC__)
     if (BlockPrivate* bp = static_cast<BlockPrivate*>(ctx.block_private)) {
         const unsigned long long key = reinterpret_cast<unsigned long long>(slot_words);
         unsigned long long seen = *static_cast<volatile unsigned long long*>(&bp->key);
-        if (seen == 0) seen = atomicCAS(&bp->key, 0ull, key);
+        if (seen == 0) {
+            seen = atomicCAS(&bp->key, 0ull, key);
+            if (seen == 0) {  // claimed: record what the flush needs
+                bp->limit = kLimit;
+                bp->carrying = t->carrying;
+                bp->flags = slot_flags;
+            }
+        }
         if (seen == 0 || seen == key) {
-            atomicAdd(reinterpret_cast<u64*>(&bp->words[k]), static_cast<u64>(total));
+            if (t->carrying)
+                add_carrying(bp->words, k, kLimit, total, slot_flags);
+            else
+                atomicAdd(reinterpret_cast<u64*>(&bp->words[k]), static_cast<u64>(total));
             return;
         }
     }
 #else
     (void)ctx;
 #endif
-    add_word(slot_words + k, total);
+    if (t->carrying)
+        add_carrying(slot_words, k, kLimit, total, slot_flags);
+    else
+        add_word(slot_words + k, total);
 }
 
 // Adds `v` (already negated for a subtraction) to the slot of element `p` of target `t`.
 template <class T>
 WEFT_FUNC void det_add(Ctx& ctx, DetTarget* t, const T* p, T v) {
-    const i64 slot = (reinterpret_cast<const char*>(p) - t->base) / static_cast<i64>(sizeof(T));
+    const i64 slot = slot_of(t, reinterpret_cast<const char*>(p), static_cast<i64>(sizeof(T)));
     if (t->records) {
 #if defined(__CUDACC__)
         const u64 at = atomicAdd(reinterpret_cast<unsigned long long*>(t->cursor), 1ull);
@@ -183,6 +308,7 @@ WEFT_FUNC void det_add(Ctx& ctx, DetTarget* t, const T* p, T v) {
     }
     const Digits d = digits<T>(s);
     i64* slot_words = t->words + slot * Exact<T>::kWords;
+    u32* slot_flags = t->flags + slot;
 #if defined(__CUDACC__) && __CUDA_ARCH__ >= 800
     // Lanes that add to the same slot first sum their digits exactly (as 16-bit halves, so the
     // 32-bit warp reductions cannot overflow); one lane then issues the atomics.
@@ -200,13 +326,13 @@ WEFT_FUNC void det_add(Ctx& ctx, DetTarget* t, const T* p, T v) {
             const int high_sum =
                 static_cast<int>(__reduce_add_sync(peers, static_cast<unsigned>(mine >> 16)));
             const i64 total = static_cast<i64>(high_sum) * 65536 + static_cast<i64>(low_sum);
-            if (leader && total != 0) add_digit(ctx, slot_words, k, total);
+            if (leader && total != 0) add_digit<T>(ctx, t, slot_words, slot_flags, k, total);
         }
         return;
     }
 #endif
     for (int k = 0; k < 3; ++k)
-        if (d.d[k] != 0) add_digit(ctx, slot_words, d.first + k, d.d[k]);
+        if (d.d[k] != 0) add_digit<T>(ctx, t, slot_words, slot_flags, d.first + k, d.d[k]);
 }
 
 // Order-preserving integer keys: a < b under the total order iff key(a) < key(b).
@@ -253,7 +379,7 @@ WEFT_FUNC T from_order_key(typename KeyOf<T>::Key key) {
 template <class T>
 WEFT_FUNC void det_minmax(DetTarget* t, const T* p, T v, bool is_max) {
     using K = typename KeyOf<T>::Key;
-    const i64 slot = (reinterpret_cast<const char*>(p) - t->base) / static_cast<i64>(sizeof(T));
+    const i64 slot = slot_of(t, reinterpret_cast<const char*>(p), static_cast<i64>(sizeof(T)));
     K* key = reinterpret_cast<K*>(t->words) + slot;
     const K k = order_key(v, is_max);
 #if defined(__CUDACC__)
@@ -355,21 +481,23 @@ WEFT_FUNC T resolve_sum(const i64* words, u32 flags, T initial) {
     if (pos_inf) return bit_cast<T>(kInf);
     if (neg_inf) return bit_cast<T>(static_cast<Bits>(kInf | kSign));
 
-    // Carry-propagate digits (plus the initial value's) into 32-bit limbs of a two's
-    // complement integer; the last limb keeps the sign.
-    i64 acc[kLimbs];
-    for (int k = 0; k < kLimbs; ++k) acc[k] = k < E::kWords ? words[k] : 0;
+    // Carry-propagate the words (plus the initial value's digits) into 32-bit limbs of a two's
+    // complement integer; the last limb keeps the sign. Each term is split into its low 32 bits
+    // and the rest before adding, so that no sum can overflow even for words near 2^63.
+    i64 initial_digit[kLimbs];
+    for (int k = 0; k < kLimbs; ++k) initial_digit[k] = 0;
     const Split<T> s = split(initial);
     if (s.significand != 0) {
         const Digits d = digits<T>(s);
-        for (int k = 0; k < 3 && d.first + k < kLimbs; ++k) acc[d.first + k] += d.d[k];
+        for (int k = 0; k < 3 && d.first + k < kLimbs; ++k) initial_digit[d.first + k] = d.d[k];
     }
     u32 limb[kLimbs];
     i64 carry = 0;
     for (int k = 0; k < kLimbs; ++k) {
-        const i64 v = acc[k] + carry;
-        limb[k] = static_cast<u32>(v & 0xffffffff);
-        carry = v >> 32;  // arithmetic: floor division
+        const i64 word = k < E::kWords ? words[k] : 0;
+        const i64 low = (word & 0xffffffff) + (initial_digit[k] & 0xffffffff) + (carry & 0xffffffff);
+        limb[k] = static_cast<u32>(low & 0xffffffff);
+        carry = (word >> 32) + (initial_digit[k] >> 32) + (carry >> 32) + (low >> 32);  // arithmetic shifts
     }
     const bool negative = carry < 0;
     if (negative) {  // magnitude = -value, limb by limb
