@@ -481,23 +481,21 @@ WEFT_FUNC T resolve_sum(const i64* words, u32 flags, T initial) {
     if (pos_inf) return bit_cast<T>(kInf);
     if (neg_inf) return bit_cast<T>(static_cast<Bits>(kInf | kSign));
 
-    // Carry-propagate the words (plus the initial value's digits) into 32-bit limbs of a two's
-    // complement integer; the last limb keeps the sign. Each term is split into its low 32 bits
-    // and the rest before adding, so that no sum can overflow even for words near 2^63.
-    i64 initial_digit[kLimbs];
-    for (int k = 0; k < kLimbs; ++k) initial_digit[k] = 0;
+    // Carry-propagate digits (plus the initial value's) into 32-bit limbs of a two's
+    // complement integer; the last limb keeps the sign.
+    i64 acc[kLimbs];
+    for (int k = 0; k < kLimbs; ++k) acc[k] = k < E::kWords ? words[k] : 0;
     const Split<T> s = split(initial);
     if (s.significand != 0) {
         const Digits d = digits<T>(s);
-        for (int k = 0; k < 3 && d.first + k < kLimbs; ++k) initial_digit[d.first + k] = d.d[k];
+        for (int k = 0; k < 3 && d.first + k < kLimbs; ++k) acc[d.first + k] += d.d[k];
     }
     u32 limb[kLimbs];
     i64 carry = 0;
     for (int k = 0; k < kLimbs; ++k) {
-        const i64 word = k < E::kWords ? words[k] : 0;
-        const i64 low = (word & 0xffffffff) + (initial_digit[k] & 0xffffffff) + (carry & 0xffffffff);
-        limb[k] = static_cast<u32>(low & 0xffffffff);
-        carry = (word >> 32) + (initial_digit[k] >> 32) + (carry >> 32) + (low >> 32);  // arithmetic shifts
+        const i64 v = acc[k] + carry;
+        limb[k] = static_cast<u32>(v & 0xffffffff);
+        carry = v >> 32;  // arithmetic: floor division
     }
     const bool negative = carry < 0;
     if (negative) {  // magnitude = -value, limb by limb
