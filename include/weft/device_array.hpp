@@ -25,9 +25,13 @@ struct Shape {
     friend bool operator==(const Shape& a, const Shape& b);
 };
 
+class AnyArray;
+
 namespace detail {
 struct Allocation;
-}
+// `a` with each broadcast dimension (stride 0) cut to extent 1: the same elements, each once.
+AnyArray without_broadcast(const AnyArray& a);
+}  // namespace detail
 
 // As a slice's `stop`: through the end of the dimension (Python's `a[start::step]`).
 inline constexpr int64_t to_end = INT64_MAX;
@@ -106,6 +110,7 @@ protected:
 
 private:
     friend bool may_share_memory(const AnyArray& a, const AnyArray& b);
+    friend AnyArray detail::without_broadcast(const AnyArray& a);
 };
 
 // Whether some element of `a` and some element of `b` may be the same memory (the arrays share

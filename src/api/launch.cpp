@@ -36,10 +36,14 @@ std::string describe(const LaunchArg& a) {
     return std::string("a ") + std::to_string(arr.ndim()) + "-D array of " + dtype_name(arr.dtype());
 }
 
-// A copy of the arrays a launch may write, put back if the launch faults.
+// A copy of the arrays a launch may write, put back if the launch faults. A broadcast view is
+// copied once per element it reaches, not once per index.
 class Snapshot {
 public:
-    void add(const AnyArray& a) { saved_.push_back({a, a.to(a.device())}); }
+    void add(const AnyArray& a) {
+        const AnyArray reached = detail::without_broadcast(a);
+        saved_.push_back({reached, reached.to(reached.device())});
+    }
     void restore() {
         for (auto& [array, copy] : saved_) weft::copy(array, copy);
     }

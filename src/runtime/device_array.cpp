@@ -167,6 +167,13 @@ AnyArray AnyArray::broadcast(const Shape& shape, std::source_location s) const {
     return v;
 }
 
+AnyArray detail::without_broadcast(const AnyArray& a) {
+    AnyArray v = a;
+    for (int d = 0; d < v.ndim(); ++d)
+        if (v.strides_[d] == 0 && v.shape_.dims[d] > 1) v.shape_.dims[d] = 1;
+    return v;
+}
+
 // ---------------------------------------------------------------------------------------------
 // Host copies of views that are not contiguous
 
