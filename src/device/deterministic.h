@@ -34,8 +34,9 @@ struct DetTarget {
     i32 carrying;  // exact sums: carry words into the next (the launch may overflow a word)
     i64 stride[4];
     i64 extent[4];
-    i64* words;  // exact sums: count * words_per_slot digits, slot-major; min/max: count keys
-    u32* flags;  // exact sums: one per slot
+    double inverse[4];  // 1 / stride, rounded: the division becomes a multiplication
+    i64* words;         // exact sums: count * words_per_slot digits, slot-major; min/max: count keys
+    u32* flags;         // exact sums: one per slot
     // The records strategy (sums): each contribution is appended as (slot, value bits) and
     // reduced per slot after the kernel. Null `records` selects the exact strategy.
     u64* records;
@@ -46,13 +47,27 @@ struct DetTarget {
     i64 capacity;
 };
 
+// A sparse view's slot. Each index is the offset times the rounded inverse of the stride, then
+// corrected by one where the rounding crossed an integer: offsets are below 2^48, so the product
+// is within 2^-4 of the quotient. (A 64-bit integer division would be a call on a GPU, and its
+// registers would count against every kernel that accumulates.)
 WEFT_FUNC i64 slot_of(const DetTarget* t, const char* p, i64 element_size) {
     i64 offset = p - t->base;
     if (t->dims == 0) return offset / element_size;
     i64 slot = 0;
+#if defined(__CUDACC__)
+#pragma unroll 1  // unrolled, the loop would take registers from every kernel that accumulates
+#endif
     for (int d = 0; d < t->dims; ++d) {
-        const i64 i = offset / t->stride[d];
+        i64 i = static_cast<i64>(static_cast<double>(offset) * t->inverse[d]);
         offset -= i * t->stride[d];
+        if (offset < 0) {
+            --i;
+            offset += t->stride[d];
+        } else if (offset >= t->stride[d]) {
+            ++i;
+            offset -= t->stride[d];
+        }
         slot = slot * t->extent[d] + i;
     }
     return slot;
@@ -213,11 +228,6 @@ WEFT_FUNC void add_carrying(i64* words, int k, int limit, i64 v, u32* flags) {
 // hot destination costs one global atomic per digit per block instead of one per contribution.
 struct BlockPrivate {
     unsigned long long key;  // the claimed slot's words (0: unclaimed)
-    // Set by the claiming thread, for the flush: the slot's word count and flags, and whether
-    // its target carries.
-    int limit;
-    int carrying;
-    u32* flags;
     i64 words[Exact<double>::kWords];
 };
 
@@ -231,57 +241,60 @@ __device__ __forceinline__ void block_private_begin(BlockPrivate& bp) {
 __device__ __forceinline__ void block_private_end(BlockPrivate& bp) {
     __syncthreads();
     if (bp.key == 0) return;
-    i64* const global = reinterpret_cast<i64*>(bp.key);
-    if (!bp.carrying) {
-        for (int k = threadIdx.x; k < bp.limit; k += blockDim.x)
-            if (bp.words[k] != 0) add_word(global + k, bp.words[k]);
-        return;
-    }
-    // A carrying slot's words are first normalised (every word but the top one below 2^32),
-    // so that flushes from many blocks cannot together overflow a global word.
-    if (threadIdx.x != 0) return;
-    for (int k = 0; k + 1 < bp.limit; ++k) {
-        const i64 high = bp.words[k] >> 32;
-        bp.words[k] -= high * 4294967296ll;
-        bp.words[k + 1] += high;
-    }
-    for (int k = 0; k < bp.limit; ++k)
-        if (bp.words[k] != 0) add_carrying(global, k, bp.limit, bp.words[k], bp.flags);
+    for (int k = threadIdx.x; k < Exact<double>::kWords; k += blockDim.x)
+        if (bp.words[k] != 0) atomicAdd(reinterpret_cast<u64*>(bp.key) + k, static_cast<u64>(bp.words[k]));
 }
 #endif
 
 // Adds a digit total to word k of a slot: in the block's private accumulator when the slot is
-// (or can become) the block's hot slot, else with a global atomic.
-template <class T>
-WEFT_FUNC void add_digit(Ctx& ctx, const DetTarget* t, i64* slot_words, u32* slot_flags, int k, i64 total) {
-    constexpr int kLimit = Exact<T>::kWords;
+// (or can become) the block's hot slot, else with a global atomic. (Only for targets that do not
+// carry: a block's words could not carry into each other without more state per block.)
+WEFT_FUNC void add_digit(Ctx& ctx, i64* slot_words, int k, i64 total) {
 #if defined(__CUDACC__)
     if (BlockPrivate* bp = static_cast<BlockPrivate*>(ctx.block_private)) {
         const unsigned long long key = reinterpret_cast<unsigned long long>(slot_words);
         unsigned long long seen = *static_cast<volatile unsigned long long*>(&bp->key);
-        if (seen == 0) {
-            seen = atomicCAS(&bp->key, 0ull, key);
-            if (seen == 0) {  // claimed: record what the flush needs
-                bp->limit = kLimit;
-                bp->carrying = t->carrying;
-                bp->flags = slot_flags;
-            }
-        }
+        if (seen == 0) seen = atomicCAS(&bp->key, 0ull, key);
         if (seen == 0 || seen == key) {
-            if (t->carrying)
-                add_carrying(bp->words, k, kLimit, total, slot_flags);
-            else
-                atomicAdd(reinterpret_cast<u64*>(&bp->words[k]), static_cast<u64>(total));
+            atomicAdd(reinterpret_cast<u64*>(&bp->words[k]), static_cast<u64>(total));
             return;
         }
     }
 #else
     (void)ctx;
 #endif
-    if (t->carrying)
-        add_carrying(slot_words, k, kLimit, total, slot_flags);
-    else
-        add_word(slot_words + k, total);
+    add_word(slot_words + k, total);
+}
+
+// The digits of one contribution to a slot, added to its words: lanes of a warp that add to
+// the same slot first sum their digits exactly (as 16-bit halves, so the 32-bit warp
+// reductions cannot overflow) and one lane then adds the totals; `add(k, total)` adds to word k.
+template <class T, class Add>
+WEFT_FUNC void add_digits(i64* slot_words, const Digits& d, Add add) {
+#if defined(__CUDACC__) && __CUDA_ARCH__ >= 800
+    const unsigned active = __activemask();
+    const unsigned peers = __match_any_sync(active, reinterpret_cast<unsigned long long>(slot_words));
+    if (__popc(peers) > 1) {
+        const int lo = static_cast<int>(__reduce_min_sync(peers, static_cast<unsigned>(d.first)));
+        const int hi = static_cast<int>(__reduce_max_sync(peers, static_cast<unsigned>(d.first))) +
+                       (sizeof(T) == 4 ? 1 : 2);
+        const bool leader = (threadIdx.x & 31) == static_cast<unsigned>(__ffs(peers) - 1);
+        for (int k = lo; k <= hi && k < Exact<T>::kWords; ++k) {
+            const int j = k - d.first;
+            const i64 mine = (j >= 0 && j < 3) ? d.d[j] : 0;
+            const unsigned low_sum = __reduce_add_sync(peers, static_cast<unsigned>(mine & 0xffff));
+            const int high_sum =
+                static_cast<int>(__reduce_add_sync(peers, static_cast<unsigned>(mine >> 16)));
+            const i64 total = static_cast<i64>(high_sum) * 65536 + static_cast<i64>(low_sum);
+            if (leader && total != 0) add(k, total);
+        }
+        return;
+    }
+#else
+    (void)slot_words;
+#endif
+    for (int k = 0; k < 3; ++k)
+        if (d.d[k] != 0) add(d.first + k, d.d[k]);
 }
 
 // Adds `v` (already negated for a subtraction) to the slot of element `p` of target `t`.
@@ -308,31 +321,14 @@ WEFT_FUNC void det_add(Ctx& ctx, DetTarget* t, const T* p, T v) {
     }
     const Digits d = digits<T>(s);
     i64* slot_words = t->words + slot * Exact<T>::kWords;
-    u32* slot_flags = t->flags + slot;
-#if defined(__CUDACC__) && __CUDA_ARCH__ >= 800
-    // Lanes that add to the same slot first sum their digits exactly (as 16-bit halves, so the
-    // 32-bit warp reductions cannot overflow); one lane then issues the atomics.
-    const unsigned active = __activemask();
-    const unsigned peers = __match_any_sync(active, reinterpret_cast<unsigned long long>(slot_words));
-    if (__popc(peers) > 1) {
-        const int lo = static_cast<int>(__reduce_min_sync(peers, static_cast<unsigned>(d.first)));
-        const int hi = static_cast<int>(__reduce_max_sync(peers, static_cast<unsigned>(d.first))) +
-                       (sizeof(T) == 4 ? 1 : 2);
-        const bool leader = (threadIdx.x & 31) == static_cast<unsigned>(__ffs(peers) - 1);
-        for (int k = lo; k <= hi && k < Exact<T>::kWords; ++k) {
-            const int j = k - d.first;
-            const i64 mine = (j >= 0 && j < 3) ? d.d[j] : 0;
-            const unsigned low_sum = __reduce_add_sync(peers, static_cast<unsigned>(mine & 0xffff));
-            const int high_sum =
-                static_cast<int>(__reduce_add_sync(peers, static_cast<unsigned>(mine >> 16)));
-            const i64 total = static_cast<i64>(high_sum) * 65536 + static_cast<i64>(low_sum);
-            if (leader && total != 0) add_digit<T>(ctx, t, slot_words, slot_flags, k, total);
-        }
-        return;
+    if (t->carrying) {
+        u32* slot_flags = t->flags + slot;
+        add_digits<T>(slot_words, d, [&](int k, i64 total) {
+            add_carrying(slot_words, k, Exact<T>::kWords, total, slot_flags);
+        });
+    } else {
+        add_digits<T>(slot_words, d, [&](int k, i64 total) { add_digit(ctx, slot_words, k, total); });
     }
-#endif
-    for (int k = 0; k < 3; ++k)
-        if (d.d[k] != 0) add_digit<T>(ctx, t, slot_words, slot_flags, d.first + k, d.d[k]);
 }
 
 // Order-preserving integer keys: a < b under the total order iff key(a) < key(b).

@@ -1,11 +1,17 @@
 // Deterministic state and launch snapshots sized by the elements a view reaches, not by the
 // addresses it spans; state that cannot be allocated is a weft::Error naming the target.
+// clang-format off
+#include "device/prelude.h"
+#include "device/deterministic.h"
+// clang-format on
+
 #include <gtest/gtest.h>
 #include <sys/resource.h>
 #include <unistd.h>
 
 #include <cstdio>
 #include <functional>
+#include <random>
 #include <string>
 
 #include "runtime/det/accumulation.hpp"
@@ -40,6 +46,36 @@ TEST(DeterministicState, AColumnHasOneSlotPerElement) {
     // A broadcast view reaches only the elements of what it broadcasts.
     auto column = weft::empty<float>({3, 1}, weft::Device::cpu());
     EXPECT_EQ(slots_for(column.broadcast({3, 1 << 30})), 3);
+}
+
+// A sparse view's slot comes from its element's address by multiplying with rounded inverses of
+// the strides: exact for every index, up to offsets of 2^47 bytes and odd strides.
+TEST(DeterministicState, SlotsOfSparseViewsAreExactForLargeOffsets) {
+    wf::DetTarget t{};
+    t.dims = 3;
+    // 196 * RN(1 / 196) is below 1: without the correction, element 1 would be read as 0.
+    // (Each stride passes the reach of the dimensions after it, as the runtime's maps do.)
+    const wf::i64 strides[3] = {(wf::i64{1} << 39) + 12, 196 * 200003, 196};
+    const wf::i64 extents[3] = {256, 8000, 200000};
+    for (int d = 0; d < 3; ++d) {
+        t.stride[d] = strides[d];
+        t.extent[d] = extents[d];
+        t.inverse[d] = 1.0 / static_cast<double>(strides[d]);
+    }
+    std::mt19937_64 rng(7);
+    for (int n = 0; n < 200000; ++n) {
+        wf::i64 index[3];
+        wf::i64 offset = 0;
+        for (int d = 0; d < 3; ++d) {
+            // Mostly random; often at the ends of a dimension, where rounding goes wrong first.
+            const auto pick = static_cast<wf::i64>(rng() % static_cast<uint64_t>(extents[d]));
+            index[d] = n % 3 == 0 ? extents[d] - 1 - (pick % 2) : pick;
+            offset += index[d] * strides[d];
+        }
+        const wf::i64 want = (index[0] * extents[1] + index[1]) * extents[2] + index[2];
+        ASSERT_EQ(wf::slot_of(&t, t.base + offset, 4), want) << "offset " << offset;
+        ASSERT_EQ(wf::slot_address(t, want, 4), t.base + offset);
+    }
 }
 
 // How a view's (i, j) reaches its base array's elements.

@@ -57,6 +57,7 @@ void initialise(const TargetPlan& p, Storage& s, const LaunchSite& site) {
     for (int d = 0; d < 4; ++d) {
         s.state.stride[d] = m.stride[d];
         s.state.extent[d] = m.extent[d];
+        s.state.inverse[d] = m.stride[d] != 0 ? 1.0 / static_cast<double>(m.stride[d]) : 0.0;
     }
     if (p.records) {
         s.records = Zeroed<wf::u64>(p, p.capacity, site);

@@ -23,6 +23,7 @@ struct TargetState {
     int32_t carrying;
     int64_t stride[4];
     int64_t extent[4];
+    double inverse[4];
     int64_t* words;
     uint32_t* flags;
     uint64_t* records;
@@ -208,6 +209,7 @@ private:
         for (int d = 0; d < 4; ++d) {
             t.value.stride[d] = m.stride[d];
             t.value.extent[d] = m.extent[d];
+            t.value.inverse[d] = m.stride[d] != 0 ? 1.0 / static_cast<double>(m.stride[d]) : 0.0;
         }
         const bool add = p.target.family == ir::AtomicOp::Add;
         if (p.records || p.carrying) {
