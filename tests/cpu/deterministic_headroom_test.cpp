@@ -13,6 +13,7 @@
 #include <limits>
 
 #include "runtime/det/accumulation.hpp"
+#include "runtime/memory.hpp"
 #include "support/test_device.hpp"
 
 namespace {
@@ -135,6 +136,36 @@ TEST(DigitWords, LaunchesThatMayReachTheHeadroomCarry) {
     EXPECT_FALSE(carrying(2, false, (int64_t{1} << 30) - 1));
     EXPECT_TRUE(carrying(2, false, int64_t{1} << 30)) << "2^31 contributions";
     EXPECT_TRUE(carrying(1, true, 1)) << "a data-dependent loop";
+}
+
+// A slot whose running sum left the words' range (its top word flagged, which takes some 2^42
+// contributions of the largest float, so it is set here by hand) is reported at the resolve,
+// naming the array; the target keeps its value.
+TEST(DeterministicHeadroom, ASumBeyondTheWordsRangeIsReported) {
+    const weft::Device dev = weft::test::test_device();
+    weft::ir::DetTarget target;
+    target.dynamic = true;  // carrying
+    auto out = weft::full<float>(8, 1.5f, dev);
+    const weft::runtime::det::LaunchSite site{"huge_sums", "huge.cpp", 7, 8};
+    auto accumulation = weft::runtime::det::prepare(
+        dev, weft::runtime::det::plan({target}, {&out}, {"out"}, weft::Options{}, site), site);
+    wf::DetTarget state{};
+    weft::detail::copy_bytes(&state, weft::Device::cpu(), accumulation->state(0), dev, sizeof state);
+    ASSERT_EQ(state.carrying, 1);
+    const wf::u32 flag = wf::kFlagOverflow;
+    weft::detail::copy_bytes(state.flags + 3, dev, &flag, weft::Device::cpu(), sizeof flag);
+    std::string message;
+    try {
+        accumulation->resolve();
+        weft::synchronize(dev);  // a GPU reports at the next synchronization
+    } catch (const weft::Error& e) {
+        message = e.what();
+    }
+    EXPECT_NE(message.find("huge.cpp:7"), std::string::npos) << message;
+    EXPECT_NE(message.find("sum of 1 element(s) of array 'out' went beyond the exact accumulator's range"),
+              std::string::npos)
+        << message;
+    EXPECT_EQ(out.to_vector(), std::vector<float>(8, 1.5f));
 }
 
 // The case, through a launch: more than 2^31 additions of a heavy value to one element
