@@ -173,6 +173,26 @@ size_t address_space_in_use() {
     return pages * static_cast<size_t>(sysconf(_SC_PAGESIZE));
 }
 
+// The message of what `launch` throws with the address space limited to `headroom` bytes more
+// than is in use ("not a weft::Error: ..." for any other exception; empty when nothing is thrown).
+std::string error_with_address_space(size_t headroom, const std::function<void()>& launch) {
+    rlimit saved{};
+    if (getrlimit(RLIMIT_AS, &saved) != 0) return "getrlimit failed";
+    rlimit limited = saved;
+    limited.rlim_cur = address_space_in_use() + headroom;
+    if (setrlimit(RLIMIT_AS, &limited) != 0) return "setrlimit failed";
+    std::string message;
+    try {
+        launch();
+    } catch (const weft::Error& e) {
+        message = e.what();
+    } catch (const std::exception& e) {
+        message = std::string("not a weft::Error: ") + e.what();
+    }
+    setrlimit(RLIMIT_AS, &saved);
+    return message;
+}
+
 // With the address space limited, state for 4 M float32 elements (300 MB) cannot be allocated:
 // the launch reports it, naming the array, and leaves the array as it was.
 TEST(DeterministicState, StateThatCannotBeAllocatedIsAnErrorNamingTheTarget) {
@@ -181,24 +201,28 @@ TEST(DeterministicState, StateThatCannotBeAllocatedIsAnErrorNamingTheTarget) {
     auto add = m.kernel("add_one", {"totals"}, [](Array<float> totals) { totals[weft::tid()] += 1.0f; });
     auto totals = weft::zeros<float>(1 << 22, weft::Device::cpu());
     m.compile(weft::Device::cpu());
-    rlimit saved{};
-    ASSERT_EQ(getrlimit(RLIMIT_AS, &saved), 0);
-    rlimit limited = saved;
-    limited.rlim_cur = address_space_in_use() + (size_t{64} << 20);
-    ASSERT_EQ(setrlimit(RLIMIT_AS, &limited), 0);
-    std::string message;
-    try {
-        weft::launch(add, 4, totals);
-    } catch (const weft::Error& e) {
-        message = e.what();
-    } catch (const std::exception& e) {
-        message = std::string("not a weft::Error: ") + e.what();
-    }
-    ASSERT_EQ(setrlimit(RLIMIT_AS, &saved), 0);
+    const std::string message =
+        error_with_address_space(size_t{64} << 20, [&] { weft::launch(add, 4, totals); });
     EXPECT_NE(message.find("cannot allocate the deterministic state for array 'totals'"), std::string::npos)
         << message;
     EXPECT_NE(message.find("add_one"), std::string::npos) << message;
     EXPECT_EQ(totals.to_vector(), std::vector<float>(1 << 22, 0.0f));
+}
+
+// The records strategy's grouping on the CPU needs memory per element of the target (16 M
+// float64 elements: 64 MB); without it the launch reports it, naming the array.
+TEST(DeterministicState, RecordGroupingThatCannotBeAllocatedIsAnErrorNamingTheTarget) {
+    WEFT_SKIP_UNLESS_CPU();
+    weft::Module m{
+        "grouping_allocation",
+        {.deterministic = Deterministic::RunToRun, .deterministic_strategy = DeterministicStrategy::Records}};
+    auto add = m.kernel("add_one", {"totals"}, [](Array<double> totals) { totals[weft::tid()] += 1.0; });
+    auto totals = weft::zeros<double>(1 << 24, weft::Device::cpu());
+    m.compile(weft::Device::cpu());
+    const std::string message =
+        error_with_address_space(size_t{32} << 20, [&] { weft::launch(add, 4, totals); });
+    EXPECT_NE(message.find("cannot allocate the deterministic state for array 'totals'"), std::string::npos)
+        << message;
 }
 
 }  // namespace

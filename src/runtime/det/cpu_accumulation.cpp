@@ -8,6 +8,7 @@
 #include "runtime/det/cpu_accumulation.hpp"
 
 #include <cstdlib>
+#include <new>
 
 #include "weft/error.hpp"
 
@@ -170,10 +171,15 @@ public:
         }
         for (size_t i = 0; i < plans_.size(); ++i) {
             if (plans_[i].shared_with >= 0) continue;
-            if (plans_[i].target.dtype == DType::Float32)
-                resolve_target<float>(plans_[i], storage_[i]);
-            else
-                resolve_target<double>(plans_[i], storage_[i]);
+            try {  // (the records strategy groups its records in memory of its own)
+                if (plans_[i].target.dtype == DType::Float32)
+                    resolve_target<float>(plans_[i], storage_[i]);
+                else
+                    resolve_target<double>(plans_[i], storage_[i]);
+            } catch (const std::bad_alloc&) {
+                state_allocation_failed(plans_[i], "host memory for grouping its records is not available",
+                                        site_);
+            }
         }
     }
 
