@@ -45,7 +45,8 @@ namespace detail {
 std::string floating_text(double value);
 // Throws the weft::Error for scalar argument `index`, given as `value`, which its parameter's
 // type cannot hold: it names the kernel, the argument and the launch's line.
-[[noreturn]] void reject_scalar(const KernelState& kernel, const Dim& dim, size_t index, const std::string& value);
+[[noreturn]] void reject_scalar(const KernelState& kernel, const Dim& dim, size_t index,
+                                const std::string& value);
 }  // namespace detail
 
 // Launches with arguments whose types are checked at run time (count, kind, dtype, dimensions,

@@ -76,7 +76,8 @@ void reject_scalar(const KernelState& kernel, const Dim& dim, size_t index, cons
         case DType::UInt64: holds = "whole numbers from 0 to 18446744073709551615"; break;
         default:
             holds = std::string("finite values up to ") +
-                    (dtype == DType::Float32 ? "3.40282347e+38" : "1.7976931348623157e+308") + " in magnitude";
+                    (dtype == DType::Float32 ? "3.40282347e+38" : "1.7976931348623157e+308") +
+                    " in magnitude";
     }
     throw Error("argument " + std::to_string(index) + " ('" + body.param_names.at(index) + "') is " + value +
                     ", which its " + name + " parameter cannot hold (" + name + " holds " + holds +
@@ -227,7 +228,12 @@ void launch(const detail::KernelState& kernel, const Dim& dim, const std::vector
         // Errors of earlier launches surface now, not as this launch's failure.
         if (options.deterministic_debug && !target.is_cpu()) synchronize(target);
     }
-    if (!found_at_launch && (may_overflow || diverges_late)) site.written = written_names();
+    // (A carrying sum that leaves the exact range is not undone: it takes some 2^42 of the
+    // largest contributions, too rare to copy every written array of every such launch for.)
+    const bool may_leave_range =
+        std::any_of(target_plans.begin(), target_plans.end(), [](const auto& p) { return p.carrying; });
+    if (!found_at_launch && (may_overflow || diverges_late || may_leave_range))
+        site.written = written_names();
 
     std::unique_ptr<runtime::det::Accumulation> accumulation;
     if (!target_plans.empty()) {

@@ -40,16 +40,15 @@ void DeviceModule::throw_fault(size_t function, const FaultRecord& fault) const 
     const codegen::AccessSite& site = generated_.sites.at(static_cast<size_t>(fault.site));
     const auto counted = counting_names_.find(site.function);
     const std::string& where = counted == counting_names_.end() ? site.function : counted->second;
-    throw Error(
-        "index " + std::to_string(fault.index) + " is out of bounds for dimension " +
-            std::to_string(fault.dim + site.dim_offset) + " of array '" + site.array + "' (extent " +
-            std::to_string(fault.extent) +
-            (fault.index < 0
-                 ? "; a negative index counts from the end, down to -" + std::to_string(fault.extent)
-                 : "") +
-            ")" + (where != function_names_[function] ? " in function '" + where + "'" : "") +
-            "; the launch was undone, so the arrays hold their values from before it",
-        function_names_[function], site.file, site.line);
+    throw Error("index " + std::to_string(fault.index) + " is out of bounds for dimension " +
+                    std::to_string(fault.dim + site.dim_offset) + " of array '" + site.array + "' (extent " +
+                    std::to_string(fault.extent) +
+                    (fault.index < 0
+                         ? "; a negative index counts from the end, down to -" + std::to_string(fault.extent)
+                         : "") +
+                    ")" + (where != function_names_[function] ? " in function '" + where + "'" : "") +
+                    "; the launch was undone, so the arrays hold their values from before it",
+                function_names_[function], site.file, site.line);
 }
 
 void DeviceModule::report(const Options& options, const char* device, double ms) {

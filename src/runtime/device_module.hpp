@@ -64,7 +64,7 @@ protected:
     void report(const Options& options, const char* device, double ms);
 
     std::string module_name_;
-    std::vector<std::string> function_names_;  // per function of the program, as users know them
+    std::vector<std::string> function_names_;            // per function of the program, as users know them
     std::map<std::string, std::string> counting_names_;  // a counting-pass function -> its original
     codegen::Generated generated_;
     bool from_cache_ = false;

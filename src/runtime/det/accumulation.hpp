@@ -80,7 +80,7 @@ std::vector<TargetPlan> plan(const std::vector<ir::DetTarget>& targets,
 // The message for a launch whose records overflowed.
 std::string overflow_message(const TargetPlan& plan, uint64_t emitted, const LaunchSite& site);
 // The message for a launch in which `slots` elements' running sums left the exact range.
-std::string range_message(const TargetPlan& plan, uint64_t slots);
+std::string range_message(const TargetPlan& plan, uint64_t slots, const LaunchSite& site);
 
 // The bytes of `count` items of `size` bytes each, or a weft::Error naming the target when that
 // exceeds what memory can hold.

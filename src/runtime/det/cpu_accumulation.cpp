@@ -167,7 +167,7 @@ public:
                 throw Error(overflow_message(plans_[i], storage_[i].cursor, site_), site_.kernel, site_.file,
                             site_.line);
             if (const uint64_t n = out_of_range(plans_[i], storage_[i]))
-                throw Error(range_message(plans_[i], n), site_.kernel, site_.file, site_.line);
+                throw Error(range_message(plans_[i], n, site_), site_.kernel, site_.file, site_.line);
         }
         for (size_t i = 0; i < plans_.size(); ++i) {
             if (plans_[i].shared_with >= 0) continue;

@@ -273,7 +273,7 @@ private:
             if (records && count > static_cast<uint64_t>(plan.capacity))
                 throw Error(overflow_message(plan, count, site), site.kernel, site.file, site.line);
             if (!records && count != 0)
-                throw Error(range_message(plan, count), site.kernel, site.file, site.line);
+                throw Error(range_message(plan, count, site), site.kernel, site.file, site.line);
         });
     }
 
