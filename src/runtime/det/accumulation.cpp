@@ -78,7 +78,7 @@ SlotMap slot_map(const AnyArray& array) {
         if (array.shape()[d] > 1 && array.stride(d) != 0)
             runs.push_back({std::abs(array.stride(d)), array.shape()[d]});
     std::sort(runs.begin(), runs.end(), [](const Run& a, const Run& b) { return a.stride > b.stride; });
-    // A dimension that continues the next one without a gap joins it (fewer divisions).
+    // A dimension that continues the next one without a gap joins it (less work per address).
     for (size_t d = runs.size(); d-- > 1;) {
         if (runs[d - 1].stride == runs[d].stride * runs[d].extent) {
             runs[d - 1] = {runs[d].stride, runs[d].extent * runs[d - 1].extent};
