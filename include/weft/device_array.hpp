@@ -13,21 +13,27 @@
 
 namespace weft {
 
-// The extents of an array of 1 to 4 dimensions.
+// The extents of an array of 1 to 4 dimensions, holding at most 2^63 - 1 elements.
 struct Shape {
     int ndim = 1;
     int64_t dims[4] = {0, 1, 1, 1};
 
-    Shape(int64_t n);  // NOLINT(google-explicit-constructor): `zeros<float>(16)` reads well
-    Shape(std::initializer_list<int64_t> extents);
+    // NOLINTNEXTLINE(google-explicit-constructor): `zeros<float>(16)` reads well
+    Shape(int64_t n, std::source_location s = std::source_location::current());
+    Shape(std::initializer_list<int64_t> extents, std::source_location s = std::source_location::current());
+    // The number of elements (weft::Error if `dims` were changed to a product past 2^63 - 1).
     int64_t size() const;
     int64_t operator[](int d) const { return dims[d]; }
     friend bool operator==(const Shape& a, const Shape& b);
 };
 
+class AnyArray;
+
 namespace detail {
 struct Allocation;
-}
+// `a` with each broadcast dimension (stride 0) cut to extent 1: the same elements, each once.
+AnyArray without_broadcast(const AnyArray& a);
+}  // namespace detail
 
 // As a slice's `stop`: through the end of the dimension (Python's `a[start::step]`).
 inline constexpr int64_t to_end = INT64_MAX;
@@ -53,7 +59,10 @@ struct ViewIndex {
 class AnyArray {
 public:
     AnyArray() = default;
-    AnyArray(DType dtype, const Shape& shape, Device device);
+    // Throws weft::Error, naming the caller's line, when the array's bytes exceed what memory can
+    // address or cannot be allocated.
+    AnyArray(DType dtype, const Shape& shape, Device device,
+             std::source_location s = std::source_location::current());
 
     bool valid() const { return allocation_ != nullptr; }
     DType dtype() const { return dtype_; }
@@ -106,6 +115,7 @@ protected:
 
 private:
     friend bool may_share_memory(const AnyArray& a, const AnyArray& b);
+    friend AnyArray detail::without_broadcast(const AnyArray& a);
 };
 
 // Whether some element of `a` and some element of `b` may be the same memory (the arrays share
@@ -127,11 +137,13 @@ template <ElementType T>
 class DeviceArray : public AnyArray {
 public:
     DeviceArray() = default;
-    DeviceArray(const Shape& shape, Device device) : AnyArray(dtype_of<T>, shape, device) {}
+    DeviceArray(const Shape& shape, Device device, std::source_location s = std::source_location::current())
+        : AnyArray(dtype_of<T>, shape, device, s) {}
 
     void fill_(T value) {
-        std::vector<detail::HostElement<T>> host(static_cast<size_t>(size()), value);
-        copy_from_host(host.data(), host.size() * sizeof(T));
+        AnyArray reached = detail::without_broadcast(*this);  // each element once
+        std::vector<detail::HostElement<T>> host(static_cast<size_t>(reached.size()), value);
+        reached.copy_from_host(host.data(), host.size() * sizeof(T));
     }
     DeviceArray<T> to(Device device) const {
         DeviceArray<T> out(shape(), device);
@@ -173,30 +185,34 @@ private:
 
 // Uninitialised contents.
 template <ElementType T>
-DeviceArray<T> empty(const Shape& shape, Device device = default_device()) {
-    return DeviceArray<T>(shape, device);
+DeviceArray<T> empty(const Shape& shape, Device device = default_device(),
+                     std::source_location s = std::source_location::current()) {
+    return DeviceArray<T>(shape, device, s);
 }
 template <ElementType T>
-DeviceArray<T> zeros(const Shape& shape, Device device = default_device()) {
-    DeviceArray<T> a(shape, device);
+DeviceArray<T> zeros(const Shape& shape, Device device = default_device(),
+                     std::source_location s = std::source_location::current()) {
+    DeviceArray<T> a(shape, device, s);
     a.zero_();
     return a;
 }
 template <ElementType T>
-DeviceArray<T> full(const Shape& shape, T value, Device device = default_device()) {
-    DeviceArray<T> a(shape, device);
+DeviceArray<T> full(const Shape& shape, T value, Device device = default_device(),
+                    std::source_location s = std::source_location::current()) {
+    DeviceArray<T> a(shape, device, s);
     a.fill_(value);
     return a;
 }
 template <ElementType T>
-DeviceArray<T> ones(const Shape& shape, Device device = default_device()) {
-    return full<T>(shape, T(1), device);
+DeviceArray<T> ones(const Shape& shape, Device device = default_device(),
+                    std::source_location s = std::source_location::current()) {
+    return full<T>(shape, T(1), device, s);
 }
 // A 1-D array holding `values`, or an array of `shape` (whose size must match).
 template <ElementType T>
-DeviceArray<T> from_vector(const std::vector<T>& values, const Shape& shape,
-                           Device device = default_device()) {
-    DeviceArray<T> a(shape, device);
+DeviceArray<T> from_vector(const std::vector<T>& values, const Shape& shape, Device device = default_device(),
+                           std::source_location s = std::source_location::current()) {
+    DeviceArray<T> a(shape, device, s);
     if constexpr (std::is_same_v<T, bool>) {
         const std::vector<uint8_t> bytes(values.begin(), values.end());
         a.copy_from_host(bytes.data(), bytes.size());
@@ -206,8 +222,9 @@ DeviceArray<T> from_vector(const std::vector<T>& values, const Shape& shape,
     return a;
 }
 template <ElementType T>
-DeviceArray<T> from_vector(const std::vector<T>& values, Device device = default_device()) {
-    return from_vector(values, Shape(static_cast<int64_t>(values.size())), device);
+DeviceArray<T> from_vector(const std::vector<T>& values, Device device = default_device(),
+                           std::source_location s = std::source_location::current()) {
+    return from_vector(values, Shape(static_cast<int64_t>(values.size()), s), device, s);
 }
 
 }  // namespace weft

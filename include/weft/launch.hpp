@@ -1,8 +1,13 @@
 // Launching kernels: weft::launch(kernel, dim, args...), checked at compile and run time.
 #pragma once
 
+#include <cmath>
 #include <initializer_list>
+#include <limits>
 #include <source_location>
+#include <string>
+#include <type_traits>
+#include <utility>
 #include <variant>
 #include <vector>
 
@@ -35,6 +40,15 @@ ScalarArg scalar_arg(T value) {
 
 using LaunchArg = std::variant<AnyArray, ScalarArg>;
 
+namespace detail {
+// "1e+300": a floating-point argument's value, for errors.
+std::string floating_text(double value);
+// Throws the weft::Error for scalar argument `index`, given as `value`, which its parameter's
+// type cannot hold: it names the kernel, the argument and the launch's line.
+[[noreturn]] void reject_scalar(const KernelState& kernel, const Dim& dim, size_t index,
+                                const std::string& value);
+}  // namespace detail
+
 // Launches with arguments whose types are checked at run time (count, kind, dtype, dimensions,
 // device). The device is the arrays' device; with no array arguments, default_device().
 void launch(const detail::KernelState& kernel, const Dim& dim, const std::vector<LaunchArg>& args);
@@ -54,19 +68,60 @@ requires std::is_arithmetic_v<A>
 struct ArgFits<Scalar<T>, A> : std::true_type {
 };
 
+// Whether the C++ number `value` passed for a Scalar<T> parameter keeps its value as a T:
+// integers must be in T's range (and floating-point values for integer parameters whole),
+// and a finite value must stay finite in a narrower floating-point type. (Rounding to the
+// nearest float or double is not a change of value in this sense: 0.1 for a Float is fine.)
+template <ElementType T, class A>
+bool scalar_fits(A value) {
+    if constexpr (std::is_same_v<A, bool>) {
+        return true;
+    } else if constexpr (std::is_same_v<T, bool>) {
+        return value == A(0) || value == A(1);
+    } else if constexpr (std::is_integral_v<T> && std::is_integral_v<A>) {
+        using Wide = std::conditional_t<std::is_signed_v<A>, long long, unsigned long long>;
+        return std::in_range<T>(static_cast<Wide>(value));
+    } else if constexpr (std::is_integral_v<T>) {
+        // [lowest, 2^bits or 2^(bits - 1)): both bounds are powers of two, exact as long double.
+        constexpr long double half = static_cast<long double>(std::numeric_limits<T>::max() / 2 + 1);
+        constexpr long double end = std::is_signed_v<T> ? half * 2 : half * 4;
+        constexpr long double lowest = std::is_signed_v<T> ? -half * 2 : 0.0L;
+        const auto x = static_cast<long double>(value);
+        return x == std::trunc(x) && x >= lowest && x < end;
+    } else if constexpr (std::is_floating_point_v<A> && sizeof(A) > sizeof(T)) {
+        return !std::isfinite(value) || std::isfinite(static_cast<T>(value));
+    } else {
+        return true;
+    }
+}
+
+template <class A>
+std::string number_text(A value) {
+    if constexpr (std::is_same_v<A, bool>)
+        return value ? "true" : "false";
+    else if constexpr (std::is_floating_point_v<A>)
+        return floating_text(static_cast<double>(value));
+    else if constexpr (std::is_signed_v<A>)
+        return std::to_string(static_cast<long long>(value));
+    else
+        return std::to_string(static_cast<unsigned long long>(value));
+}
+
 template <class P, class A>
-LaunchArg to_launch_arg(const A& a) {
+LaunchArg to_launch_arg(const KernelState& kernel, const Dim& dim, size_t index, const A& a) {
     if constexpr (IsArray<P>::value) {
         return static_cast<const AnyArray&>(a);
     } else {
-        return scalar_arg(static_cast<typename P::value_type>(a));
+        using T = typename P::value_type;
+        if (!scalar_fits<T>(a)) reject_scalar(kernel, dim, index, number_text(a));
+        return scalar_arg(static_cast<T>(a));
     }
 }
 
 }  // namespace detail
 
 // Launches `kernel` over `dim` threads. Argument count and kinds are checked at compile time;
-// shapes and devices at run time.
+// shapes, devices and whether each scalar's value fits its parameter's type at run time.
 template <class... P, class... A>
 void launch(const Kernel<P...>& kernel, const Dim& dim, const A&... args) {
     static_assert(sizeof...(P) == sizeof...(A),
@@ -74,7 +129,8 @@ void launch(const Kernel<P...>& kernel, const Dim& dim, const A&... args) {
     static_assert((detail::ArgFits<P, std::remove_cvref_t<A>>::value && ...),
                   "weft::launch: an argument does not fit its parameter: an Array<T, N> takes a "
                   "DeviceArray<T> (or AnyArray), a Scalar<T> takes a C++ number");
-    launch(*kernel.state(), dim, {detail::to_launch_arg<P>(args)...});
+    size_t index = 0;  // (a braced list is evaluated in order)
+    launch(*kernel.state(), dim, {detail::to_launch_arg<P>(*kernel.state(), dim, index++, args)...});
 }
 
 }  // namespace weft

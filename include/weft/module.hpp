@@ -159,9 +159,11 @@ public:
 
     const std::string& name() const;
     Options options() const;
-    // Changes options; the module recompiles at its next launch.
-    void set_options(const OptionsPatch& patch);
-    void set_option(std::string_view name, const OptionValue& value);
+    // Changes options; the module recompiles at its next launch. A bad name or value is a
+    // weft::Error naming the module and the caller's line.
+    void set_options(const OptionsPatch& patch, std::source_location s = std::source_location::current());
+    void set_option(std::string_view name, const OptionValue& value,
+                    std::source_location s = std::source_location::current());
 
     // Defines a kernel from a lambda whose parameters are weft::Array / weft::Scalar values.
     // `param_names` name the parameters in errors and printed IR (default arg0, arg1, ...).

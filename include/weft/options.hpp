@@ -3,6 +3,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <source_location>
 #include <string>
 #include <string_view>
 #include <variant>
@@ -67,16 +68,22 @@ struct OptionsPatch {
 // command lines). A value of the wrong kind for its option is an error, never coerced.
 using OptionValue = std::variant<bool, int64_t, double, std::string, Deterministic, DeterministicStrategy>;
 
-// Validates `patch` against `base` and returns the result; throws weft::Error on bad values.
-Options apply(const Options& base, const OptionsPatch& patch);
-// Sets one option by name on `options`; throws weft::Error for an unknown name or a bad value.
-void set_option(Options& options, std::string_view name, const OptionValue& value);
+// Each function below throws weft::Error for an unknown name or a bad value, naming the
+// caller's line.
+
+// Validates `patch` against `base` and returns the result.
+Options apply(const Options& base, const OptionsPatch& patch,
+              std::source_location s = std::source_location::current());
+// Sets one option by name on `options`.
+void set_option(Options& options, std::string_view name, const OptionValue& value,
+                std::source_location s = std::source_location::current());
 
 // The process-wide defaults (the spec's `wp.config`). Thread-safe copies in and out.
 Options config();
-void set_config(const OptionsPatch& patch);
+void set_config(const OptionsPatch& patch, std::source_location s = std::source_location::current());
 // Replaces the whole config (validated), e.g. to restore a copy taken with config().
-void replace_config(const Options& options);
-void set_config_option(std::string_view name, const OptionValue& value);
+void replace_config(const Options& options, std::source_location s = std::source_location::current());
+void set_config_option(std::string_view name, const OptionValue& value,
+                       std::source_location s = std::source_location::current());
 
 }  // namespace weft

@@ -2,6 +2,7 @@
 #include "weft/launch.hpp"
 
 #include <algorithm>
+#include <cstdio>
 #include <optional>
 
 #include "api/module_state.hpp"
@@ -36,10 +37,14 @@ std::string describe(const LaunchArg& a) {
     return std::string("a ") + std::to_string(arr.ndim()) + "-D array of " + dtype_name(arr.dtype());
 }
 
-// A copy of the arrays a launch may write, put back if the launch faults.
+// A copy of the arrays a launch may write, put back if the launch faults. A broadcast view is
+// copied once per element it reaches, not once per index.
 class Snapshot {
 public:
-    void add(const AnyArray& a) { saved_.push_back({a, a.to(a.device())}); }
+    void add(const AnyArray& a) {
+        const AnyArray reached = detail::without_broadcast(a);
+        saved_.push_back({reached, reached.to(reached.device())});
+    }
     void restore() {
         for (auto& [array, copy] : saved_) weft::copy(array, copy);
     }
@@ -49,6 +54,38 @@ private:
 };
 
 }  // namespace
+
+namespace detail {
+
+std::string floating_text(double value) {
+    char text[32];
+    std::snprintf(text, sizeof text, "%.17g", value);
+    return text;
+}
+
+void reject_scalar(const KernelState& kernel, const Dim& dim, size_t index, const std::string& value) {
+    const TraceBody& body = *kernel.body;
+    const DType dtype = body.params.at(index).dtype;
+    const char* const name = dtype_name(dtype);
+    std::string holds;
+    switch (dtype) {
+        case DType::Bool: holds = "false or true (0 or 1)"; break;
+        case DType::Int32: holds = "whole numbers from -2147483648 to 2147483647"; break;
+        case DType::UInt32: holds = "whole numbers from 0 to 4294967295"; break;
+        case DType::Int64: holds = "whole numbers from -9223372036854775808 to 9223372036854775807"; break;
+        case DType::UInt64: holds = "whole numbers from 0 to 18446744073709551615"; break;
+        default:
+            holds = std::string("finite values up to ") +
+                    (dtype == DType::Float32 ? "3.40282347e+38" : "1.7976931348623157e+308") +
+                    " in magnitude";
+    }
+    throw Error("argument " + std::to_string(index) + " ('" + body.param_names.at(index) + "') is " + value +
+                    ", which its " + name + " parameter cannot hold (" + name + " holds " + holds +
+                    "); pass a value in that range, or declare the parameter with a type that holds it",
+                body.name, dim.loc.file, dim.loc.line);
+}
+
+}  // namespace detail
 
 Dim::Dim(int64_t n, std::source_location s) : ndim(1), dims{n, 1, 1, 1}, loc(detail::Loc::from(s)) {}
 
@@ -191,7 +228,12 @@ void launch(const detail::KernelState& kernel, const Dim& dim, const std::vector
         // Errors of earlier launches surface now, not as this launch's failure.
         if (options.deterministic_debug && !target.is_cpu()) synchronize(target);
     }
-    if (!found_at_launch && (may_overflow || diverges_late)) site.written = written_names();
+    // (A carrying sum that leaves the exact range is not undone: it takes some 2^42 of the
+    // largest contributions, too rare to copy every written array of every such launch for.)
+    const bool may_leave_range =
+        std::any_of(target_plans.begin(), target_plans.end(), [](const auto& p) { return p.carrying; });
+    if (!found_at_launch && (may_overflow || diverges_late || may_leave_range))
+        site.written = written_names();
 
     std::unique_ptr<runtime::det::Accumulation> accumulation;
     if (!target_plans.empty()) {

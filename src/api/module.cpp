@@ -148,16 +148,24 @@ Options Module::options() const {
     return state_->options;
 }
 
-void Module::set_options(const OptionsPatch& patch) {
+void Module::set_options(const OptionsPatch& patch, std::source_location s) {
     detail::StateLock lock(*state_, "set_options()");
-    state_->options = apply(state_->options, patch);
+    try {
+        state_->options = apply(state_->options, patch, s);
+    } catch (const Error& e) {
+        throw Error("module '" + state_->name + "': " + e.message(), "", e.file(), e.line());
+    }
     state_->lowered.reset();
     state_->compiled.clear();
 }
 
-void Module::set_option(std::string_view name, const OptionValue& value) {
+void Module::set_option(std::string_view name, const OptionValue& value, std::source_location s) {
     detail::StateLock lock(*state_, "set_option()");
-    weft::set_option(state_->options, name, value);
+    try {
+        weft::set_option(state_->options, name, value, s);
+    } catch (const Error& e) {
+        throw Error("module '" + state_->name + "': " + e.message(), "", e.file(), e.line());
+    }
     state_->lowered.reset();
     state_->compiled.clear();
 }

@@ -78,6 +78,32 @@ DeterministicStrategy parse_strategy(std::string_view name, const OptionValue& v
                 kind_name(v));
 }
 
+// Runs `f`; an error it throws without a source line gets the caller's.
+template <class F>
+auto at_line(const std::source_location& s, F f) {
+    try {
+        return f();
+    } catch (const Error& e) {
+        if (!e.file().empty()) throw;
+        throw Error(e.message(), e.kernel(), s.file_name(), s.line());
+    }
+}
+
+Options apply_patch(const Options& base, const OptionsPatch& p) {
+    Options o = base;
+    if (p.deterministic) o.deterministic = *p.deterministic;
+    if (p.deterministic_strategy) o.deterministic_strategy = *p.deterministic_strategy;
+    if (p.deterministic_max_records) o.deterministic_max_records = *p.deterministic_max_records;
+    if (p.deterministic_debug) o.deterministic_debug = *p.deterministic_debug;
+    if (p.bounds_check) o.bounds_check = *p.bounds_check;
+    if (p.optimization_level) o.optimization_level = *p.optimization_level;
+    if (p.block_dim) o.block_dim = *p.block_dim;
+    if (p.debug) o.debug = *p.debug;
+    if (p.verbose) o.verbose = *p.verbose;
+    validate(o);
+    return o;
+}
+
 int to_int(std::string_view name, int64_t v) {
     if (v < INT32_MIN || v > INT32_MAX) throw Error("option '" + std::string(name) + "' is out of range");
     return static_cast<int>(v);
@@ -103,47 +129,38 @@ const char* strategy_name(DeterministicStrategy strategy) {
     return "invalid";
 }
 
-Options apply(const Options& base, const OptionsPatch& p) {
-    Options o = base;
-    if (p.deterministic) o.deterministic = *p.deterministic;
-    if (p.deterministic_strategy) o.deterministic_strategy = *p.deterministic_strategy;
-    if (p.deterministic_max_records) o.deterministic_max_records = *p.deterministic_max_records;
-    if (p.deterministic_debug) o.deterministic_debug = *p.deterministic_debug;
-    if (p.bounds_check) o.bounds_check = *p.bounds_check;
-    if (p.optimization_level) o.optimization_level = *p.optimization_level;
-    if (p.block_dim) o.block_dim = *p.block_dim;
-    if (p.debug) o.debug = *p.debug;
-    if (p.verbose) o.verbose = *p.verbose;
-    validate(o);
-    return o;
+Options apply(const Options& base, const OptionsPatch& patch, std::source_location s) {
+    return at_line(s, [&] { return apply_patch(base, patch); });
 }
 
-void set_option(Options& options, std::string_view name, const OptionValue& v) {
-    OptionsPatch p;
-    if (name == "deterministic")
-        p.deterministic = parse_mode(name, v);
-    else if (name == "deterministic_strategy")
-        p.deterministic_strategy = parse_strategy(name, v);
-    else if (name == "deterministic_max_records")
-        p.deterministic_max_records = expect<int64_t>(name, v, "an integer");
-    else if (name == "deterministic_debug")
-        p.deterministic_debug = expect<bool>(name, v, "a bool");
-    else if (name == "bounds_check")
-        p.bounds_check = expect<bool>(name, v, "a bool");
-    else if (name == "optimization_level")
-        p.optimization_level = to_int(name, expect<int64_t>(name, v, "an integer"));
-    else if (name == "block_dim")
-        p.block_dim = to_int(name, expect<int64_t>(name, v, "an integer"));
-    else if (name == "debug")
-        p.debug = expect<bool>(name, v, "a bool");
-    else if (name == "verbose")
-        p.verbose = expect<bool>(name, v, "a bool");
-    else
-        throw Error("unknown option '" + std::string(name) +
-                    "'; options are deterministic, deterministic_strategy, deterministic_max_records, "
-                    "deterministic_debug, "
-                    "bounds_check, optimization_level, block_dim, debug, verbose");
-    options = apply(options, p);
+void set_option(Options& options, std::string_view name, const OptionValue& v, std::source_location s) {
+    at_line(s, [&] {
+        OptionsPatch p;
+        if (name == "deterministic")
+            p.deterministic = parse_mode(name, v);
+        else if (name == "deterministic_strategy")
+            p.deterministic_strategy = parse_strategy(name, v);
+        else if (name == "deterministic_max_records")
+            p.deterministic_max_records = expect<int64_t>(name, v, "an integer");
+        else if (name == "deterministic_debug")
+            p.deterministic_debug = expect<bool>(name, v, "a bool");
+        else if (name == "bounds_check")
+            p.bounds_check = expect<bool>(name, v, "a bool");
+        else if (name == "optimization_level")
+            p.optimization_level = to_int(name, expect<int64_t>(name, v, "an integer"));
+        else if (name == "block_dim")
+            p.block_dim = to_int(name, expect<int64_t>(name, v, "an integer"));
+        else if (name == "debug")
+            p.debug = expect<bool>(name, v, "a bool");
+        else if (name == "verbose")
+            p.verbose = expect<bool>(name, v, "a bool");
+        else
+            throw Error("unknown option '" + std::string(name) +
+                        "'; options are deterministic, deterministic_strategy, deterministic_max_records, "
+                        "deterministic_debug, "
+                        "bounds_check, optimization_level, block_dim, debug, verbose");
+        options = apply_patch(options, p);
+    });
 }
 
 Options config() {
@@ -151,20 +168,20 @@ Options config() {
     return global_config;
 }
 
-void set_config(const OptionsPatch& patch) {
+void set_config(const OptionsPatch& patch, std::source_location s) {
     std::lock_guard lock(config_mutex);
-    global_config = apply(global_config, patch);
+    global_config = apply(global_config, patch, s);
 }
 
-void replace_config(const Options& options) {
-    validate(options);
+void replace_config(const Options& options, std::source_location s) {
+    at_line(s, [&] { validate(options); });
     std::lock_guard lock(config_mutex);
     global_config = options;
 }
 
-void set_config_option(std::string_view name, const OptionValue& value) {
+void set_config_option(std::string_view name, const OptionValue& value, std::source_location s) {
     std::lock_guard lock(config_mutex);
-    set_option(global_config, name, value);
+    set_option(global_config, name, value, s);
 }
 
 }  // namespace weft

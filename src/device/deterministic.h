@@ -4,32 +4,88 @@
 // A sum's contributions are split into 32-bit digits of a fixed-point number whose unit is the
 // smallest subnormal (2^-149 for float32, 2^-1074 for float64) and added with integer atomics
 // into 64-bit words, one word per digit, so the accumulation is exact and its result does not
-// depend on the order of the additions. Each word has 32 bits of headroom: 2^31 contributions
-// cannot overflow it. Infinities, NaNs and +0.0 are recorded as flags. The resolve pass adds the
-// target's initial value, propagates carries and rounds once, to nearest even.
+// depend on the order of the additions. A word gains less than 2^32 per contribution, so
+// 2^31 - 1 contributions cannot overflow it; a launch that cannot be shown to stay below that
+// (a data-dependent loop, or more contributions than that per target) carries: once a word's
+// magnitude reaches 2^62 its multiple of 2^32 moves into the next word, so no word overflows
+// however many contributions arrive. Infinities, NaNs and +0.0 are recorded as flags. The
+// resolve pass adds the target's initial value, propagates carries and rounds once, to nearest
+// even.
 //
 // Min and max map each value to an integer key whose order is a total order on floats
 // (-inf < ... < -0.0 < +0.0 < ... < +inf; a NaN wins both min and max) and use integer atomics
 // on a key per element; the resolve pass combines the winning key with the initial value.
+//
+// Each target element has a slot. A target whose elements lie densely (or nearly) has one slot
+// per element address from its lowest element; a sparse view (a column, a strided slice) has
+// one slot per element it can reach, found from the address by its strides.
 #pragma once
 
 namespace wf {
 
 // What a deterministic target's atomics write to; built by the runtime for each launch.
 struct DetTarget {
-    char* base;  // the address of accumulator slot 0 (the lowest element of the argument)
-    i64 count;   // slots, one per element address in the argument's span
-    i64* words;  // exact sums: count * words_per_slot digits, slot-major; min/max: count keys
-    u32* flags;  // exact sums: one per slot
+    char* base;  // the address of slot 0's element (the lowest element of the argument)
+    i64 count;   // slots
+    // How an element's address gives its slot: with dims == 0, one slot per element address
+    // from `base`; else the element's index along `dims` dimensions of the given byte strides
+    // (largest first, each larger than the reach of the ones after it) and extents, row-major.
+    i32 dims;
+    i32 carrying;  // exact sums: carry words into the next (the launch may overflow a word)
+    i64 stride[4];
+    i64 extent[4];
+    double inverse[4];  // 1 / stride, rounded: the division becomes a multiplication
+    i64* words;         // exact sums: count * words_per_slot digits, slot-major; min/max: count keys
+    u32* flags;         // exact sums: one per slot
     // The records strategy (sums): each contribution is appended as (slot, value bits) and
     // reduced per slot after the kernel. Null `records` selects the exact strategy.
     u64* records;
     u32* record_slots;
-    u64* cursor;  // records appended, including any beyond `capacity` (an overflow)
+    // Records appended, including any beyond `capacity` (an overflow); for exact sums that
+    // carry, the runtime's count of slots whose top word overflowed.
+    u64* cursor;
     i64 capacity;
 };
 
-enum : u32 { kFlagPosInf = 1, kFlagNegInf = 2, kFlagNan = 4, kFlagPosZero = 8 };
+// A sparse view's slot. Each index is the offset times the rounded inverse of the stride, then
+// corrected by one where the rounding crossed an integer: offsets are below 2^48, so the product
+// is within 2^-4 of the quotient. (A 64-bit integer division would be a call on a GPU, and its
+// registers would count against every kernel that accumulates.)
+WEFT_FUNC i64 slot_of(const DetTarget* t, const char* p, i64 element_size) {
+    i64 offset = p - t->base;
+    if (t->dims == 0) return offset / element_size;
+    i64 slot = 0;
+#if defined(__CUDACC__)
+#pragma unroll 1  // unrolled, the loop would take registers from every kernel that accumulates
+#endif
+    for (int d = 0; d < t->dims; ++d) {
+        i64 i = static_cast<i64>(static_cast<double>(offset) * t->inverse[d]);
+        offset -= i * t->stride[d];
+        if (offset < 0) {
+            --i;
+            offset += t->stride[d];
+        } else if (offset >= t->stride[d]) {
+            ++i;
+            offset -= t->stride[d];
+        }
+        slot = slot * t->extent[d] + i;
+    }
+    return slot;
+}
+
+WEFT_FUNC char* slot_address(const DetTarget& t, i64 slot, i64 element_size) {
+    if (t.dims == 0) return t.base + slot * element_size;
+    i64 offset = 0;
+    for (int d = t.dims - 1; d >= 0; --d) {
+        offset += (slot % t.extent[d]) * t.stride[d];
+        slot /= t.extent[d];
+    }
+    return t.base + offset;
+}
+
+// kFlagOverflow: a carrying slot's top word reached 2^62, a running sum far beyond the type's
+// range (2^169 for float32, 2^1068 for float64) that the words cannot follow exactly.
+enum : u32 { kFlagPosInf = 1, kFlagNegInf = 2, kFlagNan = 4, kFlagPosZero = 8, kFlagOverflow = 16 };
 
 template <class T>
 struct Exact;
@@ -108,12 +164,62 @@ WEFT_FUNC void add_word(i64* w, i64 v) {
 #endif
 }
 
+// Adds `v` to `*w` and returns the new value (two's complement wrap-around, never reached).
+WEFT_FUNC i64 add_word_fetch(i64* w, i64 v) {
+#if defined(__CUDACC__)
+    const u64 old = atomicAdd(reinterpret_cast<u64*>(w), static_cast<u64>(v));
+#else
+    const u64 old = static_cast<u64>(__atomic_fetch_add(w, v, __ATOMIC_RELAXED));
+#endif
+    return static_cast<i64>(old + static_cast<u64>(v));
+}
+
+// Replaces `*w` by `desired` if it holds `expected`; else sets `expected` to what it holds.
+WEFT_FUNC bool swap_word(i64* w, i64& expected, i64 desired) {
+#if defined(__CUDACC__)
+    const u64 seen =
+        atomicCAS(reinterpret_cast<u64*>(w), static_cast<u64>(expected), static_cast<u64>(desired));
+    const bool swapped = seen == static_cast<u64>(expected);
+    expected = static_cast<i64>(seen);
+    return swapped;
+#else
+    return __atomic_compare_exchange_n(w, &expected, desired, false, __ATOMIC_RELAXED, __ATOMIC_RELAXED);
+#endif
+}
+
 WEFT_FUNC void or_flag(u32* f, u32 v) {
 #if defined(__CUDACC__)
     atomicOr(f, v);
 #else
     __atomic_fetch_or(f, v, __ATOMIC_RELAXED);
 #endif
+}
+
+constexpr i64 kCarryAt = i64(1) << 62;
+
+// Adds `v` to word k of a slot's `limit` words, carrying: once the word's magnitude reaches
+// 2^62, its multiple of 2^32 moves into word k + 1 (the swap makes one thread move it; the
+// others see the small remainder and stop). Each single addition is below 2^40 (a warp's
+// total of digits), so a word stays far below 2^63 while the carry is pending. The top word
+// has nowhere to carry to and flags the slot instead.
+WEFT_FUNC void add_carrying(i64* words, int k, int limit, i64 v, u32* flags) {
+    for (;;) {
+        i64 now = add_word_fetch(words + k, v);
+        if (now < kCarryAt && now > -kCarryAt) return;
+        if (k + 1 == limit) {
+            or_flag(flags, kFlagOverflow);
+            return;
+        }
+        for (;;) {
+            const i64 high = now >> 32;  // arithmetic: the remainder is in [0, 2^32)
+            if (swap_word(words + k, now, now - high * 4294967296ll)) {
+                v = high;
+                break;
+            }
+            if (now < kCarryAt && now > -kCarryAt) return;
+        }
+        ++k;
+    }
 }
 
 #if defined(__CUDACC__)
@@ -141,7 +247,8 @@ __device__ __forceinline__ void block_private_end(BlockPrivate& bp) {
 #endif
 
 // Adds a digit total to word k of a slot: in the block's private accumulator when the slot is
-// (or can become) the block's hot slot, else with a global atomic.
+// (or can become) the block's hot slot, else with a global atomic. (Only for targets that do not
+// carry: a block's words could not carry into each other without more state per block.)
 WEFT_FUNC void add_digit(Ctx& ctx, i64* slot_words, int k, i64 total) {
 #if defined(__CUDACC__)
     if (BlockPrivate* bp = static_cast<BlockPrivate*>(ctx.block_private)) {
@@ -159,10 +266,41 @@ WEFT_FUNC void add_digit(Ctx& ctx, i64* slot_words, int k, i64 total) {
     add_word(slot_words + k, total);
 }
 
+// The digits of one contribution to a slot, added to its words: lanes of a warp that add to
+// the same slot first sum their digits exactly (as 16-bit halves, so the 32-bit warp
+// reductions cannot overflow) and one lane then adds the totals; `add(k, total)` adds to word k.
+template <class T, class Add>
+WEFT_FUNC void add_digits(i64* slot_words, const Digits& d, Add add) {
+#if defined(__CUDACC__) && __CUDA_ARCH__ >= 800
+    const unsigned active = __activemask();
+    const unsigned peers = __match_any_sync(active, reinterpret_cast<unsigned long long>(slot_words));
+    if (__popc(peers) > 1) {
+        const int lo = static_cast<int>(__reduce_min_sync(peers, static_cast<unsigned>(d.first)));
+        const int hi = static_cast<int>(__reduce_max_sync(peers, static_cast<unsigned>(d.first))) +
+                       (sizeof(T) == 4 ? 1 : 2);
+        const bool leader = (threadIdx.x & 31) == static_cast<unsigned>(__ffs(peers) - 1);
+        for (int k = lo; k <= hi && k < Exact<T>::kWords; ++k) {
+            const int j = k - d.first;
+            const i64 mine = (j >= 0 && j < 3) ? d.d[j] : 0;
+            const unsigned low_sum = __reduce_add_sync(peers, static_cast<unsigned>(mine & 0xffff));
+            const int high_sum =
+                static_cast<int>(__reduce_add_sync(peers, static_cast<unsigned>(mine >> 16)));
+            const i64 total = static_cast<i64>(high_sum) * 65536 + static_cast<i64>(low_sum);
+            if (leader && total != 0) add(k, total);
+        }
+        return;
+    }
+#else
+    (void)slot_words;
+#endif
+    for (int k = 0; k < 3; ++k)
+        if (d.d[k] != 0) add(d.first + k, d.d[k]);
+}
+
 // Adds `v` (already negated for a subtraction) to the slot of element `p` of target `t`.
 template <class T>
 WEFT_FUNC void det_add(Ctx& ctx, DetTarget* t, const T* p, T v) {
-    const i64 slot = (reinterpret_cast<const char*>(p) - t->base) / static_cast<i64>(sizeof(T));
+    const i64 slot = slot_of(t, reinterpret_cast<const char*>(p), static_cast<i64>(sizeof(T)));
     if (t->records) {
 #if defined(__CUDACC__)
         const u64 at = atomicAdd(reinterpret_cast<unsigned long long*>(t->cursor), 1ull);
@@ -183,30 +321,14 @@ WEFT_FUNC void det_add(Ctx& ctx, DetTarget* t, const T* p, T v) {
     }
     const Digits d = digits<T>(s);
     i64* slot_words = t->words + slot * Exact<T>::kWords;
-#if defined(__CUDACC__) && __CUDA_ARCH__ >= 800
-    // Lanes that add to the same slot first sum their digits exactly (as 16-bit halves, so the
-    // 32-bit warp reductions cannot overflow); one lane then issues the atomics.
-    const unsigned active = __activemask();
-    const unsigned peers = __match_any_sync(active, reinterpret_cast<unsigned long long>(slot_words));
-    if (__popc(peers) > 1) {
-        const int lo = static_cast<int>(__reduce_min_sync(peers, static_cast<unsigned>(d.first)));
-        const int hi = static_cast<int>(__reduce_max_sync(peers, static_cast<unsigned>(d.first))) +
-                       (sizeof(T) == 4 ? 1 : 2);
-        const bool leader = (threadIdx.x & 31) == static_cast<unsigned>(__ffs(peers) - 1);
-        for (int k = lo; k <= hi && k < Exact<T>::kWords; ++k) {
-            const int j = k - d.first;
-            const i64 mine = (j >= 0 && j < 3) ? d.d[j] : 0;
-            const unsigned low_sum = __reduce_add_sync(peers, static_cast<unsigned>(mine & 0xffff));
-            const int high_sum =
-                static_cast<int>(__reduce_add_sync(peers, static_cast<unsigned>(mine >> 16)));
-            const i64 total = static_cast<i64>(high_sum) * 65536 + static_cast<i64>(low_sum);
-            if (leader && total != 0) add_digit(ctx, slot_words, k, total);
-        }
-        return;
+    if (t->carrying) {
+        u32* slot_flags = t->flags + slot;
+        add_digits<T>(slot_words, d, [&](int k, i64 total) {
+            add_carrying(slot_words, k, Exact<T>::kWords, total, slot_flags);
+        });
+    } else {
+        add_digits<T>(slot_words, d, [&](int k, i64 total) { add_digit(ctx, slot_words, k, total); });
     }
-#endif
-    for (int k = 0; k < 3; ++k)
-        if (d.d[k] != 0) add_digit(ctx, slot_words, d.first + k, d.d[k]);
 }
 
 // Order-preserving integer keys: a < b under the total order iff key(a) < key(b).
@@ -253,7 +375,7 @@ WEFT_FUNC T from_order_key(typename KeyOf<T>::Key key) {
 template <class T>
 WEFT_FUNC void det_minmax(DetTarget* t, const T* p, T v, bool is_max) {
     using K = typename KeyOf<T>::Key;
-    const i64 slot = (reinterpret_cast<const char*>(p) - t->base) / static_cast<i64>(sizeof(T));
+    const i64 slot = slot_of(t, reinterpret_cast<const char*>(p), static_cast<i64>(sizeof(T)));
     K* key = reinterpret_cast<K*>(t->words) + slot;
     const K k = order_key(v, is_max);
 #if defined(__CUDACC__)

@@ -10,22 +10,57 @@
 
 namespace weft {
 
-Shape::Shape(int64_t n) : ndim(1), dims{n, 1, 1, 1} {
-    if (n < 0) throw Error("array extents must be >= 0, got " + std::to_string(n));
+namespace {
+
+[[noreturn]] void located_error(const std::source_location& s, const std::string& message) {
+    throw Error(message, "", s.file_name(), s.line());
 }
 
-Shape::Shape(std::initializer_list<int64_t> extents) : ndim(static_cast<int>(extents.size())) {
-    if (ndim < 1 || ndim > 4) throw Error("arrays have 1 to 4 dimensions, got " + std::to_string(ndim));
+std::string extents_text(const int64_t* dims, int ndim) {
+    std::string out = "[";
+    for (int d = 0; d < ndim; ++d) out += (d ? ", " : "") + std::to_string(dims[d]);
+    return out + "]";
+}
+
+std::string shape_text(const Shape& s) {
+    return extents_text(s.dims, s.ndim);
+}
+
+// The product of the extents, or -1 past 2^63 - 1.
+int64_t element_count(const int64_t* dims, int ndim) {
+    int64_t n = 1;
+    for (int d = 0; d < ndim; ++d)
+        if (__builtin_mul_overflow(n, dims[d], &n)) return -1;
+    return n;
+}
+
+void check_extents(const int64_t* dims, int ndim, const std::source_location& s) {
+    for (int d = 0; d < ndim; ++d)
+        if (dims[d] < 0) located_error(s, "array extents must be >= 0, got " + std::to_string(dims[d]));
+    if (element_count(dims, ndim) < 0)
+        located_error(s, "an array of shape " + extents_text(dims, ndim) +
+                             " would have more than 2^63 - 1 elements; use smaller extents");
+}
+
+}  // namespace
+
+Shape::Shape(int64_t n, std::source_location s) : ndim(1), dims{n, 1, 1, 1} {
+    check_extents(dims, ndim, s);
+}
+
+Shape::Shape(std::initializer_list<int64_t> extents, std::source_location s)
+    : ndim(static_cast<int>(extents.size())) {
+    if (ndim < 1 || ndim > 4) located_error(s, "arrays have 1 to 4 dimensions, got " + std::to_string(ndim));
     int d = 0;
-    for (int64_t e : extents) {
-        if (e < 0) throw Error("array extents must be >= 0, got " + std::to_string(e));
-        dims[d++] = e;
-    }
+    for (int64_t e : extents) dims[d++] = e;
+    check_extents(dims, ndim, s);
 }
 
 int64_t Shape::size() const {
-    int64_t n = 1;
-    for (int d = 0; d < ndim; ++d) n *= dims[d];
+    const int64_t n = element_count(dims, ndim);
+    if (n < 0)
+        throw Error("an array of shape " + extents_text(dims, ndim) +
+                    " would have more than 2^63 - 1 elements");
     return n;
 }
 
@@ -36,15 +71,24 @@ bool operator==(const Shape& a, const Shape& b) {
     return true;
 }
 
-AnyArray::AnyArray(DType dtype, const Shape& shape, Device device)
+AnyArray::AnyArray(DType dtype, const Shape& shape, Device device, std::source_location s)
     : dtype_(dtype), shape_(shape), device_(device) {
-    if (dtype == DType::Float16) throw Error("float16 arrays are not supported yet");
+    if (dtype == DType::Float16) located_error(s, "float16 arrays are not supported yet");
+    check_extents(shape.dims, shape.ndim, s);
+    int64_t bytes = 0;
+    if (__builtin_mul_overflow(shape.size(), static_cast<int64_t>(dtype_size(dtype)), &bytes))
+        located_error(s, "an array of shape " + shape_text(shape) + " of " + dtype_name(dtype) +
+                             " would need more than 2^63 - 1 bytes; use smaller extents");
     int64_t stride = static_cast<int64_t>(dtype_size(dtype));
     for (int d = shape.ndim - 1; d >= 0; --d) {
         strides_[d] = stride;
         stride *= shape.dims[d];
     }
-    allocation_ = detail::allocate(device, static_cast<size_t>(shape.size()) * dtype_size(dtype));
+    try {
+        allocation_ = detail::allocate(device, static_cast<size_t>(bytes));
+    } catch (const Error& e) {
+        located_error(s, e.message());
+    }
 }
 
 void* AnyArray::data() const {
@@ -65,21 +109,11 @@ bool AnyArray::is_contiguous() const {
 
 namespace {
 
-std::string shape_text(const Shape& s) {
-    std::string out = "[";
-    for (int d = 0; d < s.ndim; ++d) out += (d ? ", " : "") + std::to_string(s.dims[d]);
-    return out + "]";
-}
-
-[[noreturn]] void view_error(const std::source_location& s, const std::string& message) {
-    throw Error(message, "", s.file_name(), s.line());
-}
-
 void check_dim(const AnyArray& a, int dim, const char* what, const std::source_location& s) {
-    if (!a.valid()) view_error(s, std::string(what) + " of an empty (default-constructed) array");
+    if (!a.valid()) located_error(s, std::string(what) + " of an empty (default-constructed) array");
     if (dim < 0 || dim >= a.ndim())
-        view_error(s, std::string(what) + ": dimension " + std::to_string(dim) + " of a " +
-                          std::to_string(a.ndim()) + "-D array; dimensions are numbered from 0");
+        located_error(s, std::string(what) + ": dimension " + std::to_string(dim) + " of a " +
+                             std::to_string(a.ndim()) + "-D array; dimensions are numbered from 0");
 }
 
 }  // namespace
@@ -87,8 +121,8 @@ void check_dim(const AnyArray& a, int dim, const char* what, const std::source_l
 AnyArray AnyArray::slice(int dim, int64_t start, int64_t stop, int64_t step, std::source_location s) const {
     check_dim(*this, dim, "slice", s);
     if (step < 1)
-        view_error(s, "slice: step " + std::to_string(step) +
-                          "; the step must be at least 1 (views cannot reverse an array)");
+        located_error(s, "slice: step " + std::to_string(step) +
+                             "; the step must be at least 1 (views cannot reverse an array)");
     const int64_t n = shape_.dims[dim];
     // Python's rules for a positive step: count negative bounds from the end, then clamp to [0, n].
     auto bound = [n](int64_t i) {
@@ -107,15 +141,15 @@ AnyArray AnyArray::slice(int dim, int64_t start, int64_t stop, int64_t step, std
 AnyArray AnyArray::select(int dim, int64_t index, std::source_location s) const {
     check_dim(*this, dim, "select", s);
     if (ndim() == 1)
-        view_error(s,
-                   "indexing a 1-D array would give a single element, not an array; read elements with "
-                   "to_vector(), or take a one-element view with slice(0, i, i + 1)");
+        located_error(s,
+                      "indexing a 1-D array would give a single element, not an array; read elements with "
+                      "to_vector(), or take a one-element view with slice(0, i, i + 1)");
     const int64_t n = shape_.dims[dim];
     if (index < -n || index >= n)
-        view_error(s, "index " + std::to_string(index) + " is out of range for dimension " +
-                          std::to_string(dim) + " of extent " + std::to_string(n) +
-                          " (valid: " + std::to_string(-n) + " to " + std::to_string(n - 1) +
-                          "; negative indices count from the end)");
+        located_error(s, "index " + std::to_string(index) + " is out of range for dimension " +
+                             std::to_string(dim) + " of extent " + std::to_string(n) +
+                             " (valid: " + std::to_string(-n) + " to " + std::to_string(n - 1) +
+                             "; negative indices count from the end)");
     if (index < 0) index += n;
     AnyArray v = *this;
     v.offset_ += index * strides_[dim];
@@ -148,10 +182,11 @@ AnyArray AnyArray::transpose(int d0, int d1, std::source_location s) const {
 }
 
 AnyArray AnyArray::broadcast(const Shape& shape, std::source_location s) const {
-    if (!valid()) view_error(s, "broadcast of an empty (default-constructed) array");
+    if (!valid()) located_error(s, "broadcast of an empty (default-constructed) array");
     const std::string what = "cannot broadcast a " + shape_text(shape_) + " array to " + shape_text(shape);
     if (shape.ndim < ndim())
-        view_error(s, what + ": broadcasting adds dimensions, it cannot remove them (select or slice first)");
+        located_error(s,
+                      what + ": broadcasting adds dimensions, it cannot remove them (select or slice first)");
     const int added = shape.ndim - ndim();
     AnyArray v = *this;
     v.shape_ = shape;
@@ -160,10 +195,17 @@ AnyArray AnyArray::broadcast(const Shape& shape, std::source_location s) const {
         const int64_t from = shape_.dims[d];
         const int64_t to = shape.dims[added + d];
         if (from != to && from != 1)
-            view_error(s, what + ": dimension " + std::to_string(d) + " has extent " + std::to_string(from) +
-                              ", which must be 1 or " + std::to_string(to));
+            located_error(s, what + ": dimension " + std::to_string(d) + " has extent " +
+                                 std::to_string(from) + ", which must be 1 or " + std::to_string(to));
         v.strides_[added + d] = from == to ? strides_[d] : 0;
     }
+    return v;
+}
+
+AnyArray detail::without_broadcast(const AnyArray& a) {
+    AnyArray v = a;
+    for (int d = 0; d < v.ndim(); ++d)
+        if (v.strides_[d] == 0 && v.shape_.dims[d] > 1) v.shape_.dims[d] = 1;
     return v;
 }
 
@@ -238,12 +280,13 @@ bool may_share_memory(const AnyArray& a, const AnyArray& b) {
 
 void AnyArray::zero_() {
     if (!valid()) return;
-    const size_t bytes = static_cast<size_t>(size()) * dtype_size(dtype_);
-    if (is_contiguous()) {
-        detail::zero_bytes(data(), device_, bytes);
+    AnyArray reached = detail::without_broadcast(*this);  // each element once
+    const size_t bytes = static_cast<size_t>(reached.size()) * dtype_size(dtype_);
+    if (reached.is_contiguous()) {
+        detail::zero_bytes(reached.data(), device_, bytes);
     } else {
         std::vector<char> zeros(bytes, 0);
-        strided_copy(*this, zeros.data(), false);
+        strided_copy(reached, zeros.data(), false);
     }
 }
 
@@ -286,9 +329,9 @@ AnyArray AnyArray::to(Device device) const {
 
 void copy(const AnyArray& dst, const AnyArray& src, std::source_location s) {
     if (dst.dtype() != src.dtype() || !(dst.shape() == src.shape()))
-        view_error(s, std::string("copy: the arrays differ in type or shape (") + dtype_name(dst.dtype()) +
-                          " " + shape_text(dst.shape()) + " vs " + dtype_name(src.dtype()) + " " +
-                          shape_text(src.shape()) + "); copy between arrays of one type and shape");
+        located_error(s, std::string("copy: the arrays differ in type or shape (") + dtype_name(dst.dtype()) +
+                             " " + shape_text(dst.shape()) + " vs " + dtype_name(src.dtype()) + " " +
+                             shape_text(src.shape()) + "); copy between arrays of one type and shape");
     const size_t bytes = static_cast<size_t>(src.size()) * dtype_size(src.dtype());
     if (dst.is_contiguous() && src.is_contiguous() && !may_share_memory(dst, src)) {
         detail::copy_bytes(dst.data(), dst.device(), src.data(), src.device(), bytes);

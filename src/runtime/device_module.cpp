@@ -5,6 +5,7 @@
 
 #include "runtime/cpu/cpu_module.hpp"
 #include "runtime/cuda/cuda_module.hpp"
+#include "transforms/lower_slot_allocation.hpp"
 #include "weft/error.hpp"
 
 namespace weft::runtime {
@@ -13,6 +14,17 @@ int64_t LaunchGrid::total() const {
     int64_t n = 1;
     for (int d = 0; d < ndim; ++d) n *= dims[d];
     return n;
+}
+
+void DeviceModule::name_functions(const ir::Program& lowered) {
+    for (const auto& f : lowered.functions) {
+        std::string name = f->name;
+        if (f->is_counting_pass) {
+            name = name.substr(0, name.size() - transforms::kCountingPassSuffix.size());
+            counting_names_[f->name] = name;
+        }
+        function_names_.push_back(std::move(name));
+    }
 }
 
 LaunchRecord DeviceModule::launch_record(const LaunchGrid& grid, FaultRecord* fault) const {
@@ -26,16 +38,17 @@ LaunchRecord DeviceModule::launch_record(const LaunchGrid& grid, FaultRecord* fa
 
 void DeviceModule::throw_fault(size_t function, const FaultRecord& fault) const {
     const codegen::AccessSite& site = generated_.sites.at(static_cast<size_t>(fault.site));
-    throw Error(
-        "index " + std::to_string(fault.index) + " is out of bounds for dimension " +
-            std::to_string(fault.dim + site.dim_offset) + " of array '" + site.array + "' (extent " +
-            std::to_string(fault.extent) +
-            (fault.index < 0
-                 ? "; a negative index counts from the end, down to -" + std::to_string(fault.extent)
-                 : "") +
-            ")" + (site.function != function_names_[function] ? " in function '" + site.function + "'" : "") +
-            "; the launch was undone, so the arrays hold their values from before it",
-        function_names_[function], site.file, site.line);
+    const auto counted = counting_names_.find(site.function);
+    const std::string& where = counted == counting_names_.end() ? site.function : counted->second;
+    throw Error("index " + std::to_string(fault.index) + " is out of bounds for dimension " +
+                    std::to_string(fault.dim + site.dim_offset) + " of array '" + site.array + "' (extent " +
+                    std::to_string(fault.extent) +
+                    (fault.index < 0
+                         ? "; a negative index counts from the end, down to -" + std::to_string(fault.extent)
+                         : "") +
+                    ")" + (where != function_names_[function] ? " in function '" + where + "'" : "") +
+                    "; the launch was undone, so the arrays hold their values from before it",
+                function_names_[function], site.file, site.line);
 }
 
 void DeviceModule::report(const Options& options, const char* device, double ms) {

@@ -1,6 +1,7 @@
 // A module compiled and loaded for one device; the interface the launch path uses.
 #pragma once
 
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -52,6 +53,9 @@ public:
     double load_milliseconds() const { return load_ms_; }
 
 protected:
+    // Fills function_names_ with the names users know: a counting pass (the clone slot
+    // allocation makes of a kernel and its callees) is named as the function it was made from.
+    void name_functions(const ir::Program& lowered);
     LaunchRecord launch_record(const LaunchGrid& grid, FaultRecord* fault) const;
     // The weft::Error for `fault`, raised by kernel `function`.
     [[noreturn]] void throw_fault(size_t function, const FaultRecord& fault) const;
@@ -60,7 +64,8 @@ protected:
     void report(const Options& options, const char* device, double ms);
 
     std::string module_name_;
-    std::vector<std::string> function_names_;
+    std::vector<std::string> function_names_;            // per function of the program, as users know them
+    std::map<std::string, std::string> counting_names_;  // a counting-pass function -> its original
     codegen::Generated generated_;
     bool from_cache_ = false;
     double load_ms_ = 0;

@@ -1,6 +1,7 @@
 // Allocation and copies: 64-byte aligned host memory; stream-ordered pooled GPU memory.
 #include "runtime/memory.hpp"
 
+#include <cstdint>
 #include <cstdlib>
 #include <cstring>
 #include <vector>
@@ -33,6 +34,9 @@ std::shared_ptr<Allocation> allocate(Device device, size_t bytes) {
     a->bytes = bytes;
     a->device = device;
     if (device.is_cpu()) {
+        // aligned_alloc wants a multiple of the alignment; past PTRDIFF_MAX nothing can be allocated.
+        if (bytes > static_cast<size_t>(PTRDIFF_MAX) - 63)
+            throw Error("cannot allocate " + std::to_string(bytes) + " bytes: more than memory can address");
         const size_t rounded = (bytes + 63) / 64 * 64;
         a->ptr = std::aligned_alloc(64, rounded == 0 ? 64 : rounded);
         if (!a->ptr) throw Error("out of host memory allocating " + std::to_string(bytes) + " bytes");

@@ -274,7 +274,7 @@ public:
         auto copy = std::make_unique<ir::Function>(*program_.functions[f]);
         const auto index = static_cast<uint32_t>(program_.functions.size());
         clones_[f] = index;
-        copy->name += "__count";
+        copy->name += kCountingPassSuffix;
         copy->is_counting_pass = true;
         copy->det_targets.clear();
         copy->counting_pass = -1;

@@ -2,6 +2,8 @@
 // and each such kernel gets a counting pass.
 #pragma once
 
+#include <string_view>
+
 #include "ir/ir.hpp"
 #include "weft/options.hpp"
 
@@ -20,5 +22,8 @@ namespace weft::transforms {
 // undoes it if the passes differ. `single_counter_element` is set when every reservation
 // reaches one element at constant indices, view indices included.
 ir::Program lower_slot_allocation(ir::Program program, Deterministic mode);
+
+// What a counting-pass clone's name adds to the name of the function it was made from.
+inline constexpr std::string_view kCountingPassSuffix = "__count";
 
 }  // namespace weft::transforms

@@ -1,6 +1,7 @@
 // Deterministic accumulation on a GPU: the CPU's bits, for any block size, and exact for a million threads.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <map>
 #include <memory>
 #include <random>
@@ -195,6 +196,56 @@ TEST_P(DeterministicGpu, MillionThreadsInto65536Outputs) {
 
 INSTANTIATE_TEST_SUITE_P(Deterministic, DeterministicGpu, ::testing::ValuesIn(kGpuConfigs),
                          [](const auto& info) { return std::string(info.param.name); });
+
+// Sums that carry (a data-dependent loop) give the CPU's bits for every block size: warp sums,
+// returning atomics and carries do not change the value.
+TEST(DeterministicGpuCarrying, CarryingSumsGiveTheCpusBitsForEveryBlockSize) {
+    auto kernel_for = [](int block_dim) {
+        weft::Module m{"carrying_" + std::to_string(block_dim),
+                       {.deterministic = Deterministic::RunToRun, .block_dim = block_dim}};
+        return m.kernel("loop_sums", {"values", "trips", "out"},
+                        [](Array<float> values, weft::Int trips, Array<float> out) {
+                            auto t = weft::tid();
+                            weft::for_(trips, [&](weft::Int k) { out[(t + k) % 3] += values[t]; });
+                        });
+    };
+    std::mt19937 rng(5);
+    std::vector<float> v(8192);
+    for (float& x : v)
+        x = std::ldexp(std::uniform_real_distribution<float>(-1.0f, 1.0f)(rng),
+                       static_cast<int>(rng() % 40) - 20);
+    const auto n = static_cast<int64_t>(v.size());
+    auto on_cpu = weft::zeros<float>(3, cpu);
+    weft::launch(kernel_for(256), n, weft::from_vector(v, cpu), 64, on_cpu);
+    const auto reference = on_cpu.to_vector();
+    for (const int block_dim : {32, 256, 1024}) {
+        auto out = weft::zeros<float>(3, gpu);
+        weft::launch(kernel_for(block_dim), n, weft::from_vector(v, gpu), 64, out);
+        EXPECT_TRUE(same_bits_all(out.to_vector(), reference)) << "block_dim " << block_dim;
+    }
+}
+
+// State larger than any GPU's memory (a 4 GiB float64 target needs 284 GB of exact digits) is a
+// weft::Error naming the target, and the target keeps its value.
+TEST(DeterministicGpuState, StateBeyondTheGpusMemoryIsAnErrorNamingTheTarget) {
+    weft::Module m{
+        "gpu_state",
+        {.deterministic = Deterministic::RunToRun, .deterministic_strategy = DeterministicStrategy::Exact}};
+    auto add = m.kernel("add_one", {"totals"}, [](Array<double> totals) { totals[weft::tid()] += 1.0; });
+    auto totals = weft::zeros<double>(int64_t{1} << 29, gpu);
+    std::string message;
+    try {
+        weft::launch(add, 4, totals);
+        weft::synchronize(gpu);
+    } catch (const weft::Error& e) {
+        message = e.what();
+    }
+    EXPECT_NE(message.find("cannot allocate the deterministic state for array 'totals'"), std::string::npos)
+        << message;
+    EXPECT_NE(message.find("add_one"), std::string::npos) << message;
+    const auto head = totals.slice(0, 0, 8).to_vector();
+    EXPECT_EQ(head, std::vector<double>(8, 0.0));
+}
 
 // A deterministic launch does not synchronize the host: not testable without timing, so not
 // tested here (bench/ measures launches).

@@ -20,7 +20,7 @@ std::shared_ptr<CpuModule> CpuModule::load(const ir::Program& lowered, const Opt
     const auto start = std::chrono::steady_clock::now();
     std::shared_ptr<CpuModule> m(new CpuModule());
     m->module_name_ = lowered.module_name;
-    for (const auto& f : lowered.functions) m->function_names_.push_back(f->name);
+    m->name_functions(lowered);
     m->generated_ =
         codegen::emit(lowered, {.dialect = codegen::Dialect::Cpu, .bounds_check = options.bounds_check});
 

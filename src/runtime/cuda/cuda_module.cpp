@@ -33,10 +33,8 @@ std::shared_ptr<CudaModule> CudaModule::load(const ir::Program& lowered, const O
     std::shared_ptr<CudaModule> m(new CudaModule());
     m->ordinal_ = ordinal;
     m->module_name_ = lowered.module_name;
-    for (const auto& f : lowered.functions) {
-        m->function_names_.push_back(f->name);
-        m->param_counts_.push_back(f->params.size());
-    }
+    m->name_functions(lowered);
+    for (const auto& f : lowered.functions) m->param_counts_.push_back(f->params.size());
     m->generated_ =
         codegen::emit(lowered, {.dialect = codegen::Dialect::Cuda, .bounds_check = options.bounds_check});
 

@@ -2,6 +2,8 @@
 #include "runtime/det/accumulation.hpp"
 
 #include <algorithm>
+#include <cstdlib>
+#include <limits>
 
 #include "runtime/det/cpu_accumulation.hpp"
 #include "runtime/det/cuda_accumulation.hpp"
@@ -12,18 +14,37 @@ namespace weft::runtime::det {
 namespace {
 
 constexpr int64_t kMaxRecords = (int64_t{1} << 31) - 1;
+// Exact sums: contributions per target below which no digit word can overflow (each adds less
+// than 2^32 to a word).
+constexpr int64_t kUncarriedContributions = (int64_t{1} << 31) - 1;
 constexpr int64_t kRecordFloor = 1024;
 // Auto: float64 sums use exact digits (528 bytes per element) up to this many elements.
 constexpr int64_t kExactFloat64Limit = 65536;
 
-bool use_records(const ir::DetTarget& t, const Span& span, DeterministicStrategy strategy) {
+bool use_records(const ir::DetTarget& t, const SlotMap& slots, DeterministicStrategy strategy) {
     if (t.family != ir::AtomicOp::Add) return false;  // min/max always use order keys
     switch (strategy) {
         case DeterministicStrategy::Exact: return false;
         case DeterministicStrategy::Records: return true;
-        case DeterministicStrategy::Auto: return t.dtype == DType::Float64 && span.count > kExactFloat64Limit;
+        case DeterministicStrategy::Auto:
+            return t.dtype == DType::Float64 && slots.count > kExactFloat64Limit;
     }
     return false;
+}
+
+// Whether the launch may add kUncarriedContributions or more to the target: a data-dependent
+// loop reaches it, or the static per-thread estimate times the threads is that large (an
+// estimate of 0 means none was made, which is treated as unknown).
+bool may_overflow_words(const ir::DetTarget& t, int64_t threads) {
+    if (t.dynamic || t.records_per_thread <= 0) return true;
+    return t.records_per_thread > kUncarriedContributions / threads;
+}
+
+SlotMap dense(const Span& span) {
+    SlotMap m;
+    m.base = span.base;
+    m.count = span.count;
+    return m;
 }
 
 bool overlap(const Span& a, const Span& b, DType dtype) {
@@ -46,13 +67,51 @@ Span span_of(const AnyArray& array) {
     return {static_cast<char*>(array.data()) + low, (high - low) / element + 1};
 }
 
+SlotMap slot_map(const AnyArray& array) {
+    const Span span = span_of(array);
+    if (array.size() == 0) return dense(span);
+    struct Run {
+        int64_t stride, extent;
+    };
+    std::vector<Run> runs;
+    for (int d = 0; d < array.ndim(); ++d)
+        if (array.shape()[d] > 1 && array.stride(d) != 0)
+            runs.push_back({std::abs(array.stride(d)), array.shape()[d]});
+    std::sort(runs.begin(), runs.end(), [](const Run& a, const Run& b) { return a.stride > b.stride; });
+    // A dimension that continues the next one without a gap joins it (less work per address).
+    for (size_t d = runs.size(); d-- > 1;) {
+        if (runs[d - 1].stride == runs[d].stride * runs[d].extent) {
+            runs[d - 1] = {runs[d].stride, runs[d].extent * runs[d - 1].extent};
+            runs.erase(runs.begin() + static_cast<std::ptrdiff_t>(d));
+        }
+    }
+    // Each stride must pass the reach of the dimensions after it, so that an address has one index.
+    int64_t reach = 0;
+    int64_t reachable = 1;
+    for (size_t d = runs.size(); d-- > 0;) {
+        if (runs[d].stride <= reach) return dense(span);
+        reach += (runs[d].extent - 1) * runs[d].stride;
+        reachable *= runs[d].extent;
+    }
+    if (reachable > span.count / 2) return dense(span);
+    SlotMap m;
+    m.base = span.base;
+    m.count = reachable;
+    m.dims = static_cast<int>(runs.size());
+    for (size_t d = 0; d < runs.size(); ++d) {
+        m.stride[d] = runs[d].stride;
+        m.extent[d] = runs[d].extent;
+    }
+    return m;
+}
+
 std::vector<TargetPlan> plan(const std::vector<ir::DetTarget>& targets,
                              const std::vector<const AnyArray*>& arrays,
                              const std::vector<std::string>& names, const Options& options,
                              const LaunchSite& site) {
     std::vector<TargetPlan> plans;
     for (size_t i = 0; i < targets.size(); ++i) {
-        TargetPlan p{targets[i], names[i], span_of(*arrays[i])};
+        TargetPlan p{targets[i], names[i], span_of(*arrays[i]), slot_map(*arrays[i])};
         for (size_t j = 0; j < plans.size() && p.shared_with < 0; ++j) {
             TargetPlan& owner = plans[j];
             if (owner.shared_with >= 0 || !overlap(owner.span, p.span, arrays[i]->dtype())) continue;
@@ -67,6 +126,8 @@ std::vector<TargetPlan> plan(const std::vector<ir::DetTarget>& targets,
             char* const high =
                 std::max(owner.span.base + owner.span.count * element, p.span.base + p.span.count * element);
             owner.span = {low, (high - low) / element};
+            // One map must serve both: theirs when they are the same view, else the dense span.
+            if (!(owner.slots == p.slots)) owner.slots = dense(owner.span);
             owner.target.records_per_thread += p.target.records_per_thread;
             owner.target.dynamic = owner.target.dynamic || p.target.dynamic;
             p.shared_with = static_cast<int>(j);
@@ -75,7 +136,14 @@ std::vector<TargetPlan> plan(const std::vector<ir::DetTarget>& targets,
     }
     for (TargetPlan& p : plans) {
         if (p.shared_with >= 0) continue;
-        p.records = use_records(p.target, p.span, options.deterministic_strategy);
+        p.records = use_records(p.target, p.slots, options.deterministic_strategy);
+        p.carrying =
+            !p.records && p.target.family == ir::AtomicOp::Add && may_overflow_words(p.target, site.threads);
+        if (p.records && p.slots.count > int64_t{UINT32_MAX})
+            throw Error("array '" + p.name + "' has " + std::to_string(p.slots.count) +
+                            " elements, more than the records strategy can address (2^32 - 1); use "
+                            "deterministic_strategy = Exact",
+                        site.kernel, site.file, site.line);
         if (p.records) {
             p.per_thread = options.deterministic_max_records > 0
                                ? options.deterministic_max_records
@@ -118,6 +186,32 @@ std::string late_failure_note(const LaunchSite& site, const std::vector<std::str
            "deterministic_debug it is found at the launch and undone): " +
            (applied.empty() ? std::string("it writes no other array")
                             : "its writes to " + applied + " were applied");
+}
+
+std::string range_message(const TargetPlan& plan, uint64_t slots, const LaunchSite& site) {
+    return "the deterministic sum of " + std::to_string(slots) + " element(s) of array '" + plan.name +
+           "' went beyond the exact accumulator's range (2^" +
+           (plan.target.dtype == DType::Float32 ? "169" : "1068") + ", far past the largest " +
+           dtype_name(plan.target.dtype) +
+           ") on the way, so it cannot be rounded exactly. The array keeps its value from before the launch. "
+           "Scale the values down, or split the accumulation over several launches" +
+           late_failure_note(site, {plan.name});
+}
+
+size_t state_bytes(const TargetPlan& plan, int64_t count, size_t size, const LaunchSite& site) {
+    size_t bytes = 0;
+    if (count < 0 || __builtin_mul_overflow(static_cast<size_t>(count), size, &bytes) ||
+        bytes > static_cast<size_t>(std::numeric_limits<int64_t>::max()))
+        state_allocation_failed(plan, "it needs more bytes than memory can address", site);
+    return bytes;
+}
+
+void state_allocation_failed(const TargetPlan& plan, const std::string& why, const LaunchSite& site) {
+    throw Error(
+        "cannot allocate the deterministic state for array '" + plan.name + "' (" +
+            std::to_string(plan.slots.count) + " elements): " + why +
+            ". Accumulate into a smaller array (or view), or launch with deterministic = NotGuaranteed",
+        site.kernel, site.file, site.line);
 }
 
 std::unique_ptr<Accumulation> prepare(Device device, std::vector<TargetPlan> plans, const LaunchSite& site) {

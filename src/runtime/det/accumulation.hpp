@@ -18,6 +18,20 @@ struct Span {
 };
 Span span_of(const AnyArray& array);
 
+// How a target's element addresses map to accumulator slots (mirrors the fields of
+// wf::DetTarget): `dims == 0` gives one slot per element address of the span; a sparse view
+// (fewer than half the span's addresses are its elements) gets one slot per element it can reach,
+// its index along dimensions of decreasing byte stride, broadcast dimensions left out.
+struct SlotMap {
+    char* base = nullptr;  // slot 0's element, the lowest address
+    int64_t count = 0;     // slots
+    int dims = 0;
+    int64_t stride[4] = {0, 0, 0, 0};
+    int64_t extent[4] = {0, 0, 0, 0};
+    friend bool operator==(const SlotMap&, const SlotMap&) = default;
+};
+SlotMap slot_map(const AnyArray& array);
+
 // Who launched, for error messages.
 struct LaunchSite {
     std::string kernel;
@@ -34,12 +48,16 @@ struct LaunchSite {
 // of site.written but `untouched`); empty when site.written is.
 std::string late_failure_note(const LaunchSite& site, const std::vector<std::string>& untouched);
 
-// One target of one launch: which strategy, and for records their capacity.
+// One target of one launch: its slots, which strategy, and for records their capacity.
 struct TargetPlan {
     ir::DetTarget target;
     std::string name;  // the kernel parameter's name
-    Span span;
+    Span span;         // the addresses its elements lie in (for overlaps)
+    SlotMap slots;
     bool records = false;
+    // Exact sums: the launch may add 2^31 or more contributions (a data-dependent loop, or the
+    // static estimate times the threads), enough to overflow a digit word, so words carry.
+    bool carrying = false;
     int64_t per_thread = 0;  // records per thread the capacity allows
     int64_t capacity = 0;
     // Arguments whose memory overlaps share one target state (one exact sum per element):
@@ -50,10 +68,10 @@ struct TargetPlan {
 // Chooses each target's strategy. Targets whose arrays overlap in memory share the state of the
 // first of them (spans merged), so every element gets one exact sum; overlapping targets must
 // have the same element type and reduction family.
-// Also chooses each target's strategy (DeterministicStrategy, with Auto's rule) and sizes record
-// buffers: max(1024, per-thread bound x threads), the bound being deterministic_max_records
-// when set, else the static estimate. Throws weft::Error when a launch would need more than
-// 2^31 - 1 records.
+// Also chooses each target's strategy (DeterministicStrategy, with Auto's rule), whether exact
+// words carry, and sizes record buffers: max(1024, per-thread bound x threads), the bound being
+// deterministic_max_records when set, else the static estimate. Throws weft::Error when a launch
+// would need more than 2^31 - 1 records.
 std::vector<TargetPlan> plan(const std::vector<ir::DetTarget>& targets,
                              const std::vector<const AnyArray*>& arrays,
                              const std::vector<std::string>& names, const Options& options,
@@ -61,6 +79,15 @@ std::vector<TargetPlan> plan(const std::vector<ir::DetTarget>& targets,
 
 // The message for a launch whose records overflowed.
 std::string overflow_message(const TargetPlan& plan, uint64_t emitted, const LaunchSite& site);
+// The message for a launch in which `slots` elements' running sums left the exact range.
+std::string range_message(const TargetPlan& plan, uint64_t slots, const LaunchSite& site);
+
+// The bytes of `count` items of `size` bytes each, or a weft::Error naming the target when that
+// exceeds what memory can hold.
+size_t state_bytes(const TargetPlan& plan, int64_t count, size_t size, const LaunchSite& site);
+// Throws the weft::Error for deterministic state of `plan` that could not be allocated, `why`.
+[[noreturn]] void state_allocation_failed(const TargetPlan& plan, const std::string& why,
+                                          const LaunchSite& site);
 
 // One launch's deterministic targets: created before the kernel runs (state allocated and
 // initialised), resolved after it (results written into the target arrays). On a GPU both steps

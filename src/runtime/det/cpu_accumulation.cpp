@@ -7,48 +7,88 @@
 
 #include "runtime/det/cpu_accumulation.hpp"
 
+#include <cstdlib>
+#include <new>
+
 #include "weft/error.hpp"
 
 namespace weft::runtime::det {
 
 namespace {
 
+// Zeroed host memory for `count` items of T. calloc leaves untouched pages unmapped, so a large
+// target costs memory only for the slots its contributions reach.
+template <class T>
+class Zeroed {
+public:
+    Zeroed() = default;
+    Zeroed(const TargetPlan& plan, int64_t count, const LaunchSite& site) {
+        const size_t bytes = state_bytes(plan, count, sizeof(T), site);
+        data_.reset(static_cast<T*>(std::calloc(bytes == 0 ? 1 : bytes, 1)));
+        if (!data_)
+            state_allocation_failed(plan, std::to_string(bytes) + " bytes of host memory are not available",
+                                    site);
+    }
+    T* get() const { return data_.get(); }
+
+private:
+    struct Free {
+        void operator()(T* p) const { std::free(p); }
+    };
+    std::unique_ptr<T, Free> data_;
+};
+
 // Host memory behind one target's wf::DetTarget.
 struct Storage {
     wf::DetTarget state{};
-    std::vector<wf::i64> words;
-    std::vector<wf::u32> flags;
-    std::vector<wf::u64> records;
-    std::vector<wf::u32> record_slots;
+    Zeroed<wf::i64> words;
+    Zeroed<wf::u32> flags;
+    Zeroed<wf::u64> records;
+    Zeroed<wf::u32> record_slots;
     wf::u64 cursor = 0;
 };
 
 template <class T>
-void initialise(const TargetPlan& p, Storage& s) {
-    s.state.base = p.span.base;
-    s.state.count = p.span.count;
+void initialise(const TargetPlan& p, Storage& s, const LaunchSite& site) {
+    const SlotMap& m = p.slots;
+    s.state.base = m.base;
+    s.state.count = m.count;
+    s.state.dims = m.dims;
+    s.state.carrying = p.carrying ? 1 : 0;
+    for (int d = 0; d < 4; ++d) {
+        s.state.stride[d] = m.stride[d];
+        s.state.extent[d] = m.extent[d];
+        s.state.inverse[d] = m.stride[d] != 0 ? 1.0 / static_cast<double>(m.stride[d]) : 0.0;
+    }
     if (p.records) {
-        s.records.resize(static_cast<size_t>(p.capacity));
-        s.record_slots.resize(static_cast<size_t>(p.capacity));
-        s.state.records = s.records.data();
-        s.state.record_slots = s.record_slots.data();
+        s.records = Zeroed<wf::u64>(p, p.capacity, site);
+        s.record_slots = Zeroed<wf::u32>(p, p.capacity, site);
+        s.state.records = s.records.get();
+        s.state.record_slots = s.record_slots.get();
         s.state.cursor = &s.cursor;
         s.state.capacity = p.capacity;
         return;
     }
     if (p.target.family == ir::AtomicOp::Add) {
-        s.words.assign(static_cast<size_t>(p.span.count) * wf::Exact<T>::kWords, 0);
-        s.flags.assign(static_cast<size_t>(p.span.count), 0);
+        int64_t words = 0;
+        if (__builtin_mul_overflow(m.count, int64_t{wf::Exact<T>::kWords}, &words)) words = -1;
+        s.words = Zeroed<wf::i64>(p, words, site);
+        s.flags = Zeroed<wf::u32>(p, m.count, site);
     } else {
         // One key per slot, starting at the identity of the family.
         using Key = typename wf::KeyOf<T>::Key;
         const Key identity = p.target.family == ir::AtomicOp::Max ? wf::KeyOf<T>::kMin : wf::KeyOf<T>::kMax;
-        s.words.assign(static_cast<size_t>(p.span.count), 0);
-        Key* keys = reinterpret_cast<Key*>(s.words.data());
-        for (int64_t i = 0; i < p.span.count; ++i) keys[i] = identity;
+        s.words = Zeroed<wf::i64>(p, m.count, site);
+        Key* keys = reinterpret_cast<Key*>(s.words.get());
+        for (int64_t i = 0; i < m.count; ++i) keys[i] = identity;
     }
-    s.state.words = s.words.data();
-    s.state.flags = s.flags.data();
+    s.state.words = s.words.get();
+    s.state.flags = s.flags.get();
+}
+
+template <class T>
+T* element_of(const wf::DetTarget& t, int64_t slot) {
+    return reinterpret_cast<T*>(wf::slot_address(t, slot, static_cast<wf::i64>(sizeof(T))));
 }
 
 template <class T>
@@ -62,28 +102,28 @@ void resolve_slot(T* element, const wf::i64* words, uint32_t flags) {
 template <class T>
 void resolve_records(const TargetPlan& p, const Storage& s) {
     const auto n = static_cast<size_t>(s.cursor);
-    std::vector<uint32_t> start(static_cast<size_t>(p.span.count) + 1, 0);
-    for (size_t r = 0; r < n; ++r) ++start[s.record_slots[r] + 1];
+    std::vector<uint32_t> start(static_cast<size_t>(p.slots.count) + 1, 0);
+    for (size_t r = 0; r < n; ++r) ++start[s.record_slots.get()[r] + 1];
     for (size_t k = 1; k < start.size(); ++k) start[k] += start[k - 1];
     std::vector<wf::u64> sorted(n);
     std::vector<uint32_t> fill(start.begin(), start.end() - 1);
-    for (size_t r = 0; r < n; ++r) sorted[fill[s.record_slots[r]]++] = s.records[r];
+    for (size_t r = 0; r < n; ++r) sorted[fill[s.record_slots.get()[r]]++] = s.records.get()[r];
     std::vector<wf::i64> words(wf::Exact<T>::kWords);
-    for (int64_t slot = 0; slot < p.span.count; ++slot) {
+    for (int64_t slot = 0; slot < p.slots.count; ++slot) {
         if (start[slot] == start[slot + 1]) continue;
         std::fill(words.begin(), words.end(), 0);
         wf::u32 flags = 0;
         for (uint32_t r = start[slot]; r < start[slot + 1]; ++r)
             wf::add_record<T>(words.data(), &flags, sorted[r], false);
-        resolve_slot(reinterpret_cast<T*>(p.span.base) + slot, words.data(), flags);
+        resolve_slot(element_of<T>(s.state, slot), words.data(), flags);
     }
 }
 
 template <class T>
 void resolve_target(const TargetPlan& p, const Storage& s) {
     if (p.records) return resolve_records<T>(p, s);
-    for (int64_t slot = 0; slot < p.span.count; ++slot) {
-        T* element = reinterpret_cast<T*>(p.span.base) + slot;
+    for (int64_t slot = 0; slot < p.slots.count; ++slot) {
+        T* element = element_of<T>(s.state, slot);
         if (p.target.family == ir::AtomicOp::Add) {
             resolve_slot(element, s.state.words + slot * wf::Exact<T>::kWords, s.state.flags[slot]);
         } else {
@@ -93,6 +133,14 @@ void resolve_target(const TargetPlan& p, const Storage& s) {
     }
 }
 
+// Slots of a carrying target whose running sum left the words' range.
+uint64_t out_of_range(const TargetPlan& p, const Storage& s) {
+    if (!p.carrying) return 0;
+    uint64_t n = 0;
+    for (int64_t slot = 0; slot < p.slots.count; ++slot) n += (s.state.flags[slot] & wf::kFlagOverflow) != 0;
+    return n;
+}
+
 class CpuAccumulation final : public Accumulation {
 public:
     CpuAccumulation(std::vector<TargetPlan> plans, const LaunchSite& site)
@@ -100,9 +148,9 @@ public:
         for (size_t i = 0; i < plans_.size(); ++i) {
             if (plans_[i].shared_with >= 0) continue;
             if (plans_[i].target.dtype == DType::Float32)
-                initialise<float>(plans_[i], storage_[i]);
+                initialise<float>(plans_[i], storage_[i], site_);
             else
-                initialise<double>(plans_[i], storage_[i]);
+                initialise<double>(plans_[i], storage_[i], site_);
         }
     }
 
@@ -112,17 +160,26 @@ public:
     }
 
     void resolve() override {
-        // Every overflow is reported before any target changes: nothing is half-applied.
-        for (size_t i = 0; i < plans_.size(); ++i)
+        // Every failure is reported before any target changes: nothing is half-applied.
+        for (size_t i = 0; i < plans_.size(); ++i) {
+            if (plans_[i].shared_with >= 0) continue;
             if (plans_[i].records && storage_[i].cursor > static_cast<uint64_t>(plans_[i].capacity))
                 throw Error(overflow_message(plans_[i], storage_[i].cursor, site_), site_.kernel, site_.file,
                             site_.line);
+            if (const uint64_t n = out_of_range(plans_[i], storage_[i]))
+                throw Error(range_message(plans_[i], n, site_), site_.kernel, site_.file, site_.line);
+        }
         for (size_t i = 0; i < plans_.size(); ++i) {
             if (plans_[i].shared_with >= 0) continue;
-            if (plans_[i].target.dtype == DType::Float32)
-                resolve_target<float>(plans_[i], storage_[i]);
-            else
-                resolve_target<double>(plans_[i], storage_[i]);
+            try {  // (the records strategy groups its records in memory of its own)
+                if (plans_[i].target.dtype == DType::Float32)
+                    resolve_target<float>(plans_[i], storage_[i]);
+                else
+                    resolve_target<double>(plans_[i], storage_[i]);
+            } catch (const std::bad_alloc&) {
+                state_allocation_failed(plans_[i], "host memory for grouping its records is not available",
+                                        site_);
+            }
         }
     }
 

@@ -19,6 +19,11 @@ namespace {
 struct TargetState {
     char* base;
     int64_t count;
+    int32_t dims;
+    int32_t carrying;
+    int64_t stride[4];
+    int64_t extent[4];
+    double inverse[4];
     int64_t* words;
     uint32_t* flags;
     uint64_t* records;
@@ -43,10 +48,22 @@ __device__ void publish_and_fill(wf::DetTarget* state, wf::DetTarget t, bool fil
 }
 
 template <class T>
+__device__ T* element_of(const wf::DetTarget& t, long long slot) {
+    return reinterpret_cast<T*>(wf::slot_address(t, slot, static_cast<wf::i64>(sizeof(T))));
+}
+
+// A carrying target: counts the slots whose running sum left the words' range (into `cursor`).
+__device__ void count_out_of_range(wf::DetTarget t) {
+    const long long slot = static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x;
+    if (slot < t.count && (t.flags[slot] & wf::kFlagOverflow)) atomicAdd(reinterpret_cast<unsigned long long*>(t.cursor), 1ull);
+}
+
+template <class T>
 __device__ void resolve_exact(wf::DetTarget t, int family) {
     const long long slot = static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x;
     if (slot >= t.count) return;
-    T* element = reinterpret_cast<T*>(t.base) + slot;
+    if (t.carrying && *t.cursor != 0) return;  // out of range: the target keeps its value
+    T* element = element_of<T>(t, slot);
     if (family == 0) {
         const wf::i64* words = t.words + slot * wf::Exact<T>::kWords;
         bool touched = t.flags[slot] != 0;
@@ -99,7 +116,7 @@ __device__ void reduce_records(wf::DetTarget t, const int* ends, const wf::u64* 
     for (int r = begin + lane; r < end; r += 32) wf::add_record<T>(words[warp], &flags[warp], grouped[r], true);
     __syncwarp();
     if (lane != 0) return;
-    T* element = reinterpret_cast<T*>(t.base) + slot;
+    T* element = element_of<T>(t, slot);
     bool touched = flags[warp] != 0;
     for (int k = 0; k < wf::Exact<T>::kWords && !touched; ++k) touched = words[warp][k] != 0;
     if (touched) *element = wf::resolve_sum<T>(words[warp], flags[warp], *element);
@@ -112,6 +129,7 @@ extern "C" __global__ void det_publish_f32(wf::DetTarget* s, wf::DetTarget t, in
 extern "C" __global__ void det_publish_f64(wf::DetTarget* s, wf::DetTarget t, int keys, int is_max) {
     publish_and_fill<double>(s, t, keys != 0, is_max != 0);
 }
+extern "C" __global__ void det_count_out_of_range(wf::DetTarget t) { count_out_of_range(t); }
 extern "C" __global__ void det_resolve_f32(wf::DetTarget t, int family) { resolve_exact<float>(t, family); }
 extern "C" __global__ void det_resolve_f64(wf::DetTarget t, int family) { resolve_exact<double>(t, family); }
 extern "C" __global__ void det_count_records(wf::DetTarget t, int* counts) { count_records(t, counts); }
@@ -167,32 +185,53 @@ private:
         TargetState value{};
     };
 
-    Memory allocate(size_t bytes) const { return detail::allocate(Device::cuda(ordinal_), bytes); }
+    // Device memory for `count` items of `size` bytes of target `p`; failure names the target.
+    Memory allocate(const TargetPlan& p, int64_t count, size_t size) const {
+        const size_t bytes = state_bytes(p, count, size, site_);
+        try {
+            return detail::allocate(Device::cuda(ordinal_), bytes);
+        } catch (const Error& e) {
+            state_allocation_failed(p, e.message(), site_);
+        }
+    }
     void zero(const Memory& m) const { detail::zero_bytes(m->ptr, Device::cuda(ordinal_), m->bytes); }
     bool f32(const Target& t) const { return t.plan.target.dtype == DType::Float32; }
 
     Target make_target(TargetPlan plan) {
         Target t{std::move(plan)};
         const TargetPlan& p = t.plan;
-        t.state = allocate(sizeof(TargetState));
-        t.value.base = p.span.base;
-        t.value.count = p.span.count;
+        const SlotMap& m = p.slots;
+        t.state = allocate(p, 1, sizeof(TargetState));
+        t.value.base = m.base;
+        t.value.count = m.count;
+        t.value.dims = m.dims;
+        t.value.carrying = p.carrying ? 1 : 0;
+        for (int d = 0; d < 4; ++d) {
+            t.value.stride[d] = m.stride[d];
+            t.value.extent[d] = m.extent[d];
+            t.value.inverse[d] = m.stride[d] != 0 ? 1.0 / static_cast<double>(m.stride[d]) : 0.0;
+        }
         const bool add = p.target.family == ir::AtomicOp::Add;
-        if (p.records) {
-            t.records = allocate(static_cast<size_t>(p.capacity) * 8);
-            t.record_slots = allocate(static_cast<size_t>(p.capacity) * 4);
-            t.cursor = allocate(8);
+        if (p.records || p.carrying) {
+            // Records appended, or a carrying target's count of slots out of range.
+            t.cursor = allocate(p, 1, 8);
             zero(t.cursor);
+            t.value.cursor = static_cast<uint64_t*>(t.cursor->ptr);
+        }
+        if (p.records) {
+            t.records = allocate(p, p.capacity, 8);
+            t.record_slots = allocate(p, p.capacity, 4);
             t.value.records = static_cast<uint64_t*>(t.records->ptr);
             t.value.record_slots = static_cast<uint32_t*>(t.record_slots->ptr);
-            t.value.cursor = static_cast<uint64_t*>(t.cursor->ptr);
             t.value.capacity = p.capacity;
         } else {
             const int64_t words_per_slot = add ? (f32(t) ? 9 : 66) : 1;
-            t.words = allocate(static_cast<size_t>(p.span.count * words_per_slot) * 8);
+            int64_t words = 0;
+            if (__builtin_mul_overflow(m.count, words_per_slot, &words)) words = -1;
+            t.words = allocate(p, words, 8);
             t.value.words = static_cast<int64_t*>(t.words->ptr);
             if (add) {
-                t.flags = allocate(static_cast<size_t>(p.span.count) * 4);
+                t.flags = allocate(p, m.count, 4);
                 t.value.flags = static_cast<uint32_t*>(t.flags->ptr);
                 zero(t.words);
                 zero(t.flags);
@@ -202,21 +241,47 @@ private:
         int is_max = p.target.family == ir::AtomicOp::Max ? 1 : 0;
         void* state_ptr = t.state->ptr;
         void* params[] = {&state_ptr, &t.value, &keys, &is_max};
-        launch(f32(t) ? "det_publish_f32" : "det_publish_f64", keys ? p.span.count : 1, params);
+        launch(f32(t) ? "det_publish_f32" : "det_publish_f64", keys ? m.count : 1, params);
         return t;
     }
 
     void resolve_exact(Target& t) const {
+        if (t.plan.carrying) {
+            void* check_params[] = {&t.value};
+            launch("det_count_out_of_range", t.plan.slots.count, check_params);
+        }
         int family = family_code(t.plan.target.family);
         void* params[] = {&t.value, &family};
-        launch(f32(t) ? "det_resolve_f32" : "det_resolve_f64", t.plan.span.count, params);
+        launch(f32(t) ? "det_resolve_f32" : "det_resolve_f64", t.plan.slots.count, params);
+        if (t.plan.carrying) report_after_synchronize(t, false);
+    }
+
+    // Checks the target's count (records emitted, or slots out of range) at the stream's next
+    // synchronization. Inside graph capture there is none to attach it to: a replay that
+    // fails leaves the target unchanged without a report (the spec's rule for records; size
+    // records with deterministic_max_records).
+    void report_after_synchronize(const Target& t, bool records) const {
+        const auto stream = cu::current_stream(ordinal_);
+        if (cu::capturing(*stream)) return;
+        const Memory cursor = t.cursor;
+        const TargetPlan plan = t.plan;
+        const LaunchSite site = site_;
+        const int ordinal = ordinal_;
+        cu::after_synchronize(*stream, [cursor, plan, site, ordinal, records] {
+            uint64_t count = 0;
+            detail::copy_bytes(&count, Device::cpu(), cursor->ptr, Device::cuda(ordinal), sizeof count);
+            if (records && count > static_cast<uint64_t>(plan.capacity))
+                throw Error(overflow_message(plan, count, site), site.kernel, site.file, site.line);
+            if (!records && count != 0)
+                throw Error(range_message(plan, count, site), site.kernel, site.file, site.line);
+        });
     }
 
     void resolve_records(Target& t) const {
-        const int64_t slots = t.plan.span.count;
-        const Memory counts = allocate(static_cast<size_t>(slots) * 4);
-        const Memory ends = allocate(static_cast<size_t>(slots) * 4);
-        const Memory grouped = allocate(static_cast<size_t>(t.plan.capacity) * 8);
+        const int64_t slots = t.plan.slots.count;
+        const Memory counts = allocate(t.plan, slots, 4);
+        const Memory ends = allocate(t.plan, slots, 4);
+        const Memory grouped = allocate(t.plan, t.plan.capacity, 8);
         zero(counts);
         void* counts_ptr = counts->ptr;
         void* ends_ptr = ends->ptr;
@@ -228,23 +293,7 @@ private:
         launch("det_group_records", t.plan.capacity, group_params);
         void* reduce_params[] = {&t.value, &ends_ptr, &grouped_ptr};
         launch(f32(t) ? "det_reduce_records_f32" : "det_reduce_records_f64", slots * 32, reduce_params);
-
-        // The record count stays on the GPU; it is checked at the next synchronization. Inside
-        // graph capture there is none to attach it to: a replay that overflows leaves the
-        // target unchanged without a report (the spec's rule; size records with
-        // deterministic_max_records).
-        const auto stream = cu::current_stream(ordinal_);
-        if (cu::capturing(*stream)) return;
-        const Memory cursor = t.cursor;
-        const TargetPlan plan = t.plan;
-        const LaunchSite site = site_;
-        const int ordinal = ordinal_;
-        cu::after_synchronize(*stream, [cursor, plan, site, ordinal] {
-            uint64_t emitted = 0;
-            detail::copy_bytes(&emitted, Device::cpu(), cursor->ptr, Device::cuda(ordinal), sizeof emitted);
-            if (emitted > static_cast<uint64_t>(plan.capacity))
-                throw Error(overflow_message(plan, emitted, site), site.kernel, site.file, site.line);
-        });
+        report_after_synchronize(t, true);
     }
 
     void launch(const char* name, int64_t threads, void** params) const {
