@@ -16,6 +16,7 @@
 #include <weft/weft.hpp>
 
 #include "support/deterministic_cases.hpp"
+#include "support/errors.hpp"
 #include "support/exact_sum.hpp"
 #include "support/test_device.hpp"
 
@@ -29,6 +30,8 @@ using weft::test::Case;
 using weft::test::Config;
 using weft::test::describe;
 using weft::test::exact_sum;
+using weft::test::has;
+using weft::test::has;
 using weft::test::kConfigs;
 using weft::test::kOps;
 using weft::test::matches_oracle;
@@ -1020,10 +1023,6 @@ std::string body_of(const std::string& ir, const std::string& header) {
     const size_t begin = ir.find(header);
     if (begin == std::string::npos) return "<" + header + " not found>\n" + ir;
     return ir.substr(begin, ir.find("\n}\n", begin) - begin);
-}
-
-bool has(const std::string& text, const std::string& needle) {
-    return text.find(needle) != std::string::npos;
 }
 
 TEST_P(DeterministicAccumulate, FloatAtomicsAreLoweredAndOthersAreNot) {
