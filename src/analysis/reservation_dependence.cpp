@@ -27,6 +27,7 @@ public:
         for (size_t i = 0; i < fn.params.size(); ++i) taint[fn.params[i]] = params[i];
         for (ir::ValueId v = 0; v < fn.values.size(); ++v)
             if (facts.param_of(v) >= 0) root[v] = roots[facts.param_of(v)];
+        // Propagate to a fixpoint: assignments inside loops can carry taint backwards.
         for (bool changed = true; changed;) {
             changed = false;
             ir::for_each_node(fn.body, [&](const ir::Node& n) {
@@ -58,6 +59,7 @@ public:
     const ReservationDependence& found() const { return found_; }
 
 private:
+    // Each function's facts, built once however many calls reach it.
     const ir::Facts& facts_of(uint32_t f) {
         auto& slot = facts_[f];
         if (!slot) slot = std::make_unique<ir::Facts>(*program_.functions[f]);
@@ -72,6 +74,8 @@ private:
                !is_reservation(fn, n, facts);
     }
 
+    // Analyses the callee of call node `n` with its arguments' roots and taint; `control` is the
+    // node the call's execution depends on.
     const ir::Node* call(const ir::Function& fn, const ir::Node& n, const std::vector<int>& root,
                          const std::vector<const ir::Node*>& taint, const ir::Node* control) {
         std::vector<int> roots;

@@ -154,13 +154,8 @@ private:
     }
 
     // The constant value of an integer value, if it is an unassigned constant.
-    std::optional<int64_t> constant(ir::ValueId id) const {
-        const ir::Node* c = facts_.constant(id);
-        if (!c || !type(id).is_integer()) return std::nullopt;
-        if (type(id).dtype == DType::Int32) return static_cast<int32_t>(c->bits);
-        if (type(id).dtype == DType::UInt32) return static_cast<uint32_t>(c->bits);
-        return static_cast<int64_t>(c->bits);  // an Int64, or a UInt64 (only compared with 0 and -1)
-    }
+    // A UInt64 reads as its bits, which is enough: it is only compared with 0 and -1.
+    std::optional<int64_t> constant(ir::ValueId id) const { return facts_.integer(id); }
 
     // Whether the value `n` defines is never negative, so an index needs no wrap: unsigned
     // values, tid(), extents, constants >= 0, and what arithmetic that keeps the sign makes of
