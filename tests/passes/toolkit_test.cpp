@@ -2,6 +2,8 @@
 // lookups and the internal-error channel.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include "base/internal_check.hpp"
 #include "ir/facts.hpp"
 #include "ir/rewriter.hpp"
