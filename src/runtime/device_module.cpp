@@ -5,7 +5,6 @@
 
 #include "runtime/cpu/cpu_module.hpp"
 #include "runtime/cuda/cuda_module.hpp"
-#include "transforms/lower_slot_allocation.hpp"
 #include "weft/error.hpp"
 
 namespace weft::runtime {
@@ -16,15 +15,10 @@ int64_t LaunchGrid::total() const {
     return n;
 }
 
-void DeviceModule::name_functions(const ir::Program& lowered) {
-    for (const auto& f : lowered.functions) {
-        std::string name = f->name;
-        if (f->is_counting_pass) {
-            name = name.substr(0, name.size() - transforms::kCountingPassSuffix.size());
-            counting_names_[f->name] = name;
-        }
-        function_names_.push_back(std::move(name));
-    }
+void DeviceModule::adopt(codegen::Generated generated, const plan::ProgramPlan& plan) {
+    module_name_ = plan.module_name;
+    for (const plan::FunctionPlan& f : plan.functions) function_names_.push_back(f.name);
+    generated_ = std::move(generated);
 }
 
 LaunchRecord DeviceModule::launch_record(const LaunchGrid& grid, FaultRecord* fault) const {
@@ -38,8 +32,7 @@ LaunchRecord DeviceModule::launch_record(const LaunchGrid& grid, FaultRecord* fa
 
 void DeviceModule::throw_fault(size_t function, const FaultRecord& fault) const {
     const codegen::AccessSite& site = generated_.sites.at(static_cast<size_t>(fault.site));
-    const auto counted = counting_names_.find(site.function);
-    const std::string& where = counted == counting_names_.end() ? site.function : counted->second;
+    const std::string& where = site.function;
     throw Error("index " + std::to_string(fault.index) + " is out of bounds for dimension " +
                     std::to_string(fault.dim + site.dim_offset) + " of array '" + site.array + "' (extent " +
                     std::to_string(fault.extent) +
@@ -58,9 +51,10 @@ void DeviceModule::report(const Options& options, const char* device, double ms)
                      from_cache_ ? "loaded from cache" : "compiled", ms);
 }
 
-std::shared_ptr<DeviceModule> load_module(const ir::Program& lowered, const Options& options, Device device) {
-    if (device.is_cpu()) return cpu::CpuModule::load(lowered, options);
-    return cuda::CudaModule::load(lowered, options, device.ordinal());
+std::shared_ptr<DeviceModule> load_module(codegen::Generated generated, const plan::ProgramPlan& plan,
+                                          const Options& options, Device device) {
+    if (device.is_cpu()) return cpu::CpuModule::load(std::move(generated), plan, options);
+    return cuda::CudaModule::load(std::move(generated), plan, options, device.ordinal());
 }
 
 }  // namespace weft::runtime

@@ -10,7 +10,7 @@
 
 #include <map>
 
-#include "codegen/emit.hpp"
+#include "codegen/generated.hpp"
 #include "runtime/cuda/context.hpp"
 #include "runtime/cuda/library_module.hpp"
 #include "runtime/cuda/scan.hpp"
