@@ -141,16 +141,20 @@ uint16_t reference_sum(H initial, const std::vector<H>& values) {
         const bool keep_negative = initial.bits == 0x8000u && !pos_zero;
         return keep_negative ? 0x8000u : 0;
     }
-    // The top two limbs (124 bits) are more than a long double holds, but every sum the tests
-    // build spans far fewer bits than the 64 of its significand plus the guard bits it needs;
-    // refuse the others rather than round twice.
-    long double magnitude = 0;
-    for (size_t k = top; k-- > 0;) {
-        if (limbs[k] == 0) continue;
-        const long double part = std::ldexp(static_cast<long double>(limbs[k]), static_cast<int>(k) * kBase);
-        if (magnitude != 0 && magnitude + part - magnitude != part) throw std::logic_error("reference_sum: too wide");
-        magnitude += part;
-    }
+    // The top 63 bits, then one more that is set when any bit below them is (round to odd):
+    // 64 bits, exact in a long double, that round to H as the whole magnitude does.
+    int high = 61;
+    while (((limbs[top - 1] >> high) & 1) == 0) --high;
+    const int64_t top_bit = static_cast<int64_t>(top - 1) * kBase + high;
+    auto bit = [&](int64_t i) { return i >= 0 && ((limbs[static_cast<size_t>(i / kBase)] >> (i % kBase)) & 1) != 0; };
+    const int64_t low = top_bit - 62;
+    uint64_t window = 0;
+    for (int64_t i = top_bit; i >= std::max<int64_t>(low, 0); --i) window = (window << 1) | (bit(i) ? 1 : 0);
+    bool sticky = false;
+    for (int64_t i = 0; i < low; ++i) sticky = sticky || bit(i);
+    const long double magnitude =
+        low > 0 ? std::ldexp(static_cast<long double>(window * 2 + (sticky ? 1 : 0)), static_cast<int>(low - 1))
+                : static_cast<long double>(window);
     return reference_round<H>(std::ldexp(negative ? -magnitude : magnitude, kHalfUnit<H>));
 }
 
