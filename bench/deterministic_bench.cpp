@@ -57,9 +57,9 @@ void table(const std::vector<std::pair<int, int>>& rows, bool records, weft::Det
     Case<T> plain = make_case<T>(weft::Deterministic::NotGuaranteed, strategy);
     Case<T> r2r = make_case<T>(weft::Deterministic::RunToRun, strategy);
     Case<T> g2g = make_case<T>(weft::Deterministic::GpuToGpu, strategy);
-    std::printf("%s\n%10s %10s | %12s %12s %12s | %9s %9s %8s | %14s | %s\n", weft::dtype_name(weft::dtype_of<T>),
-                "writes", "outputs", "NotGuar. ms", "RunToRun ms", "GpuToGpu ms", "R2R/NG", "G2G/NG", "G2G/R2R",
-                "workspace B", "bits");
+    std::printf("%s\n%10s %10s | %12s %12s %12s | %9s %9s %8s | %14s | %s\n",
+                weft::dtype_name(weft::dtype_of<T>), "writes", "outputs", "NotGuar. ms", "RunToRun ms",
+                "GpuToGpu ms", "R2R/NG", "G2G/NG", "G2G/R2R", "workspace B", "bits");
     std::mt19937 rng(1234);
     for (const auto& [writes, outputs] : rows) {
         std::vector<T> v;

@@ -35,25 +35,26 @@ constexpr uint64_t magnitude_of(I x) {
 }
 }  // namespace detail
 
-#define WEFT_HOST_HALF(name, dtype)                                                               \
-    struct name {                                                                                 \
-        uint16_t bits = 0;                                                                        \
-                                                                                                  \
-        name() = default;                                                                         \
-        /* From a float or double: one rounding (a float widens to double exactly). */           \
-        explicit name(double x) : bits(detail::name##_from_double(x)) {}                          \
-        template <std::integral I>                                                                \
-        explicit name(I x) : bits(detail::name##_from_integer(detail::negative_of(x), detail::magnitude_of(x))) {}      \
-        static name from_bits(uint16_t b) {                                                       \
-            name h;                                                                               \
-            h.bits = b;                                                                           \
-            return h;                                                                             \
-        }                                                                                         \
-        operator float() const { return detail::name##_to_float(bits); }                          \
-    };                                                                                            \
-    template <>                                                                                   \
-    struct DTypeOf<name> {                                                                        \
-        static constexpr DType value = DType::dtype;                                              \
+#define WEFT_HOST_HALF(name, dtype)                                                                 \
+    struct name {                                                                                   \
+        uint16_t bits = 0;                                                                          \
+                                                                                                    \
+        name() = default;                                                                           \
+        /* From a float or double: one rounding (a float widens to double exactly). */              \
+        explicit name(double x) : bits(detail::name##_from_double(x)) {}                            \
+        template <std::integral I>                                                                  \
+        explicit name(I x)                                                                          \
+            : bits(detail::name##_from_integer(detail::negative_of(x), detail::magnitude_of(x))) {} \
+        static name from_bits(uint16_t b) {                                                         \
+            name h;                                                                                 \
+            h.bits = b;                                                                             \
+            return h;                                                                               \
+        }                                                                                           \
+        operator float() const { return detail::name##_to_float(bits); }                            \
+    };                                                                                              \
+    template <>                                                                                     \
+    struct DTypeOf<name> {                                                                          \
+        static constexpr DType value = DType::dtype;                                                \
     };
 
 WEFT_HOST_HALF(float16, Float16)

@@ -70,7 +70,8 @@ std::string literal(DType t, uint64_t bits) {
         }
         case DType::Float16:
         case DType::BFloat16:
-            return std::string(c_type(t)) + "::from_bits(" + std::to_string(static_cast<uint16_t>(bits)) + ")";
+            return std::string(c_type(t)) + "::from_bits(" + std::to_string(static_cast<uint16_t>(bits)) +
+                   ")";
     }
     return "?";
 }

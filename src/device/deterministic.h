@@ -557,7 +557,8 @@ WEFT_FUNC T resolve_sum(const i64* words, u32 flags, T target_initial) {
         }
     }
     // Rounded once, straight to T (a half type's sum is never rounded to float32 first).
-    return bit_cast<T>(static_cast<Bits>(round_to_format<F>(negative, window, low + Format<S>::kUnit, sticky)));
+    return bit_cast<T>(
+        static_cast<Bits>(round_to_format<F>(negative, window, low + Format<S>::kUnit, sticky)));
 }
 
 // The slot's winning key combined with `initial` under the total order.

@@ -54,9 +54,9 @@ WEFT_FUNC u64 round_to_format(bool negative, u64 sig, int exponent, bool sticky)
     constexpr int kM = F::kMantissaBits;
     const u64 sign = static_cast<u64>(negative) << (kM + F::kExponentBits);
     if (sig == 0) return sign;
-    const int at = exponent - F::kUnit;            // sig's lowest bit, in units of the smallest subnormal
+    const int at = exponent - F::kUnit;              // sig's lowest bit, in units of the smallest subnormal
     const int top = at + 63 - leading_zeros64(sig);  // its highest bit
-    const int lsb = top - kM > 0 ? top - kM : 0;   // the lowest bit the result keeps
+    const int lsb = top - kM > 0 ? top - kM : 0;     // the lowest bit the result keeps
     const int shift = lsb - at;
     u64 r = 0;
     if (shift <= 0) {
@@ -113,25 +113,25 @@ WEFT_FUNC u32 widen_bits(u16 h) {
 }
 
 // The two half types. Each constructor rounds once to nearest even; to_float is exact.
-#define WEFT_HALF_TYPE(H)                                                                           \
-    struct H {                                                                                      \
-        u16 bits;                                                                                   \
-        H() = default;                                                                              \
-        explicit WEFT_METHOD H(float x) : bits(narrow_bits<Format<H>, Format<float>>(bit_cast<u32>(x))) {} \
-        explicit WEFT_METHOD H(double x)                                                            \
-            : bits(narrow_bits<Format<H>, Format<double>>(bit_cast<u64>(x))) {}                     \
-        explicit WEFT_METHOD H(u64 x) : bits(static_cast<u16>(round_to_format<Format<H>>(false, x, 0, false))) {} \
-        explicit WEFT_METHOD H(i64 x)                                                               \
-            : bits(static_cast<u16>(round_to_format<Format<H>>(                                     \
-                  x < 0, x < 0 ? u64(0) - static_cast<u64>(x) : static_cast<u64>(x), 0, false))) {}   \
-        explicit WEFT_METHOD H(i32 x) : H(static_cast<i64>(x)) {}                                   \
-        explicit WEFT_METHOD H(u32 x) : H(static_cast<u64>(x)) {}                                   \
-        explicit WEFT_METHOD H(bool x) : H(static_cast<u64>(x ? 1 : 0)) {}                          \
-        static WEFT_METHOD H from_bits(u16 b) {                                                     \
-            H h;                                                                                    \
-            h.bits = b;                                                                             \
-            return h;                                                                               \
-        }                                                                                           \
+#define WEFT_HALF_TYPE(H)                                                                                    \
+    struct H {                                                                                               \
+        u16 bits;                                                                                            \
+        H() = default;                                                                                       \
+        explicit WEFT_METHOD H(float x) : bits(narrow_bits<Format<H>, Format<float>>(bit_cast<u32>(x))) {}   \
+        explicit WEFT_METHOD H(double x) : bits(narrow_bits<Format<H>, Format<double>>(bit_cast<u64>(x))) {} \
+        explicit WEFT_METHOD H(u64 x)                                                                        \
+            : bits(static_cast<u16>(round_to_format<Format<H>>(false, x, 0, false))) {}                      \
+        explicit WEFT_METHOD H(i64 x)                                                                        \
+            : bits(static_cast<u16>(round_to_format<Format<H>>(                                              \
+                  x < 0, x < 0 ? u64(0) - static_cast<u64>(x) : static_cast<u64>(x), 0, false))) {}          \
+        explicit WEFT_METHOD H(i32 x) : H(static_cast<i64>(x)) {}                                            \
+        explicit WEFT_METHOD H(u32 x) : H(static_cast<u64>(x)) {}                                            \
+        explicit WEFT_METHOD H(bool x) : H(static_cast<u64>(x ? 1 : 0)) {}                                   \
+        static WEFT_METHOD H from_bits(u16 b) {                                                              \
+            H h;                                                                                             \
+            h.bits = b;                                                                                      \
+            return h;                                                                                        \
+        }                                                                                                    \
     };
 WEFT_HALF_TYPE(f16)
 WEFT_HALF_TYPE(bf16)
@@ -157,81 +157,81 @@ struct BitsOf<bf16> {
 
 // Arithmetic as a GPU does it: in float32, rounded once (exact for + - * /, whose float32 results
 // are never double-rounded to 11 or 8 bits). Negation and abs only change the sign bit.
-#define WEFT_HALF_OPS(H)                                                                         \
-    WEFT_FUNC float to_float(H h) {                                                              \
-        return bit_cast<float>(widen_bits<Format<H>>(h.bits));                                   \
-    }                                                                                            \
-    WEFT_FUNC H operator+(H a, H b) {                                                            \
-        return H(to_float(a) + to_float(b));                                                     \
-    }                                                                                            \
-    WEFT_FUNC H operator-(H a, H b) {                                                            \
-        return H(to_float(a) - to_float(b));                                                     \
-    }                                                                                            \
-    WEFT_FUNC H operator*(H a, H b) {                                                            \
-        return H(to_float(a) * to_float(b));                                                     \
-    }                                                                                            \
-    WEFT_FUNC H operator/(H a, H b) {                                                            \
-        return H(to_float(a) / to_float(b));                                                     \
-    }                                                                                            \
-    WEFT_FUNC H operator-(H a) {                                                                 \
-        return H::from_bits(static_cast<u16>(a.bits ^ 0x8000u));                                 \
-    }                                                                                            \
-    WEFT_FUNC bool operator==(H a, H b) {                                                        \
-        return to_float(a) == to_float(b);                                                       \
-    }                                                                                            \
-    WEFT_FUNC bool operator!=(H a, H b) {                                                        \
-        return to_float(a) != to_float(b);                                                       \
-    }                                                                                            \
-    WEFT_FUNC bool operator<(H a, H b) {                                                         \
-        return to_float(a) < to_float(b);                                                        \
-    }                                                                                            \
-    WEFT_FUNC bool operator<=(H a, H b) {                                                        \
-        return to_float(a) <= to_float(b);                                                       \
-    }                                                                                            \
-    WEFT_FUNC bool operator>(H a, H b) {                                                         \
-        return to_float(a) > to_float(b);                                                        \
-    }                                                                                            \
-    WEFT_FUNC bool operator>=(H a, H b) {                                                        \
-        return to_float(a) >= to_float(b);                                                       \
-    }                                                                                            \
-    WEFT_FUNC H abs(H a) {                                                                       \
-        return H::from_bits(static_cast<u16>(a.bits & 0x7fffu));                                 \
-    }                                                                                            \
-    WEFT_FUNC H sqrt(H a) {                                                                      \
-        return H(sqrt(to_float(a)));                                                             \
-    }                                                                                            \
-    WEFT_FUNC H floor(H a) {                                                                     \
-        return H(floor(to_float(a)));                                                            \
-    }                                                                                            \
-    WEFT_FUNC H ceil(H a) {                                                                      \
-        return H(ceil(to_float(a)));                                                             \
-    }                                                                                            \
-    WEFT_FUNC H sin(H a) {                                                                       \
-        return H(sin(to_float(a)));                                                              \
-    }                                                                                            \
-    WEFT_FUNC H cos(H a) {                                                                       \
-        return H(cos(to_float(a)));                                                              \
-    }                                                                                            \
-    WEFT_FUNC H exp(H a) {                                                                       \
-        return H(exp(to_float(a)));                                                              \
-    }                                                                                            \
-    WEFT_FUNC H log(H a) {                                                                       \
-        return H(log(to_float(a)));                                                              \
-    }                                                                                            \
-    WEFT_FUNC H min(H a, H b) {                                                                  \
-        return H(min(to_float(a), to_float(b)));                                                 \
-    }                                                                                            \
-    WEFT_FUNC H max(H a, H b) {                                                                  \
-        return H(max(to_float(a), to_float(b)));                                                 \
-    }                                                                                            \
-    WEFT_FUNC H pow(H a, H b) {                                                                  \
-        return H(pow(to_float(a), to_float(b)));                                                 \
-    }                                                                                            \
-    WEFT_FUNC H fmod(H a, H b) {                                                                 \
-        return H(fmod(to_float(a), to_float(b)));                                                \
-    }                                                                                            \
-    WEFT_FUNC H atomic_cas(H* p, H compare, H value) {                                           \
-        return H::from_bits(cas16(reinterpret_cast<u16*>(p), compare.bits, value.bits));         \
+#define WEFT_HALF_OPS(H)                                                                 \
+    WEFT_FUNC float to_float(H h) {                                                      \
+        return bit_cast<float>(widen_bits<Format<H>>(h.bits));                           \
+    }                                                                                    \
+    WEFT_FUNC H operator+(H a, H b) {                                                    \
+        return H(to_float(a) + to_float(b));                                             \
+    }                                                                                    \
+    WEFT_FUNC H operator-(H a, H b) {                                                    \
+        return H(to_float(a) - to_float(b));                                             \
+    }                                                                                    \
+    WEFT_FUNC H operator*(H a, H b) {                                                    \
+        return H(to_float(a) * to_float(b));                                             \
+    }                                                                                    \
+    WEFT_FUNC H operator/(H a, H b) {                                                    \
+        return H(to_float(a) / to_float(b));                                             \
+    }                                                                                    \
+    WEFT_FUNC H operator-(H a) {                                                         \
+        return H::from_bits(static_cast<u16>(a.bits ^ 0x8000u));                         \
+    }                                                                                    \
+    WEFT_FUNC bool operator==(H a, H b) {                                                \
+        return to_float(a) == to_float(b);                                               \
+    }                                                                                    \
+    WEFT_FUNC bool operator!=(H a, H b) {                                                \
+        return to_float(a) != to_float(b);                                               \
+    }                                                                                    \
+    WEFT_FUNC bool operator<(H a, H b) {                                                 \
+        return to_float(a) < to_float(b);                                                \
+    }                                                                                    \
+    WEFT_FUNC bool operator<=(H a, H b) {                                                \
+        return to_float(a) <= to_float(b);                                               \
+    }                                                                                    \
+    WEFT_FUNC bool operator>(H a, H b) {                                                 \
+        return to_float(a) > to_float(b);                                                \
+    }                                                                                    \
+    WEFT_FUNC bool operator>=(H a, H b) {                                                \
+        return to_float(a) >= to_float(b);                                               \
+    }                                                                                    \
+    WEFT_FUNC H abs(H a) {                                                               \
+        return H::from_bits(static_cast<u16>(a.bits & 0x7fffu));                         \
+    }                                                                                    \
+    WEFT_FUNC H sqrt(H a) {                                                              \
+        return H(sqrt(to_float(a)));                                                     \
+    }                                                                                    \
+    WEFT_FUNC H floor(H a) {                                                             \
+        return H(floor(to_float(a)));                                                    \
+    }                                                                                    \
+    WEFT_FUNC H ceil(H a) {                                                              \
+        return H(ceil(to_float(a)));                                                     \
+    }                                                                                    \
+    WEFT_FUNC H sin(H a) {                                                               \
+        return H(sin(to_float(a)));                                                      \
+    }                                                                                    \
+    WEFT_FUNC H cos(H a) {                                                               \
+        return H(cos(to_float(a)));                                                      \
+    }                                                                                    \
+    WEFT_FUNC H exp(H a) {                                                               \
+        return H(exp(to_float(a)));                                                      \
+    }                                                                                    \
+    WEFT_FUNC H log(H a) {                                                               \
+        return H(log(to_float(a)));                                                      \
+    }                                                                                    \
+    WEFT_FUNC H min(H a, H b) {                                                          \
+        return H(min(to_float(a), to_float(b)));                                         \
+    }                                                                                    \
+    WEFT_FUNC H max(H a, H b) {                                                          \
+        return H(max(to_float(a), to_float(b)));                                         \
+    }                                                                                    \
+    WEFT_FUNC H pow(H a, H b) {                                                          \
+        return H(pow(to_float(a), to_float(b)));                                         \
+    }                                                                                    \
+    WEFT_FUNC H fmod(H a, H b) {                                                         \
+        return H(fmod(to_float(a), to_float(b)));                                        \
+    }                                                                                    \
+    WEFT_FUNC H atomic_cas(H* p, H compare, H value) {                                   \
+        return H::from_bits(cas16(reinterpret_cast<u16*>(p), compare.bits, value.bits)); \
     }
 
 // Compare-and-swap of 16 bits. A GPU has no portable 16-bit CAS: swap the enclosing aligned

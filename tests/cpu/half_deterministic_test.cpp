@@ -75,7 +75,8 @@ TYPED_TEST(HalfDeterministic, SumIsRoundedOnceNotThroughFloat32) {
     const uint16_t want = H(1 + 2 * half_ulp).bits;
     ASSERT_EQ(weft::test::reference_sum<H>(H(0), c.values), want);
     for (const Config& config : kConfigs)
-        for (const Op op : {Op::Add, Op::PlusEquals}) EXPECT_EQ(hex(run(config, op, c)[0]), hex(want)) << config.name;
+        for (const Op op : {Op::Add, Op::PlusEquals})
+            EXPECT_EQ(hex(run(config, op, c)[0]), hex(want)) << config.name;
 }
 
 // Every op and config on random values into one output and into many, against the oracle, and
@@ -93,8 +94,10 @@ TYPED_TEST(HalfDeterministic, EveryOpMatchesTheExactOracle) {
             const auto want = half_oracle(op, c);
             for (const Config& config : kConfigs) {
                 const auto got = run(config, op, c);
-                EXPECT_TRUE(agree<H>(got, want)) << c.name << " " << weft::test::op_name(op) << " " << config.name;
-                EXPECT_EQ(got, run(config, op, c)) << "a second launch differs: " << c.name << " " << config.name;
+                EXPECT_TRUE(agree<H>(got, want))
+                    << c.name << " " << weft::test::op_name(op) << " " << config.name;
+                EXPECT_EQ(got, run(config, op, c))
+                    << "a second launch differs: " << c.name << " " << config.name;
             }
         }
     }
@@ -105,7 +108,8 @@ TYPED_TEST(HalfDeterministic, SpecialValues) {
     using H = TypeParam;
     const H inf = H(INFINITY), nan = H(NAN), one = H(1);
     const H neg_inf = H::from_bits(static_cast<uint16_t>(inf.bits | 0x8000u));
-    const HalfCase<H> c{"special", {one, one, one, H::from_bits(0x8000)}, {0, 1, 1, 2, 3}, {inf, inf, neg_inf, nan, H(-0.0)}};
+    const HalfCase<H> c{
+        "special", {one, one, one, H::from_bits(0x8000)}, {0, 1, 1, 2, 3}, {inf, inf, neg_inf, nan, H(-0.0)}};
     for (const Op op : weft::test::kOps) {
         const auto want = half_oracle(op, c);
         for (const Config& config : kConfigs)

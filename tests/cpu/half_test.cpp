@@ -69,7 +69,8 @@ template <class H>
 std::vector<H> random_values(size_t n, uint64_t seed) {
     std::mt19937_64 rng(seed);
     std::vector<H> v;
-    for (uint16_t b : {0x0000, 0x8000, 0x0001, 0x8001, 0x3c00, 0x7bff, 0x7c00, 0xfc00, 0x3f80, 0x7f7f, 0x7f80})
+    for (uint16_t b :
+         {0x0000, 0x8000, 0x0001, 0x8001, 0x3c00, 0x7bff, 0x7c00, 0xfc00, 0x3f80, 0x7f7f, 0x7f80})
         v.push_back(H::from_bits(b));
     while (v.size() < n) v.push_back(H::from_bits(static_cast<uint16_t>(rng())));
     return v;
@@ -96,7 +97,8 @@ TYPED_TEST(Half, FromFloatRoundsOnceToNearestEven) {
     for (uint32_t b = 0; b + 1 < 65536; ++b) {
         const long double a = half_value<H>(static_cast<uint16_t>(b));
         const long double c = half_value<H>(static_cast<uint16_t>(b + 1));
-        if (std::isnan(a) || std::isnan(c) || std::isinf(a) || std::isinf(c) || (b & 0x7fff) == 0x7fff) continue;
+        if (std::isnan(a) || std::isnan(c) || std::isinf(a) || std::isinf(c) || (b & 0x7fff) == 0x7fff)
+            continue;
         const double mid = static_cast<double>((a + c) / 2);
         inputs.insert(inputs.end(), {static_cast<double>(a), mid, std::nextafter(mid, 0.0),
                                      std::nextafter(mid, mid * 2), -mid});
@@ -135,8 +137,18 @@ TYPED_TEST(Half, NaNStaysAQuietNaN) {
 TYPED_TEST(Half, FromIntegersRoundsOnce) {
     using H = TypeParam;
     std::mt19937_64 rng(9);
-    std::vector<int64_t> inputs = {0, 1, -1, 2049, 2051, 65504, 65519, 65520, -65520, (1ll << 24) + (1ll << 16) + 1,
-                                   std::numeric_limits<int64_t>::min(), std::numeric_limits<int64_t>::max()};
+    std::vector<int64_t> inputs = {0,
+                                   1,
+                                   -1,
+                                   2049,
+                                   2051,
+                                   65504,
+                                   65519,
+                                   65520,
+                                   -65520,
+                                   (1ll << 24) + (1ll << 16) + 1,
+                                   std::numeric_limits<int64_t>::min(),
+                                   std::numeric_limits<int64_t>::max()};
     for (int i = 0; i < 20000; ++i) inputs.push_back(static_cast<int64_t>(rng()) >> (rng() % 64));
     for (const int64_t x : inputs)
         ASSERT_EQ(hex(H(x).bits), hex(reference_round<H>(static_cast<long double>(x)))) << x;
@@ -159,32 +171,36 @@ struct Ops {
     weft::Kernel<A, Array<float>, Array<double>, Array<int>, Array<float>, A, A, Array<bfloat16>> casts;
 
     Ops()
-        : arithmetic(module().kernel(
-              name_of<H>("arithmetic"), {"a", "b", "add", "sub", "mul", "div", "neg", "mn", "mx", "sq", "lit"},
-              [](A a, A b, A add, A sub, A mul, A div, A neg, A mn, A mx, A sq, A lit) {
-                  auto i = weft::tid();
-                  S x = a[i];
-                  S y = b[i];
-                  add[i] = x + y;
-                  sub[i] = x - y;
-                  mul[i] = x * y;
-                  div[i] = x / y;
-                  neg[i] = -x;
-                  mn[i] = weft::min(x, y);
-                  mx[i] = weft::max(x, y);
-                  sq[i] = weft::sqrt(weft::abs(x));
-                  lit[i] = x * 0.1 + 3;
-              })),
-          comparisons(module().kernel(name_of<H>("comparisons"), {"a", "b", "out"}, [](A a, A b, Array<int> out) {
-              auto i = weft::tid();
-              S x = a[i];
-              S y = b[i];
-              out[i] = weft::cast<int>(x < y) + weft::cast<int>(x <= y) * 2 + weft::cast<int>(x > y) * 4 +
-                       weft::cast<int>(x >= y) * 8 + weft::cast<int>(x == y) * 16 + weft::cast<int>(x != y) * 32;
-          })),
+        : arithmetic(
+              module().kernel(name_of<H>("arithmetic"),
+                              {"a", "b", "add", "sub", "mul", "div", "neg", "mn", "mx", "sq", "lit"},
+                              [](A a, A b, A add, A sub, A mul, A div, A neg, A mn, A mx, A sq, A lit) {
+                                  auto i = weft::tid();
+                                  S x = a[i];
+                                  S y = b[i];
+                                  add[i] = x + y;
+                                  sub[i] = x - y;
+                                  mul[i] = x * y;
+                                  div[i] = x / y;
+                                  neg[i] = -x;
+                                  mn[i] = weft::min(x, y);
+                                  mx[i] = weft::max(x, y);
+                                  sq[i] = weft::sqrt(weft::abs(x));
+                                  lit[i] = x * 0.1 + 3;
+                              })),
+          comparisons(module().kernel(name_of<H>("comparisons"), {"a", "b", "out"},
+                                      [](A a, A b, Array<int> out) {
+                                          auto i = weft::tid();
+                                          S x = a[i];
+                                          S y = b[i];
+                                          out[i] = weft::cast<int>(x < y) + weft::cast<int>(x <= y) * 2 +
+                                                   weft::cast<int>(x > y) * 4 + weft::cast<int>(x >= y) * 8 +
+                                                   weft::cast<int>(x == y) * 16 +
+                                                   weft::cast<int>(x != y) * 32;
+                                      })),
           casts(module().kernel(name_of<H>("casts"), {"a", "f", "d", "n", "g", "from_f", "from_n", "other"},
-                                [](A a, Array<float> f, Array<double> d, Array<int> n, Array<float> g, A from_f,
-                                   A from_n, Array<bfloat16> other) {
+                                [](A a, Array<float> f, Array<double> d, Array<int> n, Array<float> g,
+                                   A from_f, A from_n, Array<bfloat16> other) {
                                     auto i = weft::tid();
                                     f[i] = weft::cast<float>(a[i]);
                                     d[i] = weft::cast<double>(a[i]);
@@ -240,7 +256,8 @@ TYPED_TEST(Half, ArithmeticIsFloat32RoundedOnce) {
         ASSERT_TRUE(same<H>(got[7][i].bits, host<H>(std::sqrt(std::fabs(x))))) << "sqrt " << at;
         // The literals are H constants: 0.1 and 3 rounded to H first, as the kernel language says.
         const float tenth = H(0.1), three = H(3);
-        ASSERT_TRUE(same<H>(got[8][i].bits, host<H>(static_cast<float>(H(x * tenth)) + three))) << "literal " << at;
+        ASSERT_TRUE(same<H>(got[8][i].bits, host<H>(static_cast<float>(H(x * tenth)) + three)))
+            << "literal " << at;
     }
 }
 
@@ -269,14 +286,15 @@ TYPED_TEST(Half, CastsConvertExactlyOrRoundOnce) {
     const int64_t n = static_cast<int64_t>(av.size());
     std::mt19937_64 rng(4);
     std::vector<float> gv(av.size());
-    for (auto& g : gv) g = std::ldexp(std::uniform_real_distribution<float>(-1, 1)(rng), static_cast<int>(rng() % 40) - 20);
+    for (auto& g : gv)
+        g = std::ldexp(std::uniform_real_distribution<float>(-1, 1)(rng), static_cast<int>(rng() % 40) - 20);
     weft::DeviceArray<float> f(weft::Shape(n), dev());
     weft::DeviceArray<double> d(weft::Shape(n), dev());
     weft::DeviceArray<int> ints(weft::Shape(n), dev());
     weft::DeviceArray<H> from_f(weft::Shape(n), dev()), from_n(weft::Shape(n), dev());
     weft::DeviceArray<bfloat16> other(weft::Shape(n), dev());
-    weft::launch(ops<H>().casts, n, weft::from_vector(av, dev()), f, d, ints, weft::from_vector(gv, dev()), from_f,
-                 from_n, other);
+    weft::launch(ops<H>().casts, n, weft::from_vector(av, dev()), f, d, ints, weft::from_vector(gv, dev()),
+                 from_f, from_n, other);
     const auto fv = f.to_vector();
     const auto dv = d.to_vector();
     const auto iv = ints.to_vector();
@@ -312,7 +330,8 @@ TYPED_TEST(Half, ScalarArgumentsAndArraysKeepTheirBits) {
     weft::launch(k, static_cast<int64_t>(values.size()), a, H(-0.5));
     const auto got = a.to_vector();
     for (size_t i = 0; i < values.size(); ++i)
-        ASSERT_TRUE(same<H>(got[i].bits, host<H>(static_cast<float>(values[i]) * -0.5f))) << hex(values[i].bits);
+        ASSERT_TRUE(same<H>(got[i].bits, host<H>(static_cast<float>(values[i]) * -0.5f)))
+            << hex(values[i].bits);
     // A C++ number that overflows the parameter's type is refused (float16 holds up to 65504).
     if constexpr (std::is_same_v<H, float16>) {
         EXPECT_THROW(weft::launch(k, 1, a, 1e6), weft::Error);
@@ -370,8 +389,8 @@ TYPED_TEST(Half, PlainAtomicsOnNeighbouringElements) {
         // 0 or 1, about 100 per target: every partial sum is an integer below 256, exact in
         // bfloat16 too, so any order of the additions gives the same bits.
         add_values[t] = H(static_cast<int>(rng() % 2));
-        minmax_values[t] =
-            H(std::ldexp(std::uniform_real_distribution<double>(-1, 1)(rng), static_cast<int>(rng() % 20) - 10));
+        minmax_values[t] = H(std::ldexp(std::uniform_real_distribution<double>(-1, 1)(rng),
+                                        static_cast<int>(rng() % 20) - 10));
     }
     std::vector<float> sums(kTargets, 0), lo(kTargets, 100), hi(kTargets, -100);
     for (int t = 0; t < kThreads; ++t) {
@@ -383,8 +402,8 @@ TYPED_TEST(Half, PlainAtomicsOnNeighbouringElements) {
     const auto d_index = weft::from_vector(index, dev());
     const int64_t n = kThreads;
     weft::DeviceArray<H> old(weft::Shape(n), dev());
-    auto run = [&](const weft::Kernel<Array<H>, Array<int>, Array<H>, Array<H>>& k, const std::vector<H>& values,
-                   float initial) {
+    auto run = [&](const weft::Kernel<Array<H>, Array<int>, Array<H>, Array<H>>& k,
+                   const std::vector<H>& values, float initial) {
         auto target = weft::from_vector(std::vector<H>(kTargets, H(initial)), dev());
         weft::launch(k, n, target, d_index, weft::from_vector(values, dev()), old);
         return target.to_vector();
@@ -402,7 +421,8 @@ TYPED_TEST(Half, PlainAtomicsOnNeighbouringElements) {
     // The old values returned by the last run are values the target held: each is the maximum
     // of some of the values, so never above the final maximum.
     const auto olds = old.to_vector();
-    for (int t = 0; t < kThreads; ++t) EXPECT_LE(static_cast<float>(olds[t]), static_cast<float>(maximum[index[t]]));
+    for (int t = 0; t < kThreads; ++t)
+        EXPECT_LE(static_cast<float>(olds[t]), static_cast<float>(maximum[index[t]]));
 }
 
 }  // namespace

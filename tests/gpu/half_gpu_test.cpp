@@ -34,8 +34,8 @@ const Op kGpuOps[] = {Op::Add, Op::MinusEquals, Op::Min, Op::Max};
 template <class H>
 void check_cpu_matches_gpu(const Config& config, const HalfCase<H>& c) {
     for (Op op : kGpuOps) {
-        SCOPED_TRACE(std::string(op_name(op)) + " " + weft::dtype_name(weft::dtype_of<H>) + " " + c.name + " " +
-                     config.name);
+        SCOPED_TRACE(std::string(op_name(op)) + " " + weft::dtype_name(weft::dtype_of<H>) + " " + c.name +
+                     " " + config.name);
         const auto& kernel = half_suite(config).ops<H>().get(op);
         const auto on_gpu = run_half(kernel, c, gpu);
         EXPECT_TRUE(agree<H>(on_gpu, half_oracle(op, c)));
@@ -66,7 +66,8 @@ TEST(HalfGpu, BlockSizeDoesNotChangeBits) {
         const auto want = half_oracle(Op::Add, c);
         for (int block : {256, 32, 1024}) {
             m.set_options({.block_dim = block});
-            EXPECT_TRUE(agree<float16>(run_half(kernels.add, c, gpu), want)) << config.name << " block " << block;
+            EXPECT_TRUE(agree<float16>(run_half(kernels.add, c, gpu), want))
+                << config.name << " block " << block;
         }
     }
 }
@@ -74,17 +75,18 @@ TEST(HalfGpu, BlockSizeDoesNotChangeBits) {
 // Arithmetic and conversions on the GPU give the CPU's bits for every pattern pair sampled.
 TEST(HalfGpu, ArithmeticGivesTheCpusBits) {
     weft::Module m("half_gpu_arithmetic");
-    auto k = m.kernel("ops", {"a", "b", "out"}, [](Array<float16> a, Array<float16> b, Array<float16, 2> out) {
-        auto i = weft::tid();
-        weft::Float16 x = a[i];
-        weft::Float16 y = b[i];
-        out(i, 0) = x + y;
-        out(i, 1) = x * y - y;
-        out(i, 2) = x / y;
-        out(i, 3) = weft::sqrt(weft::abs(x));
-        out(i, 4) = weft::cast<float16>(weft::cast<bfloat16>(x) * weft::cast<bfloat16>(y));
-        out(i, 5) = weft::cast<float16>(weft::cast<double>(x) * 3.0);
-    });
+    auto k =
+        m.kernel("ops", {"a", "b", "out"}, [](Array<float16> a, Array<float16> b, Array<float16, 2> out) {
+            auto i = weft::tid();
+            weft::Float16 x = a[i];
+            weft::Float16 y = b[i];
+            out(i, 0) = x + y;
+            out(i, 1) = x * y - y;
+            out(i, 2) = x / y;
+            out(i, 3) = weft::sqrt(weft::abs(x));
+            out(i, 4) = weft::cast<float16>(weft::cast<bfloat16>(x) * weft::cast<bfloat16>(y));
+            out(i, 5) = weft::cast<float16>(weft::cast<double>(x) * 3.0);
+        });
     std::mt19937_64 rng(8);
     std::vector<float16> av, bv;
     for (int i = 0; i < 65536; ++i) {

@@ -31,9 +31,7 @@ struct HalfSuite {
     OpKernels<bfloat16> bf16;
 
     explicit HalfSuite(const Config& c)
-        : module(std::string("half_det_") + c.name, options(c)),
-          f16(module),
-          bf16(module) {}
+        : module(std::string("half_det_") + c.name, options(c)), f16(module), bf16(module) {}
 
     static weft::OptionsPatch options(const Config& c) {
         weft::OptionsPatch p;
@@ -80,15 +78,15 @@ std::vector<uint16_t> half_oracle(Op op, const HalfCase<H>& c) {
         std::vector<float> values;
         for (H v : by[i]) values.push_back(static_cast<float>(v));
         const float init = c.initial[i];
-        const float r = op == Op::Min ? total_order_min(init, values)
-                                      : total_order_max(init, values);
+        const float r = op == Op::Min ? total_order_min(init, values) : total_order_max(init, values);
         out.push_back(std::isnan(r) ? reference_round<H>(NAN) : H(r).bits);
     }
     return out;
 }
 
 template <class H>
-std::vector<uint16_t> run_half(const OpKernel<H>& kernel, const HalfCase<H>& c, const weft::Device& d = test_device()) {
+std::vector<uint16_t> run_half(const OpKernel<H>& kernel, const HalfCase<H>& c,
+                               const weft::Device& d = test_device()) {
     const auto got = run(kernel, c, d);
     std::vector<uint16_t> bits;
     for (H h : got) bits.push_back(h.bits);
@@ -100,9 +98,9 @@ template <class H>
     size_t bad = 0;
     std::string first;
     for (size_t i = 0; i < got.size(); ++i) {
-        if (got[i] == want[i] || (half_is_nan<H>(got[i]) && half_is_nan<H>(want[i])))
-            continue;
-        if (bad++ < 5) first += "\n  [" + std::to_string(i) + "] got " + hex(got[i]) + ", want " + hex(want[i]);
+        if (got[i] == want[i] || (half_is_nan<H>(got[i]) && half_is_nan<H>(want[i]))) continue;
+        if (bad++ < 5)
+            first += "\n  [" + std::to_string(i) + "] got " + hex(got[i]) + ", want " + hex(want[i]);
     }
     if (bad == 0) return ::testing::AssertionSuccess();
     return ::testing::AssertionFailure() << first << "\n  " << bad << " of " << got.size() << " differ";
@@ -115,7 +113,8 @@ H random_half(std::mt19937_64& rng, int min_exp, int max_exp) {
     constexpr int kM = HalfFields<H>::kMantissa;
     const int e = min_exp + static_cast<int>(rng() % static_cast<uint64_t>(max_exp - min_exp + 1));
     const int biased = std::max(0, e + kHalfBias<H>);
-    const uint16_t bits = static_cast<uint16_t>(((rng() & 1) << 15) | (biased << kM) | (rng() & ((1u << kM) - 1)));
+    const uint16_t bits =
+        static_cast<uint16_t>(((rng() & 1) << 15) | (biased << kM) | (rng() & ((1u << kM) - 1)));
     return H::from_bits(bits);
 }
 

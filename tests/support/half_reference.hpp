@@ -48,7 +48,8 @@ long double half_value(uint16_t bits) {
     const long double m = bits & ((1u << kM) - 1);
     long double v;
     if (e == kHalfMaxField<H>)
-        v = m != 0 ? std::numeric_limits<long double>::quiet_NaN() : std::numeric_limits<long double>::infinity();
+        v = m != 0 ? std::numeric_limits<long double>::quiet_NaN()
+                   : std::numeric_limits<long double>::infinity();
     else if (e == 0)
         v = std::ldexp(m, kHalfUnit<H>);
     else
@@ -146,15 +147,18 @@ uint16_t reference_sum(H initial, const std::vector<H>& values) {
     int high = 61;
     while (((limbs[top - 1] >> high) & 1) == 0) --high;
     const int64_t top_bit = static_cast<int64_t>(top - 1) * kBase + high;
-    auto bit = [&](int64_t i) { return i >= 0 && ((limbs[static_cast<size_t>(i / kBase)] >> (i % kBase)) & 1) != 0; };
+    auto bit = [&](int64_t i) {
+        return i >= 0 && ((limbs[static_cast<size_t>(i / kBase)] >> (i % kBase)) & 1) != 0;
+    };
     const int64_t low = top_bit - 62;
     uint64_t window = 0;
     for (int64_t i = top_bit; i >= std::max<int64_t>(low, 0); --i) window = (window << 1) | (bit(i) ? 1 : 0);
     bool sticky = false;
     for (int64_t i = 0; i < low; ++i) sticky = sticky || bit(i);
     const long double magnitude =
-        low > 0 ? std::ldexp(static_cast<long double>(window * 2 + (sticky ? 1 : 0)), static_cast<int>(low - 1))
-                : static_cast<long double>(window);
+        low > 0
+            ? std::ldexp(static_cast<long double>(window * 2 + (sticky ? 1 : 0)), static_cast<int>(low - 1))
+            : static_cast<long double>(window);
     return reference_round<H>(std::ldexp(negative ? -magnitude : magnitude, kHalfUnit<H>));
 }
 
