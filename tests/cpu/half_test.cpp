@@ -12,6 +12,7 @@
 #include <vector>
 #include <weft/weft.hpp>
 
+#include "support/errors.hpp"
 #include "support/half_reference.hpp"
 #include "support/test_device.hpp"
 
@@ -423,6 +424,23 @@ TYPED_TEST(Half, PlainAtomicsOnNeighbouringElements) {
     const auto olds = old.to_vector();
     for (int t = 0; t < kThreads; ++t)
         EXPECT_LE(static_cast<float>(olds[t]), static_cast<float>(maximum[index[t]]));
+}
+
+// Bit operations are for integers: on a half array they are an error naming the line.
+TYPED_TEST(Half, BitwiseAtomicsAreRefusedWithTheLine) {
+    using H = TypeParam;
+    uint32_t line = 0;
+    const weft::Error e = weft::test::error_from([&] {
+        weft::Module m{name_of<H>("half_errors")};  // its own: the failed kernel stays in its module
+        auto k = m.kernel("bitwise", {"a"}, [&](Array<H> a) {
+            line = __LINE__ + 1;
+            weft::atomic_or(a, 0, a[1]);
+        });
+        weft::launch(k, 1, weft::zeros<H>(2, dev()));
+    });
+    EXPECT_EQ(e.line(), line) << e.what();
+    EXPECT_TRUE(weft::test::has(e.message(), "atomic_or is not supported on an array of")) << e.what();
+    EXPECT_TRUE(weft::test::has(e.message(), weft::dtype_name(weft::dtype_of<H>))) << e.what();
 }
 
 }  // namespace
