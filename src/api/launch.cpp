@@ -6,6 +6,7 @@
 #include <optional>
 
 #include "api/module_state.hpp"
+#include "device/abi.h"
 #include "runtime/det/accumulation.hpp"
 #include "runtime/det/slots.hpp"
 #include "runtime/det/target_locks.hpp"
@@ -16,14 +17,6 @@ namespace weft {
 namespace {
 
 constexpr int64_t kMaxThreads = (int64_t{1} << 31) - 1;
-
-// Mirrors wf::Array in the prelude.
-struct ArrayDescriptor {
-    void* data;
-    int64_t shape[4];
-    int64_t strides[4];
-    void* det;
-};
 
 std::string describe(const detail::ParamSpec& p) {
     if (!p.is_array) return std::string("a ") + dtype_name(p.dtype) + " scalar";
@@ -153,13 +146,13 @@ void launch(const detail::KernelState& kernel, const Dim& dim, const std::vector
                          ", but the kernel reads it with shape(), an int32 (at most 2^31 - 1); pass the "
                          "extent as an Int64 argument instead, or split the array into smaller views");
 
-    std::vector<ArrayDescriptor> arrays(args.size());
+    std::vector<wf::ArrayDescriptor> arrays(args.size());
     std::vector<ScalarArg> scalars(args.size());
     std::vector<void*> pointers(args.size());
     for (size_t i = 0; i < args.size(); ++i) {
         if (const auto* arr = std::get_if<AnyArray>(&args[i])) {
-            ArrayDescriptor& d = arrays[i];
-            d.data = arr->data();
+            wf::ArrayDescriptor& d = arrays[i];
+            d.data = static_cast<char*>(arr->data());
             for (int k = 0; k < 4; ++k) {
                 d.shape[k] = k < arr->ndim() ? arr->shape()[k] : 1;
                 d.strides[k] = k < arr->ndim() ? arr->stride(k) : 0;
@@ -239,13 +232,13 @@ void launch(const detail::KernelState& kernel, const Dim& dim, const std::vector
     if (!target_plans.empty()) {
         accumulation = runtime::det::prepare(target, std::move(target_plans), site);
         for (size_t i = 0; i < fn.det_targets.size(); ++i)
-            arrays[fn.det_targets[i].param].det = accumulation->state(i);
+            arrays[fn.det_targets[i].param].det = static_cast<wf::DetTarget*>(accumulation->state(i));
     }
     std::unique_ptr<runtime::det::SlotAllocation> slots;
     if (slot_plan) {
         slots = runtime::det::prepare_slots(target, std::move(*slot_plan), site);
         for (size_t i = 0; i < fn.slot_targets.size(); ++i)
-            arrays[fn.slot_targets[i].param].det = slots->counter(i);
+            arrays[fn.slot_targets[i].param].det = static_cast<wf::DetTarget*>(slots->counter(i));
     }
 
     runtime::LaunchGrid grid;

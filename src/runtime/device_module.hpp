@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "codegen/emit.hpp"
+#include "device/abi.h"
 #include "ir/ir.hpp"
 #include "weft/device.hpp"
 #include "weft/options.hpp"
@@ -19,26 +20,11 @@ struct LaunchGrid {
     int64_t total() const;
 };
 
-// Mirrors wf::Error in the prelude: the first fault a launch reports.
-struct FaultRecord {
-    int32_t code;
-    int32_t site;
-    int32_t dim;
-    int32_t pad;
-    int64_t index;
-    int64_t extent;
-};
+// The first fault a launch reports, and the record every kernel entry receives (device/abi.h).
+using FaultRecord = wf::Error;
+using LaunchRecord = wf::Launch;
 
-// Mirrors wf::Launch in the prelude.
-struct LaunchRecord {
-    int64_t dims[4];
-    int64_t total;
-    int32_t ndim;
-    int32_t pad;
-    FaultRecord* error;
-};
-
-class DeviceModule {
+class DeviceModule : public std::enable_shared_from_this<DeviceModule> {
 public:
     virtual ~DeviceModule() = default;
     // Runs (CPU) or queues (GPU) kernel `function` over `grid`. `args` point at each argument's

@@ -1,6 +1,7 @@
 // Device contexts and streams.
 #include "runtime/cuda/context.hpp"
 
+#include <algorithm>
 #include <exception>
 #include <map>
 
@@ -30,6 +31,124 @@ void bind(const DeviceContext& c) {
     }
 }
 
+// A stream and its zeroed status area (allocated here, outside any capture, so that captured
+// work writes to memory that outlives the graph).
+std::shared_ptr<StreamState> new_stream(int ordinal) {
+    const Driver& d = require_driver();
+    auto s = std::make_shared<StreamState>();
+    s->ordinal = ordinal;
+    check(d.cuStreamCreate(&s->stream, CU_STREAM_NON_BLOCKING), "cuStreamCreate");
+    CUdeviceptr area = 0;
+    check(d.cuMemAllocAsync(&area, sizeof(wf::StatusArea), s->stream), "allocating a stream's status area");
+    s->status = reinterpret_cast<wf::StatusArea*>(area);
+    check(d.cuMemsetD8Async(area, 0, sizeof(wf::StatusArea), s->stream), "zeroing a stream's status area");
+    return s;
+}
+
+// The entry of `claims` for `key` (the one already claimed for it, else a free one), or -1 when
+// every entry is claimed. Equal keys share an entry; the newest `raise` serves it.
+int claim(std::vector<StatusClaim>& claims, const std::string& key, bool capturing) {
+    int free = -1;
+    for (size_t i = 0; i < claims.size(); ++i) {
+        if (claims[i].key == key) {
+            claims[i].persistent = claims[i].persistent || capturing;
+            return static_cast<int>(i);
+        }
+        if (free < 0 && claims[i].key.empty()) free = static_cast<int>(i);
+    }
+    if (free >= 0) claims[static_cast<size_t>(free)] = {key, capturing, {}, {}};
+    return free;
+}
+
+// Claims an entry under the stream's lock; when every entry is taken by work not yet
+// synchronized, synchronizes once to release them (only a capture can hold them all for good).
+template <class Set>
+int claim_entry(StreamState& s, std::vector<StatusClaim> StreamState::*claims, const std::string& key,
+                Set set) {
+    const bool captured = capturing(s);
+    for (int attempt = 0; attempt < 2; ++attempt) {
+        {
+            std::lock_guard lock(s.mutex);
+            const int at = claim(s.*claims, key, captured);
+            if (at >= 0) {
+                set((s.*claims)[static_cast<size_t>(at)]);
+                return at;
+            }
+        }
+        if (captured) break;
+        synchronize(s);
+    }
+    throw Error("more than " + std::to_string((s.*claims).size()) +
+                " launches that report errors from the GPU were captured on one stream of cuda:" +
+                std::to_string(s.ordinal) + "; capture them on several streams");
+}
+
+// Releases the claims in `read` (a copy of the stream's) that were not made during a capture.
+void release(StreamState& s, const std::vector<StatusClaim>& read, std::vector<StatusClaim> StreamState::*claims) {
+    std::lock_guard lock(s.mutex);
+    for (size_t i = 0; i < read.size(); ++i) {
+        StatusClaim& c = (s.*claims)[i];
+        if (!c.persistent && c.key == read[i].key) c = {};
+    }
+}
+
+// The claimed prefix of the stream's `claims`.
+std::vector<StatusClaim> claimed(StreamState& s, std::vector<StatusClaim> StreamState::*claims) {
+    std::lock_guard lock(s.mutex);
+    const std::vector<StatusClaim>& all = s.*claims;
+    size_t end = all.size();
+    while (end > 0 && all[end - 1].key.empty()) --end;
+    return {all.begin(), all.begin() + static_cast<std::ptrdiff_t>(end)};
+}
+
+// Reads the claimed entries of the status area (after a successful synchronization), zeroes the
+// ones that hold a failure, releases the claims that were not captured, and throws the first
+// failure.
+void read_status(StreamState& s) {
+    const std::vector<StatusClaim> words = claimed(s, &StreamState::words);
+    const std::vector<StatusClaim> faults = claimed(s, &StreamState::faults);
+    if (words.empty() && faults.empty()) return;
+    const Driver& d = require_driver();
+    const auto area = reinterpret_cast<CUdeviceptr>(s.status);
+    std::vector<wf::u64> word_values(words.size());
+    std::vector<wf::Error> fault_values(faults.size());
+    if (!words.empty())
+        check(d.cuMemcpyDtoHAsync(word_values.data(), area + offsetof(wf::StatusArea, words),
+                                  word_values.size() * sizeof(wf::u64), s.stream),
+              "reading a stream's status words");
+    if (!faults.empty())
+        check(d.cuMemcpyDtoHAsync(fault_values.data(), area + offsetof(wf::StatusArea, faults),
+                                  fault_values.size() * sizeof(wf::Error), s.stream),
+              "reading a stream's fault records");
+    check(d.cuStreamSynchronize(s.stream), "reading a stream's status area");
+    // Every entry is read and zeroed; the first failure is reported.
+    std::exception_ptr first;
+    const auto raise = [&](const auto& call) {
+        try {
+            call();
+        } catch (...) {
+            if (!first) first = std::current_exception();
+        }
+    };
+    for (size_t i = 0; i < words.size(); ++i) {
+        if (word_values[i] == 0) continue;
+        check(d.cuMemsetD8Async(area + offsetof(wf::StatusArea, words) + i * sizeof(wf::u64), 0,
+                                sizeof(wf::u64), s.stream),
+              "zeroing a status word");
+        if (words[i].raise_word) raise([&] { words[i].raise_word(word_values[i]); });
+    }
+    for (size_t i = 0; i < faults.size(); ++i) {
+        if (fault_values[i].code == 0) continue;
+        check(d.cuMemsetD8Async(area + offsetof(wf::StatusArea, faults) + i * sizeof(wf::Error), 0,
+                                sizeof(wf::Error), s.stream),
+              "zeroing a fault record");
+        if (faults[i].raise_fault) raise([&] { faults[i].raise_fault(fault_values[i]); });
+    }
+    release(s, words, &StreamState::words);
+    release(s, faults, &StreamState::faults);
+    if (first) std::rethrow_exception(first);
+}
+
 DeviceContext* open(int ordinal) {
     const Driver& d = require_driver();
     auto* c = new DeviceContext();
@@ -53,9 +172,7 @@ DeviceContext* open(int ordinal) {
     check(d.cuDeviceGetDefaultMemPool(&pool, c->device), "cuDeviceGetDefaultMemPool");
     unsigned long long keep = ~0ull;
     check(d.cuMemPoolSetAttribute(pool, CU_MEMPOOL_ATTR_RELEASE_THRESHOLD, &keep), "cuMemPoolSetAttribute");
-    c->default_stream = std::make_shared<StreamState>();
-    c->default_stream->ordinal = ordinal;
-    check(d.cuStreamCreate(&c->default_stream->stream, CU_STREAM_NON_BLOCKING), "cuStreamCreate");
+    c->default_stream = new_stream(ordinal);
     return c;
 }
 
@@ -63,7 +180,10 @@ DeviceContext* open(int ordinal) {
 
 StreamState::~StreamState() {
     // Destroying a stream lets its queued work finish first.
-    if (stream && bind_for_release(ordinal)) driver()->cuStreamDestroy(stream);
+    if (stream && bind_for_release(ordinal)) {
+        if (status) driver()->cuMemFreeAsync(reinterpret_cast<CUdeviceptr>(status), stream);
+        driver()->cuStreamDestroy(stream);
+    }
 }
 
 int device_count() {
@@ -116,10 +236,7 @@ std::shared_ptr<StreamState> exchange_current_stream(int ordinal, std::shared_pt
 
 std::shared_ptr<StreamState> create_stream(int ordinal) {
     context(ordinal);
-    auto s = std::make_shared<StreamState>();
-    s->ordinal = ordinal;
-    check(require_driver().cuStreamCreate(&s->stream, CU_STREAM_NON_BLOCKING), "cuStreamCreate");
-    return s;
+    return new_stream(ordinal);
 }
 
 void note_launch(StreamState& s, const std::string& kernel) {
@@ -135,34 +252,30 @@ bool capturing(const StreamState& s) {
     return status != 0;
 }
 
-void after_synchronize(StreamState& s, std::function<void()> check) {
-    std::lock_guard lock(s.mutex);
-    s.checks.push_back(std::move(check));
+wf::u64* status_word(StreamState& s, const std::string& key, std::function<void(uint64_t)> raise) {
+    const int at = claim_entry(s, &StreamState::words, key,
+                               [&](StatusClaim& c) { c.raise_word = std::move(raise); });
+    return s.status->words + at;
+}
+
+wf::Error* status_fault(StreamState& s, const std::string& key, std::function<void(const wf::Error&)> raise) {
+    const int at = claim_entry(s, &StreamState::faults, key,
+                               [&](StatusClaim& c) { c.raise_fault = std::move(raise); });
+    return s.status->faults + at;
 }
 
 void synchronize(StreamState& s) {
     context(s.ordinal);
     const CUresult r = require_driver().cuStreamSynchronize(s.stream);
     std::vector<std::string> kernels;
-    std::vector<std::function<void()>> checks;
     {
         std::lock_guard lock(s.mutex);
         kernels.swap(s.unsynchronized);
-        checks.swap(s.checks);
     }
-    if (r == CUDA_SUCCESS) {
-        // Every check runs; the first failure is reported.
-        std::exception_ptr first;
-        for (const auto& check : checks) {
-            try {
-                check();
-            } catch (...) {
-                if (!first) first = std::current_exception();
-            }
-        }
-        if (first) std::rethrow_exception(first);
-        return;
-    }
+    if (r == CUDA_SUCCESS) return read_status(s);
+    // The context is lost: what the status area holds can no longer be read.
+    release(s, claimed(s, &StreamState::words), &StreamState::words);
+    release(s, claimed(s, &StreamState::faults), &StreamState::faults);
     const char* msg = nullptr;
     require_driver().cuGetErrorString(r, &msg);
     std::string names;

@@ -7,18 +7,33 @@
 #include <string>
 #include <vector>
 
+#include "device/abi.h"
 #include "runtime/cuda/driver.hpp"
 
 namespace weft::runtime::cuda {
 
-// A CUDA stream and the kernels launched on it since its last synchronization, so that an
-// asynchronous failure can be reported with the kernels that may have caused it.
+// Who reads an entry of a stream's status area: its key (reports with equal keys share the
+// entry), and how a nonzero value becomes a weft::Error. An entry claimed while the stream is
+// being captured into a graph stays claimed for the stream's lifetime, since the graph may be
+// replayed any number of times; others are released by the next synchronization.
+struct StatusClaim {
+    std::string key;  // empty: free
+    bool persistent = false;
+    std::function<void(uint64_t)> raise_word;            // throws the word's weft::Error
+    std::function<void(const wf::Error&)> raise_fault;  // throws the fault record's weft::Error
+};
+
+// A CUDA stream, the kernels launched on it since its last synchronization (so that an
+// asynchronous failure can be reported with the kernels that may have caused it), and its
+// status area: failures found on the device, read at the next synchronization.
 struct StreamState {
     int ordinal = 0;
     CUstream stream = nullptr;
+    wf::StatusArea* status = nullptr;  // device memory
     std::mutex mutex;
-    std::vector<std::string> unsynchronized;    // kernel names, oldest first
-    std::vector<std::function<void()>> checks;  // run after the next successful synchronization
+    std::vector<std::string> unsynchronized;  // kernel names, oldest first
+    std::vector<StatusClaim> words = std::vector<StatusClaim>(wf::kStatusWords);
+    std::vector<StatusClaim> faults = std::vector<StatusClaim>(wf::kStatusFaults);
     ~StreamState();
 };
 
@@ -50,9 +65,13 @@ std::shared_ptr<StreamState> current_stream(int ordinal);
 std::shared_ptr<StreamState> exchange_current_stream(int ordinal, std::shared_ptr<StreamState> stream);
 std::shared_ptr<StreamState> create_stream(int ordinal);
 
-// Runs `check` after the next successful synchronization of `s` (it may throw weft::Error):
-// how launches report errors found on the GPU without waiting for it.
-void after_synchronize(StreamState& s, std::function<void()> check);
+// How launches report errors found on the GPU without waiting for it: a kernel leaves the
+// failure in an entry of the stream's status area, and the next successful synchronization of the
+// stream reads every claimed entry and throws the first failure's weft::Error (then zeroes the
+// entries). These claim an entry for `key`, or return the entry already claimed for it: the
+// device address of a status word (a count, largest wins, or bits) or of a fault record.
+wf::u64* status_word(StreamState& s, const std::string& key, std::function<void(uint64_t)> raise);
+wf::Error* status_fault(StreamState& s, const std::string& key, std::function<void(const wf::Error&)> raise);
 
 // Whether work queued on `s` now is being captured into a CUDA graph.
 bool capturing(const StreamState& s);

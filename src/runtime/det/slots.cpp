@@ -1,14 +1,10 @@
 // Slot allocation: planning, messages, and the CPU backend (the host computes the slots).
-// clang-format off
-#include "device/prelude.h"
-#include "device/slots.h"
-// clang-format on
-
 #include "runtime/det/slots.hpp"
 
 #include <algorithm>
 #include <map>
 
+#include "device/abi.h"
 #include "runtime/det/cuda_slots.hpp"
 #include "weft/error.hpp"
 
