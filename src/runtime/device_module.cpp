@@ -36,7 +36,7 @@ LaunchRecord DeviceModule::launch_record(const LaunchGrid& grid, FaultRecord* fa
     return r;
 }
 
-void DeviceModule::throw_fault(size_t function, const FaultRecord& fault) const {
+void DeviceModule::throw_fault(size_t function, const FaultRecord& fault, bool undone) const {
     const codegen::AccessSite& site = generated_.sites.at(static_cast<size_t>(fault.site));
     const auto counted = counting_names_.find(site.function);
     const std::string& where = counted == counting_names_.end() ? site.function : counted->second;
@@ -47,7 +47,9 @@ void DeviceModule::throw_fault(size_t function, const FaultRecord& fault) const 
                          ? "; a negative index counts from the end, down to -" + std::to_string(fault.extent)
                          : "") +
                     ")" + (where != function_names_[function] ? " in function '" + where + "'" : "") +
-                    "; the launch was undone, so the arrays hold their values from before it",
+                    (undone ? "; the launch was undone, so the arrays hold their values from before it"
+                            : "; it was found after a replay of a captured graph, which is not undone: the "
+                              "replay's other writes stay applied"),
                 function_names_[function], site.file, site.line);
 }
 

@@ -43,8 +43,9 @@ protected:
     // allocation makes of a kernel and its callees) is named as the function it was made from.
     void name_functions(const ir::Program& lowered);
     LaunchRecord launch_record(const LaunchGrid& grid, FaultRecord* fault) const;
-    // The weft::Error for `fault`, raised by kernel `function`.
-    [[noreturn]] void throw_fault(size_t function, const FaultRecord& fault) const;
+    // The weft::Error for `fault`, raised by kernel `function`: in a launch that was undone, or
+    // (`undone` false) in work replayed from a captured graph, whose writes stay applied.
+    [[noreturn]] void throw_fault(size_t function, const FaultRecord& fault, bool undone = true) const;
     // Records the load time `ms`, and prints the "compiled" / "loaded from cache" line when
     // options.verbose is set.
     void report(const Options& options, const char* device, double ms);

@@ -84,7 +84,8 @@ int claim_entry(StreamState& s, std::vector<StatusClaim> StreamState::*claims, c
 }
 
 // Releases the claims in `read` (a copy of the stream's) that were not made during a capture.
-void release(StreamState& s, const std::vector<StatusClaim>& read, std::vector<StatusClaim> StreamState::*claims) {
+void release(StreamState& s, const std::vector<StatusClaim>& read,
+             std::vector<StatusClaim> StreamState::*claims) {
     std::lock_guard lock(s.mutex);
     for (size_t i = 0; i < read.size(); ++i) {
         StatusClaim& c = (s.*claims)[i];
@@ -253,14 +254,14 @@ bool capturing(const StreamState& s) {
 }
 
 wf::u64* status_word(StreamState& s, const std::string& key, std::function<void(uint64_t)> raise) {
-    const int at = claim_entry(s, &StreamState::words, key,
-                               [&](StatusClaim& c) { c.raise_word = std::move(raise); });
+    const int at =
+        claim_entry(s, &StreamState::words, key, [&](StatusClaim& c) { c.raise_word = std::move(raise); });
     return s.status->words + at;
 }
 
 wf::Error* status_fault(StreamState& s, const std::string& key, std::function<void(const wf::Error&)> raise) {
-    const int at = claim_entry(s, &StreamState::faults, key,
-                               [&](StatusClaim& c) { c.raise_fault = std::move(raise); });
+    const int at =
+        claim_entry(s, &StreamState::faults, key, [&](StatusClaim& c) { c.raise_fault = std::move(raise); });
     return s.status->faults + at;
 }
 

@@ -19,7 +19,7 @@ namespace weft::runtime::cuda {
 struct StatusClaim {
     std::string key;  // empty: free
     bool persistent = false;
-    std::function<void(uint64_t)> raise_word;            // throws the word's weft::Error
+    std::function<void(uint64_t)> raise_word;           // throws the word's weft::Error
     std::function<void(const wf::Error&)> raise_fault;  // throws the fault record's weft::Error
 };
 

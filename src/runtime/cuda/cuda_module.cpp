@@ -82,13 +82,16 @@ void CudaModule::launch(size_t function, const LaunchGrid& grid, void* const* ar
     // Bounds faults go to the kernel's fault record in the stream's status area, which the next
     // synchronization reads: at once for a direct launch, after a replay for captured work.
     FaultRecord* fault = nullptr;
+    const bool captured = (options.bounds_check || options.debug) && capturing(*stream);
     if (options.bounds_check) {
         const auto self = std::static_pointer_cast<const CudaModule>(shared_from_this());
-        fault = status_fault(*stream, "fault\n" + std::to_string(reinterpret_cast<uintptr_t>(this)) + "\n" +
-                                          std::to_string(function),
-                             [module = std::weak_ptr<const CudaModule>(self), function](const FaultRecord& f) {
-                                 if (const auto m = module.lock()) m->throw_fault(function, f);
-                             });
+        fault = status_fault(
+            *stream,
+            (captured ? "captured fault\n" : "fault\n") + std::to_string(reinterpret_cast<uintptr_t>(this)) +
+                "\n" + std::to_string(function),
+            [module = std::weak_ptr<const CudaModule>(self), function, captured](const FaultRecord& f) {
+                if (const auto m = module.lock()) m->throw_fault(function, f, !captured);
+            });
     }
     LaunchRecord record = launch_record(grid, fault);
     void* params[64];
@@ -107,7 +110,7 @@ void CudaModule::launch(size_t function, const LaunchGrid& grid, void* const* ar
         ("launching kernel '" + function_names_[function] + "'").c_str());
     note_launch(*stream, function_names_[function]);
 
-    if ((fault || options.debug) && !capturing(*stream)) synchronize(*stream);
+    if ((fault || options.debug) && !captured) synchronize(*stream);
 }
 
 }  // namespace weft::runtime::cuda

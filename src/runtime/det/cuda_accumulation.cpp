@@ -257,14 +257,15 @@ private:
     // Work captured into a graph keeps its word, so a replay that fails reports too.
     wf::u64* status_word(const Target& t, bool records) const {
         const LaunchSite& site = site_;
-        const std::string message = records ? overflow_message(t.plan, 0, site) : range_message(t.plan, 0, site);
-        const std::string key = site.kernel + "\n" + site.file + ":" + std::to_string(site.line) + "\n" + message;
-        return cu::status_word(*cu::current_stream(ordinal_), key,
-                               [plan = t.plan, site, records](uint64_t count) {
-                                   throw Error(records ? overflow_message(plan, count, site)
-                                                       : range_message(plan, count, site),
-                                               site.kernel, site.file, site.line);
-                               });
+        const std::string message =
+            records ? overflow_message(t.plan, 0, site) : range_message(t.plan, 0, site);
+        const std::string key =
+            site.kernel + "\n" + site.file + ":" + std::to_string(site.line) + "\n" + message;
+        return cu::status_word(
+            *cu::current_stream(ordinal_), key, [plan = t.plan, site, records](uint64_t count) {
+                throw Error(records ? overflow_message(plan, count, site) : range_message(plan, count, site),
+                            site.kernel, site.file, site.line);
+            });
     }
 
     void resolve_records(Target& t) const {

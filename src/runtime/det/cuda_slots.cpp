@@ -129,8 +129,8 @@ private:
     wf::u64* status_word() const {
         const SlotPlan& plan = plan_;
         const LaunchSite& site = site_;
-        std::string key = "slots\n" + site.kernel + "\n" + site.file + ":" + std::to_string(site.line) + "\n" +
-                          slots_overflow_message(plan) + late_failure_note(site, plan.names);
+        std::string key = "slots\n" + site.kernel + "\n" + site.file + ":" + std::to_string(site.line) +
+                          "\n" + slots_overflow_message(plan) + late_failure_note(site, plan.names);
         return cu::status_word(*cu::current_stream(ordinal_), key, [plan, site](uint64_t bits) {
             if (bits & wf::kSlotsOverflow)
                 throw Error(slots_overflow_message(plan), site.kernel, site.file, site.line);
