@@ -7,6 +7,7 @@
 
 #include "api/module_state.hpp"
 #include "device/abi.h"
+#include "runtime/backend.hpp"
 #include "runtime/det/accumulation.hpp"
 #include "runtime/det/slots.hpp"
 #include "runtime/det/target_locks.hpp"
@@ -200,7 +201,8 @@ void launch(const detail::KernelState& kernel, const Dim& dim, const std::vector
     // found at the launch (always on the CPU; on a GPU with deterministic_debug, and a
     // divergence on the several-element slot path, which synchronizes). A GPU finds the others
     // after the launch has returned; their errors say what stays applied.
-    const bool found_at_launch = target.is_cpu() || options.deterministic_debug;
+    const runtime::Backend& backend = runtime::backend(target);
+    const bool found_at_launch = backend.finds_failures_at_launch() || options.deterministic_debug;
     const bool may_overflow = std::any_of(target_plans.begin(), target_plans.end(), [](const auto& p) {
         return p.records && (p.target.dynamic || p.per_thread < p.target.records_per_thread);
     });
@@ -219,7 +221,7 @@ void launch(const detail::KernelState& kernel, const Dim& dim, const std::vector
         for (size_t i = 0; i < args.size(); ++i)
             if (compiled->written_params()[index][i]) snapshot.add(std::get<AnyArray>(args[i]));
         // Errors of earlier launches surface now, not as this launch's failure.
-        if (options.deterministic_debug && !target.is_cpu()) synchronize(target);
+        if (options.deterministic_debug) backend.synchronize();
     }
     // (A carrying sum that leaves the exact range is not undone: it takes some 2^42 of the
     // largest contributions, too rare to copy every written array of every such launch for.)
@@ -230,13 +232,13 @@ void launch(const detail::KernelState& kernel, const Dim& dim, const std::vector
 
     std::unique_ptr<runtime::det::Accumulation> accumulation;
     if (!target_plans.empty()) {
-        accumulation = runtime::det::prepare(target, std::move(target_plans), site);
+        accumulation = backend.accumulation(std::move(target_plans), site);
         for (size_t i = 0; i < fn.det_targets.size(); ++i)
             arrays[fn.det_targets[i].param].det = static_cast<wf::DetTarget*>(accumulation->state(i));
     }
     std::unique_ptr<runtime::det::SlotAllocation> slots;
     if (slot_plan) {
-        slots = runtime::det::prepare_slots(target, std::move(*slot_plan), site);
+        slots = backend.slot_allocation(std::move(*slot_plan), site);
         for (size_t i = 0; i < fn.slot_targets.size(); ++i)
             arrays[fn.slot_targets[i].param].det = static_cast<wf::DetTarget*>(slots->counter(i));
     }
@@ -258,7 +260,7 @@ void launch(const detail::KernelState& kernel, const Dim& dim, const std::vector
     try {
         if (slots) slots->finish();
         if (accumulation) accumulation->resolve();
-        if ((slots || accumulation) && options.deterministic_debug) synchronize(target);
+        if ((slots || accumulation) && options.deterministic_debug) backend.synchronize();
     } catch (const Error& e) {
         std::string what = ". The launch was undone: every array it writes holds its value from before it";
         if (undo) {

@@ -7,6 +7,7 @@
 #include "codegen/emit.hpp"
 #include "frontend/tracer.hpp"
 #include "ir/printer.hpp"
+#include "runtime/backend.hpp"
 #include "transforms/pipeline.hpp"
 #include "weft/error.hpp"
 
@@ -104,7 +105,7 @@ std::shared_ptr<const CompiledModule> ModuleState::compile(Device device, Loc lo
         c->program = lower_locked();
         c->options = options;
         c->shape_reads = analysis::shape_reads(*c->program);
-        c->code = runtime::load_module(*c->program, options, device);
+        c->code = runtime::backend(device).load_module(*c->program, options);
         slot = std::move(c);
     }
     return slot;
@@ -207,8 +208,9 @@ std::string Module::generated_source(Device device) const {
         program = state_->lower_locked();
         bounds_check = state_->options.bounds_check;
     }
-    const auto dialect = device.is_cpu() ? codegen::Dialect::Cpu : codegen::Dialect::Cuda;
-    return codegen::emit(*program, {.dialect = dialect, .bounds_check = bounds_check}).source;
+    return codegen::emit(*program,
+                         {.dialect = runtime::backend(device).dialect(), .bounds_check = bounds_check})
+        .source;
 }
 
 }  // namespace weft

@@ -1,10 +1,8 @@
-// What CPU and GPU modules share: launch records, fault reports, and the loader switch.
+// What CPU and GPU modules share: launch records and fault reports.
 #include "runtime/device_module.hpp"
 
 #include <cstdio>
 
-#include "runtime/cpu/cpu_module.hpp"
-#include "runtime/cuda/cuda_module.hpp"
 #include "transforms/lower_slot_allocation.hpp"
 #include "weft/error.hpp"
 
@@ -58,11 +56,6 @@ void DeviceModule::report(const Options& options, const char* device, double ms)
     if (options.verbose)
         std::fprintf(stderr, "weft: module '%s' for %s %s in %.1f ms\n", module_name_.c_str(), device,
                      from_cache_ ? "loaded from cache" : "compiled", ms);
-}
-
-std::shared_ptr<DeviceModule> load_module(const ir::Program& lowered, const Options& options, Device device) {
-    if (device.is_cpu()) return cpu::CpuModule::load(lowered, options);
-    return cuda::CudaModule::load(lowered, options, device.ordinal());
 }
 
 }  // namespace weft::runtime

@@ -58,7 +58,4 @@ protected:
     double load_ms_ = 0;
 };
 
-// Generates code for `lowered` and loads it for `device`, from the disk cache when possible.
-std::shared_ptr<DeviceModule> load_module(const ir::Program& lowered, const Options& options, Device device);
-
 }  // namespace weft::runtime

@@ -5,7 +5,7 @@
 #include <map>
 
 #include "device/abi.h"
-#include "runtime/det/cuda_slots.hpp"
+#include "runtime/det/cpu_slots.hpp"
 #include "weft/error.hpp"
 
 namespace weft::runtime::det {
@@ -149,9 +149,8 @@ std::string slots_divergence_message(const SlotPlan& plan) {
            counters + ") keep their values from before the launch";
 }
 
-std::unique_ptr<SlotAllocation> prepare_slots(Device device, SlotPlan plan, const LaunchSite& site) {
-    if (device.is_cpu()) return std::make_unique<CpuSlots>(std::move(plan), site);
-    return prepare_cuda_slots(device.ordinal(), std::move(plan), site);
+std::unique_ptr<SlotAllocation> prepare_cpu_slots(SlotPlan plan, const LaunchSite& site) {
+    return std::make_unique<CpuSlots>(std::move(plan), site);
 }
 
 }  // namespace weft::runtime::det
