@@ -82,7 +82,7 @@ void launch_overhead() {
     // The same compiled function, launched directly with the same parameters.
     const auto compiled = m.state()->compile(gpu);
     const auto& module = dynamic_cast<const cu::CudaModule&>(*compiled->code);
-    const int index = compiled->program->find("empty");
+    const auto index = compiled->plan->find("empty")->variants.forward;
     struct {
         void* data;
         int64_t shape[4];

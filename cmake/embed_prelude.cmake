@@ -11,7 +11,7 @@ foreach(input ${INPUTS})
 endforeach()
 file(WRITE "${OUTPUT}.tmp"
      "// Generated from src/device/*.h by cmake/embed_prelude.cmake; do not edit.\n"
-     "#include \"codegen/emit.hpp\"\n"
+     "#include \"codegen/generated.hpp\"\n"
      "namespace weft::codegen {\n"
      "const std::string& prelude() {\n"
      "    static const std::string text = R\"weft_prelude(${PRELUDE})weft_prelude\";\n"

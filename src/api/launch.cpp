@@ -130,8 +130,8 @@ void launch(const detail::KernelState& kernel, const Dim& dim, const std::vector
 
     const Device target = device.value_or(default_device());
     const auto compiled = kernel.module->compile(target, dim.loc);
-    const int index = compiled->program->find(body.name);
-    const ir::Function& fn = *compiled->program->functions[index];
+    const plan::KernelPlan& fn = *compiled->plan->find(body.name);
+    const uint32_t index = fn.variants.forward;
     if (fn.tid_ndim != 0 && fn.tid_ndim != dim.ndim)
         fail("the kernel uses " +
              std::string(fn.tid_ndim == 1 ? "tid()" : "tid<" + std::to_string(fn.tid_ndim) + ">()") +
@@ -141,7 +141,7 @@ void launch(const detail::KernelState& kernel, const Dim& dim, const std::vector
     for (size_t i = 0; i < args.size(); ++i)
         if (const auto* arr = std::get_if<AnyArray>(&args[i]))
             for (int d = 0; d < arr->ndim(); ++d)
-                if ((compiled->shape_reads[index][i] >> d & 1) && arr->shape()[d] > INT32_MAX)
+                if ((fn.shape_reads[i] >> d & 1) && arr->shape()[d] > INT32_MAX)
                     fail("argument " + std::to_string(i) + " ('" + body.param_names[i] + "') has extent " +
                          std::to_string(arr->shape()[d]) + " in dimension " + std::to_string(d) +
                          ", but the kernel reads it with shape(), an int32 (at most 2^31 - 1); pass the "
@@ -174,22 +174,22 @@ void launch(const detail::KernelState& kernel, const Dim& dim, const std::vector
     if (!fn.det_targets.empty()) {
         std::vector<const AnyArray*> targets;
         std::vector<std::string> names;
-        for (const ir::DetTarget& t : fn.det_targets) {
-            targets.push_back(&std::get<AnyArray>(args[t.param]));
-            names.push_back(body.param_names[t.param]);
+        for (const plan::DetTarget& t : fn.det_targets) {
+            targets.push_back(&std::get<AnyArray>(args[t.arg.param]));
+            names.push_back(body.param_names[t.arg.param]);
         }
         target_plans = runtime::det::plan(fn.det_targets, targets, names, options, site);
         locked = targets;
     }
     std::optional<runtime::det::SlotPlan> slot_plan;
-    if (fn.counting_pass >= 0) {
+    if (fn.variants.counting >= 0) {
         std::vector<const AnyArray*> counters;
         std::vector<std::string> names;
-        for (const ir::SlotTarget& t : fn.slot_targets) {
-            counters.push_back(&std::get<AnyArray>(args[t.param]));
-            names.push_back(body.param_names[t.param]);
+        for (const plan::SlotTarget& t : fn.slots.counters) {
+            counters.push_back(&std::get<AnyArray>(args[t.arg.param]));
+            names.push_back(body.param_names[t.arg.param]);
         }
-        slot_plan = runtime::det::plan_slots(fn, counters, names, options, site);
+        slot_plan = runtime::det::plan_slots(fn.slots, counters, names, options, site);
         locked.insert(locked.end(), counters.begin(), counters.end());
     }
     // Launches from several host threads into the same targets or counters run one at a time.
@@ -206,20 +206,20 @@ void launch(const detail::KernelState& kernel, const Dim& dim, const std::vector
     const bool may_overflow = std::any_of(target_plans.begin(), target_plans.end(), [](const auto& p) {
         return p.records && (p.target.dynamic || p.per_thread < p.target.records_per_thread);
     });
-    const bool may_diverge = slot_plan && fn.reservations_may_diverge;
+    const bool may_diverge = slot_plan && fn.slots.reservations_may_diverge;
     const bool diverges_late = may_diverge && slot_plan->single_element && !found_at_launch;
     const bool undo = options.bounds_check || (found_at_launch && (may_overflow || may_diverge)) ||
                       (may_diverge && !diverges_late);
     auto written_names = [&] {
         std::vector<std::string> names;
         for (size_t i = 0; i < args.size(); ++i)
-            if (compiled->written_params()[index][i]) names.push_back(body.param_names[i]);
+            if (fn.writes[i]) names.push_back(body.param_names[i]);
         return names;
     };
     Snapshot snapshot;
     if (undo) {
         for (size_t i = 0; i < args.size(); ++i)
-            if (compiled->written_params()[index][i]) snapshot.add(std::get<AnyArray>(args[i]));
+            if (fn.writes[i]) snapshot.add(std::get<AnyArray>(args[i]));
         // Errors of earlier launches surface now, not as this launch's failure.
         if (options.deterministic_debug) backend.synchronize();
     }
@@ -234,13 +234,13 @@ void launch(const detail::KernelState& kernel, const Dim& dim, const std::vector
     if (!target_plans.empty()) {
         accumulation = backend.accumulation(std::move(target_plans), site);
         for (size_t i = 0; i < fn.det_targets.size(); ++i)
-            arrays[fn.det_targets[i].param].det = static_cast<wf::DetTarget*>(accumulation->state(i));
+            arrays[fn.det_targets[i].arg.param].det = static_cast<wf::DetTarget*>(accumulation->state(i));
     }
     std::unique_ptr<runtime::det::SlotAllocation> slots;
     if (slot_plan) {
         slots = backend.slot_allocation(std::move(*slot_plan), site);
-        for (size_t i = 0; i < fn.slot_targets.size(); ++i)
-            arrays[fn.slot_targets[i].param].det = static_cast<wf::DetTarget*>(slots->counter(i));
+        for (size_t i = 0; i < fn.slots.counters.size(); ++i)
+            arrays[fn.slots.counters[i].arg.param].det = static_cast<wf::DetTarget*>(slots->counter(i));
     }
 
     runtime::LaunchGrid grid;
@@ -248,7 +248,7 @@ void launch(const detail::KernelState& kernel, const Dim& dim, const std::vector
     for (int d = 0; d < 4; ++d) grid.dims[d] = dim.dims[d];
     try {
         if (slots) {
-            compiled->code->launch(static_cast<size_t>(fn.counting_pass), grid, pointers.data(), options);
+            compiled->code->launch(static_cast<size_t>(fn.variants.counting), grid, pointers.data(), options);
             slots->assign_slots();
         }
         compiled->code->launch(static_cast<size_t>(index), grid, pointers.data(), options);

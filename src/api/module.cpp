@@ -1,7 +1,6 @@
 // weft::Module: definitions, options, and the trace -> lower -> compile sequence.
 #include <algorithm>
 
-#include "analysis/shape_reads.hpp"
 #include "api/module_state.hpp"
 #include "base/text.hpp"
 #include "codegen/emit.hpp"
@@ -91,21 +90,32 @@ bool StateLock::held(const ModuleState& state) {
     return std::find(held_modules.begin(), held_modules.end(), &state) != held_modules.end();
 }
 
-std::shared_ptr<const ir::Program> ModuleState::lower_locked() {
+std::shared_ptr<const transforms::Lowered> ModuleState::lower_locked() {
     if (!traced) traced = std::make_shared<const ir::Program>(frontend::trace_program(name, funcs, kernels));
-    if (!lowered) lowered = std::make_shared<const ir::Program>(transforms::lower(*traced, options));
+    if (!lowered) lowered = std::make_shared<const transforms::Lowered>(transforms::lower(*traced, options));
     return lowered;
 }
+
+namespace {
+
+codegen::Generated generate(const transforms::Lowered& lowered, const Options& options, Device device) {
+    const codegen::Dialect dialect = runtime::backend(device).dialect();
+    return codegen::emit(lowered.program, lowered.plan,
+                         {.dialect = dialect, .bounds_check = options.bounds_check});
+}
+
+}  // namespace
 
 std::shared_ptr<const CompiledModule> ModuleState::compile(Device device, Loc loc) {
     StateLock lock(*this, "a launch of one of its kernels (or compile())", loc);
     auto& slot = compiled[device.name()];
     if (!slot) {
         auto c = std::make_shared<CompiledModule>();
-        c->program = lower_locked();
+        c->lowered = lower_locked();
+        c->plan = &c->lowered->plan;
         c->options = options;
-        c->shape_reads = analysis::shape_reads(*c->program);
-        c->code = runtime::backend(device).load_module(*c->program, options);
+        c->code =
+            runtime::backend(device).load_module(generate(*c->lowered, options, device), *c->plan, options);
         slot = std::move(c);
     }
     return slot;
@@ -197,20 +207,18 @@ CompileReport Module::compile(Device device) const {
 
 std::string Module::ir() const {
     detail::StateLock lock(*state_, "ir()");
-    return ir::print(*state_->lower_locked());
+    return ir::print(state_->lower_locked()->program);
 }
 
 std::string Module::generated_source(Device device) const {
-    std::shared_ptr<const ir::Program> program;
-    bool bounds_check;
+    std::shared_ptr<const transforms::Lowered> lowered;
+    Options options;
     {
         detail::StateLock lock(*state_, "generated_source()");
-        program = state_->lower_locked();
-        bounds_check = state_->options.bounds_check;
+        lowered = state_->lower_locked();
+        options = state_->options;
     }
-    return codegen::emit(*program,
-                         {.dialect = runtime::backend(device).dialect(), .bounds_check = bounds_check})
-        .source;
+    return detail::generate(*lowered, options, device).source;
 }
 
 }  // namespace weft

@@ -8,32 +8,20 @@
 #include <string>
 #include <vector>
 
-#include "analysis/written_arrays.hpp"
 #include "ir/ir.hpp"
+#include "plan/plan.hpp"
 #include "runtime/device_module.hpp"
+#include "transforms/pipeline.hpp"
 #include "weft/module.hpp"
 
 namespace weft::detail {
 
-// A module compiled for a device: the lowered IR it came from and the loaded code.
+// A module compiled for a device: the plan of the lowered program and the loaded code.
 struct CompiledModule {
-    std::shared_ptr<const ir::Program> program;
+    std::shared_ptr<const transforms::Lowered> lowered;  // keeps `plan` alive
+    const plan::ProgramPlan* plan = nullptr;
     std::shared_ptr<runtime::DeviceModule> code;
     Options options;
-    // Per function and parameter: the dimensions whose extent shape() reads (bit d: dimension
-    // d), checked against the int32 range at each launch.
-    std::vector<std::vector<uint8_t>> shape_reads;
-
-    // Per function, the array parameters it may write (analysis::written_array_params), worked
-    // out at the first launch that needs them.
-    const std::vector<std::vector<bool>>& written_params() const {
-        std::call_once(written_once_, [this] { written_ = analysis::written_array_params(*program); });
-        return written_;
-    }
-
-private:
-    mutable std::once_flag written_once_;
-    mutable std::vector<std::vector<bool>> written_;
 };
 
 struct ModuleState {
@@ -44,8 +32,8 @@ struct ModuleState {
     Options options;
     std::vector<std::shared_ptr<const TraceBody>> funcs;
     std::vector<std::shared_ptr<const TraceBody>> kernels;
-    std::shared_ptr<const ir::Program> traced;   // dropped when definitions change
-    std::shared_ptr<const ir::Program> lowered;  // dropped when definitions or options change
+    std::shared_ptr<const ir::Program> traced;           // dropped when definitions change
+    std::shared_ptr<const transforms::Lowered> lowered;  // dropped when definitions or options change
     // Per device; dropped when options or definitions change.
     std::map<std::string, std::shared_ptr<const CompiledModule>> compiled;
 
@@ -53,7 +41,7 @@ struct ModuleState {
     // options). `loc` is the caller's line (a launch's) for the error if a lambda of this
     // module, while traced, calls it.
     std::shared_ptr<const CompiledModule> compile(Device device, Loc loc = {});
-    std::shared_ptr<const ir::Program> lower_locked();
+    std::shared_ptr<const transforms::Lowered> lower_locked();
 };
 
 // Holds a module's mutex. Tracing runs the module's kernel and function lambdas under it, so a

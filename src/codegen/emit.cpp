@@ -119,8 +119,9 @@ std::string identifier(const std::string& name) {
 
 class FunctionEmitter {
 public:
-    FunctionEmitter(const ir::Program& p, size_t index, const EmitOptions& o, Generated& g)
-        : program_(p), fn_(*p.functions[index]), options_(o), out_(g) {
+    FunctionEmitter(const ir::Program& p, const plan::ProgramPlan& plan, size_t index, const EmitOptions& o,
+                    Generated& g)
+        : program_(p), fn_(*p.functions[index]), about_(plan.functions[index]), options_(o), out_(g) {
         const_value_.assign(fn_.values.size(), nullptr);
         used_.assign(fn_.values.size(), false);
         root_ = ir::array_roots(fn_);
@@ -239,7 +240,7 @@ private:
         // An access through a view names the viewed parameter, with its dimension numbers.
         for (size_t i = 0; i < fn_.params.size(); ++i)
             if (fn_.params[i] == root_[array]) name = fn_.param_names[i];
-        out_.sites.push_back({fn_.name, name, n.loc.file, n.loc.line, view_depth_[array]});
+        out_.sites.push_back({about_.name, name, n.loc.file, n.loc.line, view_depth_[array]});
         return static_cast<uint32_t>(out_.sites.size() - 1);
     }
 
@@ -276,8 +277,9 @@ private:
         const bool checked = options_.bounds_check;
         const std::string elem = c_type(type(n.args[0]).dtype);
         if (n.kind == ir::NodeKind::Reserve) {
-            const std::string call = std::string(fn_.is_counting_pass ? "wf::reserve_count" : "wf::reserve") +
-                                     "(ctx, " + v(n.args[0]) + ".det, ";
+            const std::string call =
+                std::string(about_.variant == plan::Variant::Counting ? "wf::reserve_count" : "wf::reserve") +
+                "(ctx, " + v(n.args[0]) + ".det, ";
             if (!checked) return line(s, depth, def(n) + call + ptr + ", " + v(n.args.back()) + ");");
             line(s, depth, "wf::i32 " + v(n.result) + " = 0;");
             return line(s, depth,
@@ -467,6 +469,7 @@ private:
 
     const ir::Program& program_;
     const ir::Function& fn_;
+    const plan::FunctionPlan& about_;
     const EmitOptions& options_;
     Generated& out_;
     std::vector<const ir::Node*> const_value_;
@@ -484,20 +487,34 @@ std::string signature(const ir::Program& p, size_t index) {
     return s + ")";
 }
 
+// What an entry point needs of its kernel's plan.
+struct Entry {
+    const plan::KernelPlan& kernel;
+    bool counting;  // the entry runs the counting pass
+
+    // The parameter the first slot counter is, or -1 when the kernel reserves no slots.
+    int counter() const {
+        return kernel.slots.counters.empty() ? -1 : static_cast<int>(kernel.slots.counters[0].arg.param);
+    }
+    // Deterministic accumulation runs in the forward variant only.
+    bool accumulates() const { return !counting && !kernel.det_targets.empty(); }
+};
+
 // The execution pass of a slot-allocating kernel runs only if the counting pass fit.
-std::string skip_if_overflowed(const ir::Function& fn) {
-    if (fn.slot_targets.empty() || fn.is_counting_pass) return "";
-    return "wf::slots_overflowed(a" + std::to_string(fn.slot_targets[0].param) + ".det)";
+std::string skip_if_overflowed(const Entry& e) {
+    if (e.counter() < 0 || e.counting) return "";
+    return "wf::slots_overflowed(a" + std::to_string(e.counter()) + ".det)";
 }
 
 // A slot-allocating kernel's end-of-thread step (see src/device/slots.h).
-std::string reservations_end(const ir::Function& fn, const std::string& indent) {
-    if (fn.slot_targets.empty()) return "";
-    return indent + "wf::reservations_end(ctx, a" + std::to_string(fn.slot_targets[0].param) + ".det, " +
-           (fn.is_counting_pass ? "true" : "false") + ");\n";
+std::string reservations_end(const Entry& e, const std::string& indent) {
+    if (e.counter() < 0) return "";
+    return indent + "wf::reservations_end(ctx, a" + std::to_string(e.counter()) + ".det, " +
+           (e.counting ? "true" : "false") + ");\n";
 }
 
-void cpu_entry(std::ostringstream& s, const ir::Program& p, size_t index, const std::string& symbol) {
+void cpu_entry(std::ostringstream& s, const ir::Program& p, const Entry& e, size_t index,
+               const std::string& symbol) {
     const ir::Function& fn = *p.functions[index];
     s << "extern \"C\" __attribute__((visibility(\"default\"))) void " << symbol
       << "(void* const* args, const wf::Launch* launch) {\n";
@@ -508,20 +525,21 @@ void cpu_entry(std::ostringstream& s, const ir::Program& p, size_t index, const 
         call += ", a" + std::to_string(i);
     }
     s << "    wf::Ctx ctx{{0, 0, 0, 0}, launch->error, nullptr, 0, 0};\n"
-      << (skip_if_overflowed(fn).empty() ? "" : "    if (" + skip_if_overflowed(fn) + ") return;\n")
+      << (skip_if_overflowed(e).empty() ? "" : "    if (" + skip_if_overflowed(e) + ") return;\n")
       << "    for (wf::i64 i = 0; i < launch->total && ctx.error->code == 0; ++i) {\n"
       << (fn.tid_ndim ? "        wf::set_tid<" + std::to_string(fn.tid_ndim) + ">(ctx, *launch, i);\n" : "")
       << "        ctx.thread = i;\n"
       << "        ctx.reservations = 0;\n"
       << "        " << call << ");\n"
-      << reservations_end(fn, "        ") << "    }\n"
+      << reservations_end(e, "        ") << "    }\n"
       << "}\n";
 }
 
 // A grid-stride loop: the runtime launches at most a couple of waves of blocks, so block
 // start-up is paid once per resident block rather than once per 256 threads, and each block's
 // private accumulator is flushed once. Every thread of a block reaches the end of the entry.
-void cuda_entry(std::ostringstream& s, const ir::Program& p, size_t index, const std::string& symbol) {
+void cuda_entry(std::ostringstream& s, const ir::Program& p, const Entry& e, size_t index,
+                const std::string& symbol) {
     const ir::Function& fn = *p.functions[index];
     s << "extern \"C\" __global__ void " << symbol << "(";
     std::string call = "f" + std::to_string(index) + "_" + identifier(fn.name) + "(ctx";
@@ -529,8 +547,8 @@ void cuda_entry(std::ostringstream& s, const ir::Program& p, size_t index, const
         s << c_type(fn.type_of(fn.params[i])) << " a" << i << ", ";
         call += ", a" + std::to_string(i);
     }
-    const bool det = !fn.det_targets.empty();
-    const std::string skip = skip_if_overflowed(fn);
+    const bool det = e.accumulates();
+    const std::string skip = skip_if_overflowed(e);
     s << "const wf::Launch launch) {\n";
     if (det)
         s << "    __shared__ wf::BlockPrivate block_private;\n    wf::block_private_begin(block_private);\n";
@@ -541,7 +559,7 @@ void cuda_entry(std::ostringstream& s, const ir::Program& p, size_t index, const
       << ", i, 0};\n"
       << (fn.tid_ndim ? "        wf::set_tid<" + std::to_string(fn.tid_ndim) + ">(ctx, launch, i);\n" : "")
       << "        " << call << ");\n"
-      << reservations_end(fn, "        ") << "    }\n";
+      << reservations_end(e, "        ") << "    }\n";
     if (det) s << "    wf::block_private_end(block_private);\n";
     s << "}\n";
 }
@@ -564,7 +582,7 @@ std::vector<bool> functions_that_print(const ir::Program& p) {
 
 }  // namespace
 
-Generated emit(const ir::Program& program, const EmitOptions& options) {
+Generated emit(const ir::Program& program, const plan::ProgramPlan& plan, const EmitOptions& options) {
     Generated g;
     std::ostringstream s;
     // The name is user text: quoted and escaped, no newline or backslash can end the comment.
@@ -572,7 +590,7 @@ Generated emit(const ir::Program& program, const EmitOptions& options) {
     for (size_t i = 0; i < program.functions.size(); ++i) s << signature(program, i) << ";\n";
     for (size_t i = 0; i < program.functions.size(); ++i) {
         s << "\n" << signature(program, i) << " {\n";
-        FunctionEmitter(program, i, options, g).body(s);
+        FunctionEmitter(program, plan, i, options, g).body(s);
         s << "}\n";
     }
     for (size_t i = 0; i < program.functions.size(); ++i) {
@@ -581,12 +599,15 @@ Generated emit(const ir::Program& program, const EmitOptions& options) {
             continue;
         }
         g.entries.push_back("weft_kernel_" + std::to_string(i));
+        const Entry entry{*plan.entry(static_cast<uint32_t>(i)),
+                          plan.functions[i].variant == plan::Variant::Counting};
         s << "\n";
         if (options.dialect == Dialect::Cuda)
-            cuda_entry(s, program, i, g.entries.back());
+            cuda_entry(s, program, entry, i, g.entries.back());
         else
-            cpu_entry(s, program, i, g.entries.back());
+            cpu_entry(s, program, entry, i, g.entries.back());
     }
+    for (const auto& fn : program.functions) g.params.push_back(fn->params.size());
     g.prints = functions_that_print(program);
     g.source = s.str();
     return g;

@@ -1,40 +1,19 @@
 // IR to C++ source: one emitter; the dialect decides only the kernels' entry points.
 #pragma once
 
-#include <string>
-#include <vector>
-
+#include "codegen/generated.hpp"
 #include "ir/ir.hpp"
+#include "plan/plan.hpp"
 
 namespace weft::codegen {
-
-// An array access that bounds checking can report: where it is and which array it touches.
-struct AccessSite {
-    std::string function;
-    std::string array;  // the parameter's name, or "an array argument" inside a function
-    std::string file;
-    uint32_t line = 0;
-    int dim_offset = 0;  // through a view: the parameter's dimensions the view has removed
-};
-
-struct Generated {
-    std::string source;                // the module's code, without the prelude
-    std::vector<AccessSite> sites;     // indexed by the site numbers in `source`
-    std::vector<std::string> entries;  // the entry symbol of each function (empty: not a kernel)
-    std::vector<bool> prints;          // whether each function may print (directly or by a call)
-};
-
-// Function bodies are the same C++ for both; the prelude adapts to the compiler (__CUDACC__).
-enum class Dialect { Cpu, Cuda };
 
 struct EmitOptions {
     Dialect dialect = Dialect::Cpu;
     bool bounds_check = false;
 };
 
-Generated emit(const ir::Program& program, const EmitOptions& options);
-
-// The prelude's text (src/device/prelude.h), compiled into every module.
-const std::string& prelude();
+// `plan` is lowering's plan of `program`: which functions are counting passes, and each
+// kernel's deterministic targets and slot counters.
+Generated emit(const ir::Program& program, const plan::ProgramPlan& plan, const EmitOptions& options);
 
 }  // namespace weft::codegen

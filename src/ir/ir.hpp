@@ -135,20 +135,6 @@ struct ValueInfo {
     bool assigned = false;  // the target of some Assign
 };
 
-// A kernel parameter whose float atomics the deterministic lowering rewrote.
-struct DetTarget {
-    uint32_t param = 0;
-    AtomicOp family = AtomicOp::Add;  // Add (add and sub), Min or Max
-    DType dtype = DType::Float32;
-    int64_t records_per_thread = 0;  // the static estimate (sums with the records strategy)
-    bool dynamic = false;            // a site is in a data-dependent loop
-};
-
-// A kernel parameter used as a slot-allocation counter.
-struct SlotTarget {
-    uint32_t param = 0;
-};
-
 struct Function {
     std::string name;
     bool is_kernel = false;
@@ -157,19 +143,9 @@ struct Function {
     Type ret;
     std::vector<ValueInfo> values;
     Block body;
-    std::vector<DetTarget> det_targets;  // kernels only; set by the deterministic lowering
-    // Slot allocation (kernels only): the counters, the per-thread reservation bound (static
-    // estimate) and whether a data-dependent loop reaches a reservation, and the index of the
-    // kernel's counting pass in the program.
-    std::vector<SlotTarget> slot_targets;
-    int64_t reservations_per_thread = 0;
-    bool reservations_dynamic = false;
-    bool reservations_may_diverge = false;      // a reservation depends on an earlier one's slot
-    bool single_counter_element = false;        // one counter, always at one constant index: no sort
-    std::vector<int64_t> single_counter_index;  // that index
-    int counting_pass = -1;
-    bool is_counting_pass = false;  // this function is (part of) a counting pass
-    int tid_ndim = 0;  // the launch dimensionality tid() is used with, here or in callees (0: unused)
+    // The launch dimensionality tid() is used with, here or in callees (0: unused). A traced
+    // fact, which the builder checks across calls; what lowering decides lives in plan/.
+    int tid_ndim = 0;
     Loc loc;
 
     const Type& type_of(ValueId v) const { return values[v].type; }

@@ -7,13 +7,17 @@
 #include <memory>
 #include <vector>
 
-#include "codegen/emit.hpp"
 #include "weft/device.hpp"
 #include "weft/dtype.hpp"
 #include "weft/options.hpp"
 
-namespace weft::ir {
-struct Program;
+namespace weft::codegen {
+enum class Dialect;
+struct Generated;
+}  // namespace weft::codegen
+
+namespace weft::plan {
+struct ProgramPlan;
 }
 
 namespace weft::detail {
@@ -53,7 +57,10 @@ public:
 
     // Code: the dialect kernels are generated in, and modules, whose launch() runs them.
     virtual codegen::Dialect dialect() const = 0;
-    virtual std::shared_ptr<DeviceModule> load_module(const ir::Program& lowered,
+    // Compiles `generated` (the code of the program `plan` describes), or loads it from the disk
+    // cache.
+    virtual std::shared_ptr<DeviceModule> load_module(codegen::Generated generated,
+                                                      const plan::ProgramPlan& plan,
                                                       const Options& options) const = 0;
 
     // Library kernels: one launch's deterministic targets and slot allocation, and a prefix sum

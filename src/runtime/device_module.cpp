@@ -3,7 +3,6 @@
 
 #include <cstdio>
 
-#include "transforms/lower_slot_allocation.hpp"
 #include "weft/error.hpp"
 
 namespace weft::runtime {
@@ -14,15 +13,10 @@ int64_t LaunchGrid::total() const {
     return n;
 }
 
-void DeviceModule::name_functions(const ir::Program& lowered) {
-    for (const auto& f : lowered.functions) {
-        std::string name = f->name;
-        if (f->is_counting_pass) {
-            name = name.substr(0, name.size() - transforms::kCountingPassSuffix.size());
-            counting_names_[f->name] = name;
-        }
-        function_names_.push_back(std::move(name));
-    }
+void DeviceModule::adopt(codegen::Generated generated, const plan::ProgramPlan& plan) {
+    module_name_ = plan.module_name;
+    for (const plan::FunctionPlan& f : plan.functions) function_names_.push_back(f.name);
+    generated_ = std::move(generated);
 }
 
 LaunchRecord DeviceModule::launch_record(const LaunchGrid& grid, FaultRecord* fault) const {
@@ -36,8 +30,7 @@ LaunchRecord DeviceModule::launch_record(const LaunchGrid& grid, FaultRecord* fa
 
 void DeviceModule::throw_fault(size_t function, const FaultRecord& fault, bool undone) const {
     const codegen::AccessSite& site = generated_.sites.at(static_cast<size_t>(fault.site));
-    const auto counted = counting_names_.find(site.function);
-    const std::string& where = counted == counting_names_.end() ? site.function : counted->second;
+    const std::string& where = site.function;
     throw Error("index " + std::to_string(fault.index) + " is out of bounds for dimension " +
                     std::to_string(fault.dim + site.dim_offset) + " of array '" + site.array + "' (extent " +
                     std::to_string(fault.extent) +

@@ -1,14 +1,13 @@
 // A module compiled and loaded for one device; the interface the launch path uses.
 #pragma once
 
-#include <map>
 #include <memory>
 #include <string>
 #include <vector>
 
-#include "codegen/emit.hpp"
+#include "codegen/generated.hpp"
 #include "device/abi.h"
-#include "ir/ir.hpp"
+#include "plan/plan.hpp"
 #include "weft/device.hpp"
 #include "weft/options.hpp"
 
@@ -39,9 +38,9 @@ public:
     double load_milliseconds() const { return load_ms_; }
 
 protected:
-    // Fills function_names_ with the names users know: a counting pass (the clone slot
-    // allocation makes of a kernel and its callees) is named as the function it was made from.
-    void name_functions(const ir::Program& lowered);
+    // Takes the module's name and the names users know its functions by from `plan`, and the
+    // generated code.
+    void adopt(codegen::Generated generated, const plan::ProgramPlan& plan);
     LaunchRecord launch_record(const LaunchGrid& grid, FaultRecord* fault) const;
     // The weft::Error for `fault`, raised by kernel `function`: in a launch that was undone, or
     // (`undone` false) in work replayed from a captured graph, whose writes stay applied.
@@ -51,8 +50,7 @@ protected:
     void report(const Options& options, const char* device, double ms);
 
     std::string module_name_;
-    std::vector<std::string> function_names_;            // per function of the program, as users know them
-    std::map<std::string, std::string> counting_names_;  // a counting-pass function -> its original
+    std::vector<std::string> function_names_;  // per function of the program, as users know them
     codegen::Generated generated_;
     bool from_cache_ = false;
     double load_ms_ = 0;

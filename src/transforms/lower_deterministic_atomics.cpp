@@ -26,11 +26,11 @@ std::string line_of(const ir::Node& n) {
 }
 
 // Checks kernel `k` and returns its targets.
-std::vector<ir::DetTarget> plan_kernel(const ir::Program& program, uint32_t k) {
+std::vector<plan::DetTarget> plan_kernel(const ir::Program& program, uint32_t k) {
     const ir::Function& kernel = *program.functions[k];
     const analysis::KernelAtomics found = analysis::kernel_atomics(program, k);
     std::map<int, const analysis::AtomicSite*> first_site;
-    std::vector<ir::DetTarget> targets;
+    std::vector<plan::DetTarget> targets;
     for (const analysis::AtomicSite& a : found.atomics) {
         const std::string target = a.kernel_param >= 0 ? kernel.param_names[a.kernel_param] : "an array";
         const std::string op = std::string("atomic_") + detail::op_name(a.op);
@@ -44,7 +44,7 @@ std::vector<ir::DetTarget> plan_kernel(const ir::Program& program, uint32_t k) {
         const auto [it, inserted] = first_site.emplace(a.kernel_param, &a);
         if (inserted) {
             targets.push_back(
-                {static_cast<uint32_t>(a.kernel_param), analysis::reduction_family(a.op), a.dtype});
+                {{static_cast<uint32_t>(a.kernel_param)}, analysis::reduction_family(a.op), a.dtype});
             continue;
         }
         const analysis::AtomicSite& first = *it->second;
@@ -84,10 +84,9 @@ void rewrite(ir::Block& block, const std::vector<int>& uses, const ir::Function&
 
 }  // namespace
 
-ir::Program lower_deterministic_atomics(ir::Program program, Deterministic mode) {
+ir::Program lower_deterministic_atomics(ir::Program program, Deterministic mode, plan::ProgramPlan& plan) {
     if (mode == Deterministic::NotGuaranteed) return program;
-    for (uint32_t f = 0; f < program.functions.size(); ++f)
-        if (program.functions[f]->is_kernel) program.functions[f]->det_targets = plan_kernel(program, f);
+    for (plan::KernelPlan& k : plan.kernels) k.det_targets = plan_kernel(program, k.variants.forward);
     for (auto& fn : program.functions) {
         std::vector<int> uses(fn->values.size(), 0);
         ir::for_each_node(fn->body, [&](const ir::Node& n) {
@@ -95,11 +94,10 @@ ir::Program lower_deterministic_atomics(ir::Program program, Deterministic mode)
         });
         rewrite(fn->body, uses, *fn);
     }
-    for (uint32_t f = 0; f < program.functions.size(); ++f) {
-        if (!program.functions[f]->is_kernel) continue;
-        const auto bounds = analysis::record_bounds(program, f);
-        for (ir::DetTarget& t : program.functions[f]->det_targets) {
-            const auto it = bounds.find(static_cast<int>(t.param));
+    for (plan::KernelPlan& k : plan.kernels) {
+        const auto bounds = analysis::record_bounds(program, k.variants.forward);
+        for (plan::DetTarget& t : k.det_targets) {
+            const auto it = bounds.find(static_cast<int>(t.arg.param));
             if (it == bounds.end()) continue;
             t.records_per_thread = it->second.per_thread;
             t.dynamic = it->second.dynamic;

@@ -184,7 +184,7 @@ private:
 };
 
 struct KernelSlots {
-    std::vector<ir::SlotTarget> counters;
+    std::vector<plan::SlotTarget> counters;
     bool may_diverge = false;  // a reservation depends on an earlier one's slot
 };
 
@@ -230,7 +230,7 @@ KernelSlots plan_kernel(const ir::Program& program, uint32_t k) {
     }
     KernelSlots slots;
     if (counters.empty()) return slots;
-    for (const auto& [param, site] : counters) slots.counters.push_back({static_cast<uint32_t>(param)});
+    for (const auto& [param, site] : counters) slots.counters.push_back({{static_cast<uint32_t>(param)}});
     std::vector<int> roots;
     std::vector<const ir::Node*> params(kernel.params.size(), nullptr);
     for (size_t i = 0; i < kernel.params.size(); ++i)
@@ -267,7 +267,7 @@ void suppress_side_effects(ir::Block& block, const std::vector<int>& uses) {
 
 class CountingPass {
 public:
-    explicit CountingPass(ir::Program& p) : program_(p) {}
+    CountingPass(ir::Program& p, plan::ProgramPlan& plan) : program_(p), plan_(plan) {}
 
     uint32_t clone(uint32_t f) {
         if (const auto it = clones_.find(f); it != clones_.end()) return it->second;
@@ -275,9 +275,7 @@ public:
         const auto index = static_cast<uint32_t>(program_.functions.size());
         clones_[f] = index;
         copy->name += kCountingPassSuffix;
-        copy->is_counting_pass = true;
-        copy->det_targets.clear();
-        copy->counting_pass = -1;
+        plan_.functions.push_back({plan_.functions[f].name, plan::Variant::Counting});
         std::vector<int> uses(copy->values.size(), 0);
         ir::for_each_node(copy->body, [&](const ir::Node& n) {
             for (ir::ValueId a : n.args) ++uses[a];
@@ -298,6 +296,7 @@ private:
     }
 
     ir::Program& program_;
+    plan::ProgramPlan& plan_;
     std::map<uint32_t, uint32_t> clones_;
 };
 
@@ -374,36 +373,28 @@ private:
 
 }  // namespace
 
-ir::Program lower_slot_allocation(ir::Program program, Deterministic mode) {
+ir::Program lower_slot_allocation(ir::Program program, Deterministic mode, plan::ProgramPlan& plan) {
     if (mode == Deterministic::NotGuaranteed) return program;
     const size_t user_functions = program.functions.size();
     std::vector<KernelSlots> targets(user_functions);
     for (uint32_t f = 0; f < user_functions; ++f)
         if (program.functions[f]->is_kernel) targets[f] = plan_kernel(program, f);
     for (auto& fn : program.functions) to_reserve(fn->body, use_counts(*fn), *fn);
-    CountingPass counting(program);
-    for (uint32_t f = 0; f < user_functions; ++f) {
+    CountingPass counting(program, plan);
+    for (plan::KernelPlan& k : plan.kernels) {
+        const uint32_t f = k.variants.forward;
         if (targets[f].counters.empty()) continue;
-        int64_t bound = 0;
-        bool dynamic = false;
+        plan::Slots& slots = k.slots;
+        slots.counters = targets[f].counters;
+        slots.reservations_may_diverge = targets[f].may_diverge;
         for (const auto& [param, b] : analysis::record_bounds(program, f, ir::NodeKind::Reserve)) {
-            bound += b.per_thread;
-            dynamic = dynamic || b.dynamic;
+            slots.reservations_per_thread += b.per_thread;
+            slots.reservations_dynamic = slots.reservations_dynamic || b.dynamic;
         }
-        std::vector<int64_t> index;
-        const bool single = targets[f].counters.size() == 1 &&
-                            ConstantCounterIndex(program).find(f, targets[f].counters[0].param, index);
-        const uint32_t clone = counting.clone(f);
-        for (uint32_t k : {f, clone}) {
-            ir::Function& fn = *program.functions[k];
-            fn.slot_targets = targets[f].counters;
-            fn.reservations_may_diverge = targets[f].may_diverge;
-            fn.reservations_per_thread = bound;
-            fn.reservations_dynamic = dynamic;
-            fn.single_counter_element = single;
-            fn.single_counter_index = index;
-        }
-        program.functions[f]->counting_pass = static_cast<int>(clone);
+        slots.single_counter_element =
+            slots.counters.size() == 1 &&
+            ConstantCounterIndex(program).find(f, slots.counters[0].arg.param, slots.single_counter_index);
+        k.variants.counting = static_cast<int>(counting.clone(f));
     }
     return program;
 }

@@ -5,6 +5,7 @@
 #include <string_view>
 
 #include "ir/ir.hpp"
+#include "plan/plan.hpp"
 #include "weft/options.hpp"
 
 namespace weft::transforms {
@@ -18,10 +19,11 @@ namespace weft::transforms {
 // counter; a reservation whose count, index or execution depends on a load of an array the
 // kernel writes, or on the result of another atomic (the counting pass performs no writes, and
 // turns such an atomic into a load). A reservation that depends on an earlier one's slot is
-// allowed but marks the kernel `reservations_may_diverge`: the launch checks it at run time and
-// undoes it if the passes differ. `single_counter_element` is set when every reservation
-// reaches one element at constant indices, view indices included.
-ir::Program lower_slot_allocation(ir::Program program, Deterministic mode);
+// allowed but marks the kernel's plan `reservations_may_diverge`: the launch checks it at run
+// time and undoes it if the passes differ. `single_counter_element` is set when every
+// reservation reaches one element at constant indices, view indices included. The plan gets
+// the counting pass as the kernel's counting variant, and its clones as Counting functions.
+ir::Program lower_slot_allocation(ir::Program program, Deterministic mode, plan::ProgramPlan& plan);
 
 // What a counting-pass clone's name adds to the name of the function it was made from.
 inline constexpr std::string_view kCountingPassSuffix = "__count";

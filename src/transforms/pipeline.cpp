@@ -8,6 +8,7 @@
 #include "ir/printer.hpp"
 #include "ir/verifier.hpp"
 #include "transforms/eliminate_dead_code.hpp"
+#include "transforms/kernel_plans.hpp"
 #include "transforms/lower_deterministic_atomics.hpp"
 #include "transforms/lower_slot_allocation.hpp"
 
@@ -50,19 +51,22 @@ private:
 
 }  // namespace
 
-ir::Program lower(ir::Program program, const Options& options) {
+Lowered lower(ir::Program program, const Options& options) {
+    plan::ProgramPlan plan = initial_plan(program);
     Stage stage(program);
     // Dead loads go first: `out[i] += v` reads out[i] while tracing, which the hazard check of
     // the deterministic lowering must not see.
     stage.run("eliminate_dead_code", eliminate_dead_code);
     stage.run("lower_deterministic_atomics", [&](ir::Program p) {
-        return lower_deterministic_atomics(std::move(p), options.deterministic);
+        return lower_deterministic_atomics(std::move(p), options.deterministic, plan);
     });
-    stage.run("lower_slot_allocation",
-              [&](ir::Program p) { return lower_slot_allocation(std::move(p), options.deterministic); });
+    stage.run("lower_slot_allocation", [&](ir::Program p) {
+        return lower_slot_allocation(std::move(p), options.deterministic, plan);
+    });
     // The counting passes drop writes; what only fed them goes too.
     stage.run("eliminate_dead_code", eliminate_dead_code);
-    return program;
+    complete_plan(program, plan);
+    return {std::move(program), std::move(plan)};
 }
 
 }  // namespace weft::transforms

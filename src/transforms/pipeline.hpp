@@ -2,12 +2,19 @@
 #pragma once
 
 #include "ir/ir.hpp"
+#include "plan/plan.hpp"
 #include "weft/options.hpp"
 
 namespace weft::transforms {
 
+// A lowered program, ready for code generation, and its plan: one KernelPlan per kernel.
+struct Lowered {
+    ir::Program program;
+    plan::ProgramPlan plan;
+};
+
 // Runs every pass in order. The IR is verified before the first pass and after each one in
 // debug builds (or with WEFT_VERIFY_IR=1); WEFT_DUMP_IR=1 prints it after each pass to stderr.
-ir::Program lower(ir::Program program, const Options& options);
+Lowered lower(ir::Program program, const Options& options);
 
 }  // namespace weft::transforms

@@ -125,7 +125,7 @@ TEST(DigitWords, TheTopWordFlagsTheSlotInsteadOfWrapping) {
 // Which launches carry: those that may reach 2^31 contributions to one target.
 TEST(DigitWords, LaunchesThatMayReachTheHeadroomCarry) {
     auto carrying = [&](int64_t per_thread, bool dynamic, int64_t threads) {
-        weft::ir::DetTarget t;
+        weft::plan::DetTarget t;
         t.records_per_thread = per_thread;
         t.dynamic = dynamic;
         auto array = weft::zeros<float>(16, weft::Device::cpu());
@@ -144,7 +144,7 @@ TEST(DigitWords, LaunchesThatMayReachTheHeadroomCarry) {
 // naming the array; the target keeps its value.
 TEST(DeterministicHeadroom, ASumBeyondTheWordsRangeIsReported) {
     const weft::Device dev = weft::test::test_device();
-    weft::ir::DetTarget target;
+    weft::plan::DetTarget target;
     target.dynamic = true;  // carrying
     auto out = weft::full<float>(8, 1.5f, dev);
     const weft::runtime::det::LaunchSite site{"huge_sums", "huge.cpp", 7, 8};

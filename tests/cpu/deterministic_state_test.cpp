@@ -28,7 +28,7 @@ weft::Device dev() {
 }
 
 int64_t slots_for(const weft::AnyArray& target) {
-    weft::ir::DetTarget t;
+    weft::plan::DetTarget t;
     t.records_per_thread = 1;
     const weft::runtime::det::LaunchSite site{"k", "f.cpp", 1, 1};
     return weft::runtime::det::plan({t}, {&target}, {"out"}, weft::Options{}, site).at(0).slots.count;

@@ -21,13 +21,13 @@ weft::Device dev() {
 
 // ---------------------------------------------------------------------------------------------
 // The one-element path (a GPU scans the counts instead of grouping them per element) is right only
-// when every reservation reaches the same element; the lowering records that decision in the IR.
+// when every reservation reaches the same element; the lowering records that decision in the kernel's plan.
 
-const weft::ir::Function& lowered(const weft::Module& m, const std::string& kernel) {
+const weft::plan::Slots& lowered(const weft::Module& m, const std::string& kernel) {
     const auto compiled = m.state()->compile(dev());
     static std::vector<std::shared_ptr<const weft::detail::CompiledModule>> keep;
     keep.push_back(compiled);
-    return *compiled->program->functions[compiled->program->find(kernel)];
+    return compiled->plan->find(kernel)->slots;
 }
 
 struct OneElementKernels {

@@ -6,6 +6,7 @@
 #include <cstring>
 #include <thread>
 
+#include "codegen/generated.hpp"
 #include "runtime/cpu/cpu_module.hpp"
 #include "runtime/det/cpu_accumulation.hpp"
 #include "runtime/det/cpu_slots.hpp"
@@ -52,9 +53,9 @@ public:
     bool host_addressable() const override { return true; }
 
     codegen::Dialect dialect() const override { return codegen::Dialect::Cpu; }
-    std::shared_ptr<DeviceModule> load_module(const ir::Program& lowered,
+    std::shared_ptr<DeviceModule> load_module(codegen::Generated generated, const plan::ProgramPlan& plan,
                                               const Options& options) const override {
-        return CpuModule::load(lowered, options);
+        return CpuModule::load(std::move(generated), plan, options);
     }
 
     std::unique_ptr<det::Accumulation> accumulation(std::vector<det::TargetPlan> plans,

@@ -16,13 +16,11 @@ namespace weft::runtime::cpu {
 
 namespace fs = std::filesystem;
 
-std::shared_ptr<CpuModule> CpuModule::load(const ir::Program& lowered, const Options& options) {
+std::shared_ptr<CpuModule> CpuModule::load(codegen::Generated generated, const plan::ProgramPlan& plan,
+                                           const Options& options) {
     const auto start = std::chrono::steady_clock::now();
     std::shared_ptr<CpuModule> m(new CpuModule());
-    m->module_name_ = lowered.module_name;
-    m->name_functions(lowered);
-    m->generated_ =
-        codegen::emit(lowered, {.dialect = codegen::Dialect::Cpu, .bounds_check = options.bounds_check});
+    m->adopt(std::move(generated), plan);
 
     const HostCompiler& compiler = host_compiler();
     const std::vector<std::string> flags = compile_flags(options);
@@ -37,12 +35,12 @@ std::shared_ptr<CpuModule> CpuModule::load(const ir::Program& lowered, const Opt
             source = create_unique_file(out.string() + ".", ".cpp",
                                         codegen::prelude() + "\n" + m->generated_.source);
         } catch (const FileError& e) {
-            throw Error("cannot write the generated source of module '" + lowered.module_name +
+            throw Error("cannot write the generated source of module '" + m->module_name_ +
                         "': " + e.message() +
                         "; free some disk space, or set WEFT_CACHE_DIR to a folder on another disk");
         }
         RemovedOnExit cleanup(source);
-        compile_shared_object(compiler, source, out, flags, lowered.module_name);
+        compile_shared_object(compiler, source, out, flags, m->module_name_);
     };
     // Loaded again once published (after the check, from the temporary file), so that it runs
     // under its entry's name.
@@ -53,7 +51,7 @@ std::shared_ptr<CpuModule> CpuModule::load(const ir::Program& lowered, const Opt
         } catch (const Error& e) {
             if (why != EntryLoad::Check) throw;
             throw Error("the host C++ compiler '" + compiler.path + "' reported success compiling module '" +
-                        lowered.module_name + "', but its output cannot be loaded (" + e.message() +
+                        m->module_name_ + "', but its output cannot be loaded (" + e.message() +
                         "); check that WEFT_CXX names a working C++ compiler for this machine");
         }
     };

@@ -10,7 +10,8 @@ namespace weft::runtime::cpu {
 
 class CpuModule final : public DeviceModule {
 public:
-    static std::shared_ptr<CpuModule> load(const ir::Program& lowered, const Options& options);
+    static std::shared_ptr<CpuModule> load(codegen::Generated generated, const plan::ProgramPlan& plan,
+                                           const Options& options);
     ~CpuModule() override;
     CpuModule(const CpuModule&) = delete;
     CpuModule& operator=(const CpuModule&) = delete;

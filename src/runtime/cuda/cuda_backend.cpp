@@ -4,6 +4,7 @@
 
 #include <array>
 
+#include "codegen/generated.hpp"
 #include "runtime/cuda/context.hpp"
 #include "runtime/cuda/cuda_module.hpp"
 #include "runtime/cuda/scan.hpp"
@@ -59,9 +60,9 @@ public:
     bool host_addressable() const override { return false; }
 
     codegen::Dialect dialect() const override { return codegen::Dialect::Cuda; }
-    std::shared_ptr<DeviceModule> load_module(const ir::Program& lowered,
+    std::shared_ptr<DeviceModule> load_module(codegen::Generated generated, const plan::ProgramPlan& plan,
                                               const Options& options) const override {
-        return CudaModule::load(lowered, options, ordinal_);
+        return CudaModule::load(std::move(generated), plan, options, ordinal_);
     }
 
     std::unique_ptr<det::Accumulation> accumulation(std::vector<det::TargetPlan> plans,

@@ -25,17 +25,13 @@ std::vector<std::string> nvrtc_flags(const Options& options) {
 
 }  // namespace
 
-std::shared_ptr<CudaModule> CudaModule::load(const ir::Program& lowered, const Options& options,
-                                             int ordinal) {
+std::shared_ptr<CudaModule> CudaModule::load(codegen::Generated generated, const plan::ProgramPlan& plan,
+                                             const Options& options, int ordinal) {
     const auto start = std::chrono::steady_clock::now();
     const DeviceContext& c = context(ordinal);
     std::shared_ptr<CudaModule> m(new CudaModule());
     m->ordinal_ = ordinal;
-    m->module_name_ = lowered.module_name;
-    m->name_functions(lowered);
-    for (const auto& f : lowered.functions) m->param_counts_.push_back(f->params.size());
-    m->generated_ =
-        codegen::emit(lowered, {.dialect = codegen::Dialect::Cuda, .bounds_check = options.bounds_check});
+    m->adopt(std::move(generated), plan);
 
     const int arch = c.cc_major * 10 + c.cc_minor;
     const std::vector<std::string> flags = nvrtc_flags(options);
@@ -46,7 +42,7 @@ std::shared_ptr<CudaModule> CudaModule::load(const ir::Program& lowered, const O
     const std::string name = "cuda-sm" + std::to_string(arch) + "-" + key.hex() + ".cubin";
     const Driver& d = require_driver();
     const auto build = [&](const fs::path& out) {
-        append_to_file(out, compile_cubin(source, lowered.module_name, arch, flags));
+        append_to_file(out, compile_cubin(source, m->module_name_, arch, flags));
     };
     // The driver loads from memory: what was checked is what runs, under any name.
     const auto load = [&](const fs::path&, const std::string& image, EntryLoad why) {
@@ -54,7 +50,7 @@ std::shared_ptr<CudaModule> CudaModule::load(const ir::Program& lowered, const O
         if (m->module_) d.cuModuleUnload(m->module_);
         m->module_ = nullptr;
         check(d.cuModuleLoadData(&m->module_, image.data()),
-              ("loading module '" + lowered.module_name + "'").c_str());
+              ("loading module '" + m->module_name_ + "'").c_str());
     };
     m->from_cache_ = cached_build(name, build, load).hit;
 
@@ -95,7 +91,7 @@ void CudaModule::launch(size_t function, const LaunchGrid& grid, void* const* ar
     }
     LaunchRecord record = launch_record(grid, fault);
     void* params[64];
-    const size_t count = param_counts_[function];
+    const size_t count = generated_.params[function];
     if (count + 1 > std::size(params))
         throw Error("a kernel takes at most 63 parameters", function_names_[function]);
     for (size_t i = 0; i < count; ++i) params[i] = args[i];

@@ -10,7 +10,8 @@ namespace weft::runtime::cuda {
 
 class CudaModule final : public DeviceModule {
 public:
-    static std::shared_ptr<CudaModule> load(const ir::Program& lowered, const Options& options, int ordinal);
+    static std::shared_ptr<CudaModule> load(codegen::Generated generated, const plan::ProgramPlan& plan,
+                                            const Options& options, int ordinal);
     ~CudaModule() override;
     CudaModule(const CudaModule&) = delete;
     CudaModule& operator=(const CudaModule&) = delete;
@@ -28,7 +29,6 @@ private:
     int ordinal_ = 0;
     CUmodule module_ = nullptr;
     std::vector<CUfunction> functions_;
-    std::vector<size_t> param_counts_;
 };
 
 }  // namespace weft::runtime::cuda

@@ -19,8 +19,8 @@ constexpr int64_t kRecordFloor = 1024;
 // Auto: float64 sums use exact digits (528 bytes per element) up to this many elements.
 constexpr int64_t kExactFloat64Limit = 65536;
 
-bool use_records(const ir::DetTarget& t, const SlotMap& slots, DeterministicStrategy strategy) {
-    if (t.family != ir::AtomicOp::Add) return false;  // min/max always use order keys
+bool use_records(const plan::DetTarget& t, const SlotMap& slots, DeterministicStrategy strategy) {
+    if (t.family != detail::AtomicOp::Add) return false;  // min/max always use order keys
     switch (strategy) {
         case DeterministicStrategy::Exact: return false;
         case DeterministicStrategy::Records: return true;
@@ -33,7 +33,7 @@ bool use_records(const ir::DetTarget& t, const SlotMap& slots, DeterministicStra
 // Whether the launch may add kUncarriedContributions or more to the target: a data-dependent
 // loop reaches it, or the static per-thread estimate times the threads is that large (an
 // estimate of 0 means none was made, which is treated as unknown).
-bool may_overflow_words(const ir::DetTarget& t, int64_t threads) {
+bool may_overflow_words(const plan::DetTarget& t, int64_t threads) {
     if (t.dynamic || t.records_per_thread <= 0) return true;
     return t.records_per_thread > kUncarriedContributions / threads;
 }
@@ -103,7 +103,7 @@ SlotMap slot_map(const AnyArray& array) {
     return m;
 }
 
-std::vector<TargetPlan> plan(const std::vector<ir::DetTarget>& targets,
+std::vector<TargetPlan> plan(const std::vector<plan::DetTarget>& targets,
                              const std::vector<const AnyArray*>& arrays,
                              const std::vector<std::string>& names, const Options& options,
                              const LaunchSite& site) {
@@ -135,8 +135,8 @@ std::vector<TargetPlan> plan(const std::vector<ir::DetTarget>& targets,
     for (TargetPlan& p : plans) {
         if (p.shared_with >= 0) continue;
         p.records = use_records(p.target, p.slots, options.deterministic_strategy);
-        p.carrying =
-            !p.records && p.target.family == ir::AtomicOp::Add && may_overflow_words(p.target, site.threads);
+        p.carrying = !p.records && p.target.family == detail::AtomicOp::Add &&
+                     may_overflow_words(p.target, site.threads);
         if (p.records && p.slots.count > int64_t{UINT32_MAX})
             throw Error("array '" + p.name + "' has " + std::to_string(p.slots.count) +
                             " elements, more than the records strategy can address (2^32 - 1); use "

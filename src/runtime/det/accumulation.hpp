@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "ir/ir.hpp"
+#include "plan/plan.hpp"
 #include "weft/device_array.hpp"
 #include "weft/options.hpp"
 
@@ -50,7 +50,7 @@ std::string late_failure_note(const LaunchSite& site, const std::vector<std::str
 
 // One target of one launch: its slots, which strategy, and for records their capacity.
 struct TargetPlan {
-    ir::DetTarget target;
+    plan::DetTarget target;
     std::string name;  // the kernel parameter's name
     Span span;         // the addresses its elements lie in (for overlaps)
     SlotMap slots;
@@ -72,7 +72,7 @@ struct TargetPlan {
 // words carry, and sizes record buffers: max(1024, per-thread bound x threads), the bound being
 // deterministic_max_records when set, else the static estimate. Throws weft::Error when a launch
 // would need more than 2^31 - 1 records.
-std::vector<TargetPlan> plan(const std::vector<ir::DetTarget>& targets,
+std::vector<TargetPlan> plan(const std::vector<plan::DetTarget>& targets,
                              const std::vector<const AnyArray*>& arrays,
                              const std::vector<std::string>& names, const Options& options,
                              const LaunchSite& site);

@@ -69,7 +69,7 @@ void initialise(const TargetPlan& p, Storage& s, const LaunchSite& site) {
         s.state.capacity = p.capacity;
         return;
     }
-    if (p.target.family == ir::AtomicOp::Add) {
+    if (p.target.family == detail::AtomicOp::Add) {
         int64_t words = 0;
         if (__builtin_mul_overflow(m.count, int64_t{wf::Exact<T>::kWords}, &words)) words = -1;
         s.words = Zeroed<wf::i64>(p, words, site);
@@ -77,7 +77,8 @@ void initialise(const TargetPlan& p, Storage& s, const LaunchSite& site) {
     } else {
         // One key per slot, starting at the identity of the family.
         using Key = typename wf::KeyOf<T>::Key;
-        const Key identity = p.target.family == ir::AtomicOp::Max ? wf::KeyOf<T>::kMin : wf::KeyOf<T>::kMax;
+        const Key identity =
+            p.target.family == detail::AtomicOp::Max ? wf::KeyOf<T>::kMin : wf::KeyOf<T>::kMax;
         s.words = Zeroed<wf::i64>(p, m.count, site);
         Key* keys = reinterpret_cast<Key*>(s.words.get());
         for (int64_t i = 0; i < m.count; ++i) keys[i] = identity;
@@ -124,11 +125,11 @@ void resolve_target(const TargetPlan& p, const Storage& s) {
     if (p.records) return resolve_records<T>(p, s);
     for (int64_t slot = 0; slot < p.slots.count; ++slot) {
         T* element = element_of<T>(s.state, slot);
-        if (p.target.family == ir::AtomicOp::Add) {
+        if (p.target.family == detail::AtomicOp::Add) {
             resolve_slot(element, s.state.words + slot * wf::Exact<T>::kWords, s.state.flags[slot]);
         } else {
             const auto key = reinterpret_cast<const typename wf::KeyOf<T>::Key*>(s.state.words)[slot];
-            *element = wf::resolve_minmax<T>(key, *element, p.target.family == ir::AtomicOp::Max);
+            *element = wf::resolve_minmax<T>(key, *element, p.target.family == detail::AtomicOp::Max);
         }
     }
 }

@@ -2,7 +2,7 @@
 // resolved by library kernels built from the same device header the generated code uses.
 #include "runtime/det/cuda_accumulation.hpp"
 
-#include "codegen/emit.hpp"
+#include "codegen/generated.hpp"
 #include "device/abi.h"
 #include "runtime/cuda/context.hpp"
 #include "runtime/cuda/library_module.hpp"
@@ -140,8 +140,8 @@ extern "C" __global__ void det_reduce_records_f64(wf::DetTarget t, const int* en
 }
 )";
 
-int family_code(ir::AtomicOp f) {
-    return f == ir::AtomicOp::Add ? 0 : f == ir::AtomicOp::Min ? 1 : 2;
+int family_code(detail::AtomicOp f) {
+    return f == detail::AtomicOp::Add ? 0 : f == detail::AtomicOp::Min ? 1 : 2;
 }
 
 using Memory = std::shared_ptr<detail::Allocation>;
@@ -207,7 +207,7 @@ private:
             t.value.extent[d] = m.extent[d];
             t.value.inverse[d] = m.stride[d] != 0 ? 1.0 / static_cast<double>(m.stride[d]) : 0.0;
         }
-        const bool add = p.target.family == ir::AtomicOp::Add;
+        const bool add = p.target.family == detail::AtomicOp::Add;
         if (p.records || p.carrying) {
             // Records appended, or a carrying target's count of slots out of range.
             t.cursor = allocate(p, 1, 8);
@@ -234,7 +234,7 @@ private:
             }
         }
         int keys = !add ? 1 : 0;
-        int is_max = p.target.family == ir::AtomicOp::Max ? 1 : 0;
+        int is_max = p.target.family == detail::AtomicOp::Max ? 1 : 0;
         void* state_ptr = t.state->ptr;
         void* params[] = {&state_ptr, &t.value, &keys, &is_max};
         launch(f32(t) ? "det_publish_f32" : "det_publish_f64", keys ? m.count : 1, params);

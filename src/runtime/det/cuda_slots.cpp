@@ -5,7 +5,7 @@
 
 #include <map>
 
-#include "codegen/emit.hpp"
+#include "codegen/generated.hpp"
 #include "device/abi.h"
 #include "runtime/cuda/context.hpp"
 #include "runtime/cuda/library_module.hpp"

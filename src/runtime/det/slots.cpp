@@ -75,7 +75,7 @@ private:
 
 }  // namespace
 
-SlotPlan plan_slots(const ir::Function& kernel, const std::vector<const AnyArray*>& counters,
+SlotPlan plan_slots(const plan::Slots& slots, const std::vector<const AnyArray*>& counters,
                     const std::vector<std::string>& names, const Options& options, const LaunchSite& site) {
     SlotPlan plan;
     plan.names = names;
@@ -103,16 +103,16 @@ SlotPlan plan_slots(const ir::Function& kernel, const std::vector<const AnyArray
     }
     plan.per_thread = options.deterministic_max_records > 0
                           ? options.deterministic_max_records
-                          : std::max<int64_t>(1, kernel.reservations_per_thread);
-    plan.dynamic = kernel.reservations_dynamic;
-    plan.single_element = kernel.single_counter_element;
+                          : std::max<int64_t>(1, slots.reservations_per_thread);
+    plan.dynamic = slots.reservations_dynamic;
+    plan.single_element = slots.single_counter_element;
     if (plan.single_element) {
         // Negative indices count from the end, as in kernels; one outside the counter takes the
         // general path, which the kernel's own bounds handling then governs.
         const AnyArray& c = *counters[0];
         char* element = static_cast<char*>(c.data());
         for (int d = 0; d < c.ndim() && plan.single_element; ++d) {
-            const int64_t given = kernel.single_counter_index[d];
+            const int64_t given = slots.single_counter_index[d];
             const int64_t i = given < 0 ? given + c.shape()[d] : given;
             plan.single_element = i >= 0 && i < c.shape()[d];
             if (plan.single_element) element += i * c.stride(d);

@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "ir/ir.hpp"
+#include "plan/plan.hpp"
 #include "runtime/det/accumulation.hpp"
 
 namespace weft::runtime::det {
@@ -26,9 +26,9 @@ struct SlotPlan {
 
 // Groups counters that share memory (one prefix sum per element, so aliases never hand out the
 // same slot twice) and sizes the reservation buffers: per thread, deterministic_max_records when
-// set, else the static estimate (at least 1). Throws weft::Error beyond 2^31 - 1 reservations
+// set, else the static estimate of `slots` (at least 1). Throws weft::Error beyond 2^31 - 1 reservations
 // per launch.
-SlotPlan plan_slots(const ir::Function& kernel, const std::vector<const AnyArray*>& counters,
+SlotPlan plan_slots(const plan::Slots& slots, const std::vector<const AnyArray*>& counters,
                     const std::vector<std::string>& names, const Options& options, const LaunchSite& site);
 
 // One launch's slot allocation. On a GPU every step is queued on the current stream; errors

@@ -1,0 +1,33 @@
+// What code generation hands the runtime: the module's source and what it needs to run it. No IR.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace weft::codegen {
+
+// Function bodies are the same C++ for both; the prelude adapts to the compiler (__CUDACC__).
+enum class Dialect { Cpu, Cuda };
+
+// An array access that bounds checking can report: where it is and which array it touches.
+struct AccessSite {
+    std::string function;  // as users know it (a counting pass is named as its original)
+    std::string array;     // the parameter's name, or "an array argument" inside a function
+    std::string file;
+    uint32_t line = 0;
+    int dim_offset = 0;  // through a view: the parameter's dimensions the view has removed
+};
+
+struct Generated {
+    std::string source;                // the module's code, without the prelude
+    std::vector<AccessSite> sites;     // indexed by the site numbers in `source`
+    std::vector<std::string> entries;  // the entry symbol of each function (empty: not a kernel)
+    std::vector<size_t> params;        // the parameter count of each function
+    std::vector<bool> prints;          // whether each function may print (directly or by a call)
+};
+
+// The prelude's text (src/device/prelude.h), compiled into every module.
+const std::string& prelude();
+
+}  // namespace weft::codegen
