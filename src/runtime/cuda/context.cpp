@@ -1,7 +1,7 @@
 // Device contexts and streams.
 #include "runtime/cuda/context.hpp"
 
-#include <algorithm>
+#include <cstddef>
 #include <exception>
 #include <map>
 
@@ -38,68 +38,45 @@ std::shared_ptr<StreamState> new_stream(int ordinal) {
     auto s = std::make_shared<StreamState>();
     s->ordinal = ordinal;
     check(d.cuStreamCreate(&s->stream, CU_STREAM_NON_BLOCKING), "cuStreamCreate");
-    CUdeviceptr area = 0;
-    check(d.cuMemAllocAsync(&area, sizeof(wf::StatusArea), s->stream), "allocating a stream's status area");
-    s->status = reinterpret_cast<wf::StatusArea*>(area);
-    check(d.cuMemsetD8Async(area, 0, sizeof(wf::StatusArea), s->stream), "zeroing a stream's status area");
+    check(d.cuMemAllocAsync(&s->status, sizeof(wf::StatusArea), s->stream),
+          "allocating a stream's status area");
+    check(d.cuMemsetD8Async(s->status, 0, sizeof(wf::StatusArea), s->stream),
+          "zeroing a stream's status area");
     return s;
-}
-
-// The entry of `claims` for `key` (the one already claimed for it, else a free one), or -1 when
-// every entry is claimed. Equal keys share an entry; the newest `raise` serves it.
-int claim(std::vector<StatusClaim>& claims, const std::string& key, bool capturing) {
-    int free = -1;
-    for (size_t i = 0; i < claims.size(); ++i) {
-        if (claims[i].key == key) {
-            claims[i].persistent = claims[i].persistent || capturing;
-            return static_cast<int>(i);
-        }
-        if (free < 0 && claims[i].key.empty()) free = static_cast<int>(i);
-    }
-    if (free >= 0) claims[static_cast<size_t>(free)] = {key, capturing, {}, {}};
-    return free;
 }
 
 // Claims an entry under the stream's lock; when every entry is taken by work not yet
 // synchronized, synchronizes once to release them (only a capture can hold them all for good).
 template <class Set>
-int claim_entry(StreamState& s, std::vector<StatusClaim> StreamState::*claims, const std::string& key,
-                Set set) {
+int claim_entry(StreamState& s, StatusClaims StreamState::*claims, const std::string& key, Set set) {
     const bool captured = capturing(s);
     for (int attempt = 0; attempt < 2; ++attempt) {
         {
             std::lock_guard lock(s.mutex);
-            const int at = claim(s.*claims, key, captured);
+            const int at = (s.*claims).claim(key, captured);
             if (at >= 0) {
-                set((s.*claims)[static_cast<size_t>(at)]);
+                set((s.*claims).at(at));
                 return at;
             }
         }
         if (captured) break;
         synchronize(s);
     }
-    throw Error("more than " + std::to_string((s.*claims).size()) +
+    throw Error("more than " + std::to_string((s.*claims).capacity()) +
                 " launches that report errors from the GPU were captured on one stream of cuda:" +
                 std::to_string(s.ordinal) + "; capture them on several streams");
 }
 
-// Releases the claims in `read` (a copy of the stream's) that were not made during a capture.
-void release(StreamState& s, const std::vector<StatusClaim>& read,
-             std::vector<StatusClaim> StreamState::*claims) {
+// Frees the claims of `read` not made during a capture.
+void release(StreamState& s, const std::vector<StatusClaim>& read, StatusClaims StreamState::*claims) {
     std::lock_guard lock(s.mutex);
-    for (size_t i = 0; i < read.size(); ++i) {
-        StatusClaim& c = (s.*claims)[i];
-        if (!c.persistent && c.key == read[i].key) c = {};
-    }
+    (s.*claims).release(read);
 }
 
-// The claimed prefix of the stream's `claims`.
-std::vector<StatusClaim> claimed(StreamState& s, std::vector<StatusClaim> StreamState::*claims) {
+// A copy of the stream's `claims`.
+std::vector<StatusClaim> claimed(StreamState& s, StatusClaims StreamState::*claims) {
     std::lock_guard lock(s.mutex);
-    const std::vector<StatusClaim>& all = s.*claims;
-    size_t end = all.size();
-    while (end > 0 && all[end - 1].key.empty()) --end;
-    return {all.begin(), all.begin() + static_cast<std::ptrdiff_t>(end)};
+    return (s.*claims).claimed();
 }
 
 // Reads the claimed entries of the status area (after a successful synchronization), zeroes the
@@ -110,7 +87,7 @@ void read_status(StreamState& s) {
     const std::vector<StatusClaim> faults = claimed(s, &StreamState::faults);
     if (words.empty() && faults.empty()) return;
     const Driver& d = require_driver();
-    const auto area = reinterpret_cast<CUdeviceptr>(s.status);
+    const CUdeviceptr area = s.status;
     std::vector<wf::u64> word_values(words.size());
     std::vector<wf::Error> fault_values(faults.size());
     if (!words.empty())
@@ -182,7 +159,7 @@ DeviceContext* open(int ordinal) {
 StreamState::~StreamState() {
     // Destroying a stream lets its queued work finish first.
     if (stream && bind_for_release(ordinal)) {
-        if (status) driver()->cuMemFreeAsync(reinterpret_cast<CUdeviceptr>(status), stream);
+        if (status) driver()->cuMemFreeAsync(status, stream);
         driver()->cuStreamDestroy(stream);
     }
 }
@@ -256,13 +233,13 @@ bool capturing(const StreamState& s) {
 wf::u64* status_word(StreamState& s, const std::string& key, std::function<void(uint64_t)> raise) {
     const int at =
         claim_entry(s, &StreamState::words, key, [&](StatusClaim& c) { c.raise_word = std::move(raise); });
-    return s.status->words + at;
+    return reinterpret_cast<wf::u64*>(s.status + offsetof(wf::StatusArea, words) + at * sizeof(wf::u64));
 }
 
 wf::Error* status_fault(StreamState& s, const std::string& key, std::function<void(const wf::Error&)> raise) {
     const int at =
         claim_entry(s, &StreamState::faults, key, [&](StatusClaim& c) { c.raise_fault = std::move(raise); });
-    return s.status->faults + at;
+    return reinterpret_cast<wf::Error*>(s.status + offsetof(wf::StatusArea, faults) + at * sizeof(wf::Error));
 }
 
 void synchronize(StreamState& s) {

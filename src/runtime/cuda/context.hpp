@@ -9,19 +9,9 @@
 
 #include "device/abi.h"
 #include "runtime/cuda/driver.hpp"
+#include "runtime/cuda/status_claims.hpp"
 
 namespace weft::runtime::cuda {
-
-// Who reads an entry of a stream's status area: its key (reports with equal keys share the
-// entry), and how a nonzero value becomes a weft::Error. An entry claimed while the stream is
-// being captured into a graph stays claimed for the stream's lifetime, since the graph may be
-// replayed any number of times; others are released by the next synchronization.
-struct StatusClaim {
-    std::string key;  // empty: free
-    bool persistent = false;
-    std::function<void(uint64_t)> raise_word;           // throws the word's weft::Error
-    std::function<void(const wf::Error&)> raise_fault;  // throws the fault record's weft::Error
-};
 
 // A CUDA stream, the kernels launched on it since its last synchronization (so that an
 // asynchronous failure can be reported with the kernels that may have caused it), and its
@@ -29,11 +19,11 @@ struct StatusClaim {
 struct StreamState {
     int ordinal = 0;
     CUstream stream = nullptr;
-    wf::StatusArea* status = nullptr;  // device memory
+    CUdeviceptr status = 0;  // a wf::StatusArea in device memory
     std::mutex mutex;
     std::vector<std::string> unsynchronized;  // kernel names, oldest first
-    std::vector<StatusClaim> words = std::vector<StatusClaim>(wf::kStatusWords);
-    std::vector<StatusClaim> faults = std::vector<StatusClaim>(wf::kStatusFaults);
+    StatusClaims words{wf::kStatusWords};
+    StatusClaims faults{wf::kStatusFaults};
     ~StreamState();
 };
 
