@@ -1,5 +1,6 @@
 // Failures found on the GPU by work replayed from a captured CUDA graph (a records overflow, a
-// bounds fault) are reported at the stream's next synchronization, as for direct launches.
+// slot divergence, a bounds fault) are reported at the stream's next synchronization, as for
+// direct launches.
 #include <gtest/gtest.h>
 
 #include <string>
@@ -55,12 +56,12 @@ private:
     cu::CUgraphExec exec_ = nullptr;
 };
 
-// The error the next synchronization reports, or "" when there is none.
-std::string synchronize_error() {
+// The error the next synchronization reports (blaming `kernel`), or "" when there is none.
+std::string synchronize_error(const std::string& kernel = "graph_records") {
     try {
         weft::synchronize(gpu);
     } catch (const weft::Error& e) {
-        EXPECT_EQ(e.kernel(), "graph_records");
+        EXPECT_EQ(e.kernel(), kernel);
         EXPECT_TRUE(has(e.file(), "graph_status_test.cpp")) << e.what();
         return e.message();
     }
@@ -105,6 +106,36 @@ TEST(GraphStatus, ACapturedRecordsOverflowIsReportedAtTheNextSynchronization) {
     graph.replay();
     EXPECT_EQ(synchronize_error(), "") << "the status word was cleared";
     EXPECT_EQ(sums.to_vector(), std::vector<float>(4, 3072.0f));
+}
+
+// The second reservation depends on the first one's slot, so the execution pass reserves
+// differently from the counting pass: every run diverges, found on the device.
+TEST(GraphStatus, ACapturedSlotDivergenceIsReportedAfterEveryReplay) {
+    weft::Module m{"graph_diverge", {.deterministic = weft::Deterministic::RunToRun}};
+    auto kernel = m.kernel("graph_diverge", {"count", "out"}, [](Array<int> count, Array<int> out) {
+        auto t = weft::tid();
+        auto a = weft::atomic_add(count, 0, 1);
+        out[a] = t;
+        weft::if_(a % 2 == 0, [&] { out[weft::atomic_add(count, 0, 1)] = t; });
+    });
+    const int n = 1024;
+    auto count = weft::full<int>(1, 7, gpu);
+    auto out = weft::full<int>(3 * n, -1, gpu);
+    const auto expect_divergence = [&](const std::string& when) {
+        const std::string error = synchronize_error("graph_diverge");
+        EXPECT_TRUE(has(error, "reserved slots differently")) << when << ": " << error;
+        EXPECT_TRUE(has(error, "'count'")) << when << ": " << error;
+        EXPECT_EQ(count.to_vector(), std::vector<int>{7}) << when << ": the counter keeps its value";
+        EXPECT_EQ(synchronize_error("graph_diverge"), "") << when << ": reported once";
+    };
+    weft::launch(kernel, n, count, out);  // compiled and loaded before the capture
+    expect_divergence("a direct launch");
+
+    const CapturedGraph graph([&] { weft::launch(kernel, n, count, out); });
+    graph.replay();
+    expect_divergence("the first replay");
+    graph.replay();
+    expect_divergence("the second replay");
 }
 
 TEST(GraphStatus, ABoundsFaultInACapturedGraphIsReportedAtTheNextSynchronization) {
