@@ -59,20 +59,22 @@ Device checked_device(const detail::KernelState& kernel, const Dim& dim, const s
     std::optional<Device> device;
     for (size_t i = 0; i < args.size(); ++i) {
         const detail::ParamSpec& p = body.params[i];
-        const std::string which = "argument " + std::to_string(i) + " ('" + body.param_names[i] + "')";
+        const auto which = [&] {
+            return "argument " + std::to_string(i) + " ('" + body.param_names[i] + "')";
+        };
         const auto* arr = std::get_if<AnyArray>(&args[i]);
         const bool fits = arr ? (p.is_array && arr->dtype() == p.dtype && arr->ndim() == p.ndim)
                               : (!p.is_array && std::get<ScalarArg>(args[i]).dtype == p.dtype);
-        if (!fits) fail(kernel, dim, which + " must be " + describe(p) + ", got " + describe(args[i]));
+        if (!fits) fail(kernel, dim, which() + " must be " + describe(p) + ", got " + describe(args[i]));
         if (!arr) continue;
-        if (!arr->valid()) fail(kernel, dim, which + " is an empty (default-constructed) array");
+        if (!arr->valid()) fail(kernel, dim, which() + " is an empty (default-constructed) array");
         if (device && *device != arr->device())
             fail(kernel, dim,
-                 which + " is on " + arr->device().name() + " but earlier arrays are on " + device->name() +
+                 which() + " is on " + arr->device().name() + " but earlier arrays are on " + device->name() +
                      "; copy the arrays to one device");
         device = arr->device();
     }
-    return device.value_or(default_device());
+    return device ? *device : default_device();  // (the default is looked up only when needed)
 }
 
 // What the compiled kernel requires of the launch: tid()'s dimensionality, and extents that
