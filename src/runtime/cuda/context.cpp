@@ -4,6 +4,7 @@
 #include <cstddef>
 #include <exception>
 #include <map>
+#include <utility>
 
 #include "weft/error.hpp"
 
@@ -67,39 +68,48 @@ int claim_entry(StreamState& s, StatusClaims StreamState::*claims, const std::st
                 std::to_string(s.ordinal) + "; capture them on several streams");
 }
 
-// Frees the claims of `read` not made during a capture.
-void release(StreamState& s, const std::vector<StatusClaim>& read, StatusClaims StreamState::*claims) {
+// The claims of a synchronization: taken before it waits, so that what it reads was queued
+// before the wait.
+struct ClaimsRead {
+    std::vector<StatusClaim> words, faults;
+};
+
+ClaimsRead claims_before_waiting(StreamState& s) {
     std::lock_guard lock(s.mutex);
-    (s.*claims).release(read);
+    return {s.words.claimed(), s.faults.claimed()};
 }
 
-// A copy of the stream's `claims`.
-std::vector<StatusClaim> claimed(StreamState& s, StatusClaims StreamState::*claims) {
-    std::lock_guard lock(s.mutex);
-    return (s.*claims).claimed();
+// Zeroes entry `i` of `claims` (at `address`) when it is unchanged since `read`: a claimant that
+// shared it since may have queued work that writes it, whose failure must not be lost.
+void zero_if_unchanged(StreamState& s, StatusClaims& claims, size_t i, const StatusClaim& read,
+                       CUdeviceptr address, size_t bytes) {
+    std::lock_guard lock(s.mutex);  // held while queueing, so that no claim comes in between
+    if (claims.unchanged(i, read))
+        check(require_driver().cuMemsetD8Async(address, 0, bytes, s.stream), "zeroing a status entry");
 }
 
-// Reads the claimed entries of the status area (after a successful synchronization), zeroes the
-// ones that hold a failure, releases the claims that were not captured, and throws the first
-// failure.
-void read_status(StreamState& s) {
-    const std::vector<StatusClaim> words = claimed(s, &StreamState::words);
-    const std::vector<StatusClaim> faults = claimed(s, &StreamState::faults);
-    if (words.empty() && faults.empty()) return;
+// After a successful synchronization: reads the entries in `read`, zeroes those that hold a
+// failure, releases the claims that were not captured, and throws the first failure.
+void read_status(StreamState& s, const ClaimsRead& read) {
+    const auto any_readable = [](const std::vector<StatusClaim>& claims) {
+        for (const StatusClaim& c : claims)
+            if (StatusClaims::readable(c)) return true;
+        return false;
+    };
+    if (!any_readable(read.words) && !any_readable(read.faults)) return;
     const Driver& d = require_driver();
-    const CUdeviceptr area = s.status;
-    std::vector<wf::u64> word_values(words.size());
-    std::vector<wf::Error> fault_values(faults.size());
+    const CUdeviceptr words_at = s.status + offsetof(wf::StatusArea, words);
+    const CUdeviceptr faults_at = s.status + offsetof(wf::StatusArea, faults);
+    std::vector<wf::u64> words(read.words.size());
+    std::vector<wf::Error> faults(read.faults.size());
     if (!words.empty())
-        check(d.cuMemcpyDtoHAsync(word_values.data(), area + offsetof(wf::StatusArea, words),
-                                  word_values.size() * sizeof(wf::u64), s.stream),
+        check(d.cuMemcpyDtoHAsync(words.data(), words_at, words.size() * sizeof(wf::u64), s.stream),
               "reading a stream's status words");
     if (!faults.empty())
-        check(d.cuMemcpyDtoHAsync(fault_values.data(), area + offsetof(wf::StatusArea, faults),
-                                  fault_values.size() * sizeof(wf::Error), s.stream),
+        check(d.cuMemcpyDtoHAsync(faults.data(), faults_at, faults.size() * sizeof(wf::Error), s.stream),
               "reading a stream's fault records");
     check(d.cuStreamSynchronize(s.stream), "reading a stream's status area");
-    // Every entry is read and zeroed; the first failure is reported.
+    // Every entry is read; the first failure is reported.
     std::exception_ptr first;
     const auto raise = [&](const auto& call) {
         try {
@@ -109,21 +119,22 @@ void read_status(StreamState& s) {
         }
     };
     for (size_t i = 0; i < words.size(); ++i) {
-        if (word_values[i] == 0) continue;
-        check(d.cuMemsetD8Async(area + offsetof(wf::StatusArea, words) + i * sizeof(wf::u64), 0,
-                                sizeof(wf::u64), s.stream),
-              "zeroing a status word");
-        if (words[i].raise_word) raise([&] { words[i].raise_word(word_values[i]); });
+        const StatusClaim& c = read.words[i];
+        if (!StatusClaims::readable(c) || words[i] == 0) continue;
+        zero_if_unchanged(s, s.words, i, c, words_at + i * sizeof(wf::u64), sizeof(wf::u64));
+        if (c.raise_word) raise([&] { c.raise_word(words[i]); });
     }
     for (size_t i = 0; i < faults.size(); ++i) {
-        if (fault_values[i].code == 0) continue;
-        check(d.cuMemsetD8Async(area + offsetof(wf::StatusArea, faults) + i * sizeof(wf::Error), 0,
-                                sizeof(wf::Error), s.stream),
-              "zeroing a fault record");
-        if (faults[i].raise_fault) raise([&] { faults[i].raise_fault(fault_values[i]); });
+        const StatusClaim& c = read.faults[i];
+        if (!StatusClaims::readable(c) || faults[i].code == 0) continue;
+        zero_if_unchanged(s, s.faults, i, c, faults_at + i * sizeof(wf::Error), sizeof(wf::Error));
+        if (c.raise_fault) raise([&] { c.raise_fault(faults[i]); });
     }
-    release(s, words, &StreamState::words);
-    release(s, faults, &StreamState::faults);
+    {
+        std::lock_guard lock(s.mutex);
+        s.words.release(read.words);
+        s.faults.release(read.faults);
+    }
     if (first) std::rethrow_exception(first);
 }
 
@@ -230,30 +241,59 @@ bool capturing(const StreamState& s) {
     return status != 0;
 }
 
-wf::u64* status_word(StreamState& s, const std::string& key, std::function<void(uint64_t)> raise) {
-    const int at =
-        claim_entry(s, &StreamState::words, key, [&](StatusClaim& c) { c.raise_word = std::move(raise); });
-    return reinterpret_cast<wf::u64*>(s.status + offsetof(wf::StatusArea, words) + at * sizeof(wf::u64));
+StatusTicket::StatusTicket(std::shared_ptr<StreamState> stream, StatusClaims StreamState::*claims, int entry,
+                           CUdeviceptr address)
+    : stream_(std::move(stream)), claims_(claims), entry_(entry), address_(address) {}
+
+StatusTicket& StatusTicket::operator=(StatusTicket&& other) noexcept {
+    if (this != &other) {
+        finish();
+        stream_ = std::move(other.stream_);
+        claims_ = other.claims_;
+        entry_ = std::exchange(other.entry_, -1);
+        address_ = std::exchange(other.address_, 0);
+    }
+    return *this;
 }
 
-wf::Error* status_fault(StreamState& s, const std::string& key, std::function<void(const wf::Error&)> raise) {
+void StatusTicket::finish() noexcept {
+    if (entry_ < 0) return;
+    std::lock_guard lock(stream_->mutex);
+    ((*stream_).*claims_).queued(entry_);
+    entry_ = -1;
+}
+
+StatusTicket status_word(const std::shared_ptr<StreamState>& s, const std::string& key,
+                         std::function<void(uint64_t)> raise) {
     const int at =
-        claim_entry(s, &StreamState::faults, key, [&](StatusClaim& c) { c.raise_fault = std::move(raise); });
-    return reinterpret_cast<wf::Error*>(s.status + offsetof(wf::StatusArea, faults) + at * sizeof(wf::Error));
+        claim_entry(*s, &StreamState::words, key, [&](StatusClaim& c) { c.raise_word = std::move(raise); });
+    return {s, &StreamState::words, at, s->status + offsetof(wf::StatusArea, words) + at * sizeof(wf::u64)};
+}
+
+StatusTicket status_fault(const std::shared_ptr<StreamState>& s, const std::string& key,
+                          std::function<void(const wf::Error&)> raise) {
+    const int at =
+        claim_entry(*s, &StreamState::faults, key, [&](StatusClaim& c) { c.raise_fault = std::move(raise); });
+    return {s, &StreamState::faults, at,
+            s->status + offsetof(wf::StatusArea, faults) + at * sizeof(wf::Error)};
 }
 
 void synchronize(StreamState& s) {
     context(s.ordinal);
+    const ClaimsRead claims = claims_before_waiting(s);
     const CUresult r = require_driver().cuStreamSynchronize(s.stream);
     std::vector<std::string> kernels;
     {
         std::lock_guard lock(s.mutex);
         kernels.swap(s.unsynchronized);
     }
-    if (r == CUDA_SUCCESS) return read_status(s);
+    if (r == CUDA_SUCCESS) return read_status(s, claims);
     // The context is lost: what the status area holds can no longer be read.
-    release(s, claimed(s, &StreamState::words), &StreamState::words);
-    release(s, claimed(s, &StreamState::faults), &StreamState::faults);
+    {
+        std::lock_guard lock(s.mutex);
+        s.words.release(claims.words);
+        s.faults.release(claims.faults);
+    }
     const char* msg = nullptr;
     require_driver().cuGetErrorString(r, &msg);
     std::string names;

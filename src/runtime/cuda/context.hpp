@@ -58,10 +58,36 @@ std::shared_ptr<StreamState> create_stream(int ordinal);
 // How launches report errors found on the GPU without waiting for it: a kernel leaves the
 // failure in an entry of the stream's status area, and the next successful synchronization of the
 // stream reads every claimed entry and throws the first failure's weft::Error (then zeroes the
-// entries). These claim an entry for `key`, or return the entry already claimed for it: the
-// device address of a status word (a count, largest wins, or bits) or of a fault record.
-wf::u64* status_word(StreamState& s, const std::string& key, std::function<void(uint64_t)> raise);
-wf::Error* status_fault(StreamState& s, const std::string& key, std::function<void(const wf::Error&)> raise);
+// entries). status_word() and status_fault() claim an entry for `key` (or share the entry
+// already claimed for it): a status word (a count, largest wins, or bits) or a fault record. The
+// ticket they return gives its device address and must live until the kernels that write it
+// are queued, so that no synchronization in between reads the entry too early.
+class StatusTicket {
+public:
+    StatusTicket() = default;
+    StatusTicket(std::shared_ptr<StreamState> stream, StatusClaims StreamState::*claims, int entry,
+                 CUdeviceptr address);
+    StatusTicket(StatusTicket&& other) noexcept { *this = std::move(other); }
+    StatusTicket& operator=(StatusTicket&& other) noexcept;
+    StatusTicket(const StatusTicket&) = delete;
+    StatusTicket& operator=(const StatusTicket&) = delete;
+    ~StatusTicket() { finish(); }
+
+    wf::u64* word() const { return reinterpret_cast<wf::u64*>(address_); }
+    wf::Error* fault() const { return reinterpret_cast<wf::Error*>(address_); }
+
+private:
+    void finish() noexcept;
+    std::shared_ptr<StreamState> stream_;
+    StatusClaims StreamState::*claims_ = nullptr;
+    int entry_ = -1;
+    CUdeviceptr address_ = 0;
+};
+
+StatusTicket status_word(const std::shared_ptr<StreamState>& s, const std::string& key,
+                         std::function<void(uint64_t)> raise);
+StatusTicket status_fault(const std::shared_ptr<StreamState>& s, const std::string& key,
+                          std::function<void(const wf::Error&)> raise);
 
 // Whether work queued on `s` now is being captured into a CUDA graph.
 bool capturing(const StreamState& s);

@@ -77,19 +77,19 @@ void CudaModule::launch(size_t function, const LaunchGrid& grid, void* const* ar
 
     // Bounds faults go to the kernel's fault record in the stream's status area, which the next
     // synchronization reads: at once for a direct launch, after a replay for captured work.
-    FaultRecord* fault = nullptr;
+    StatusTicket fault;
     const bool captured = (options.bounds_check || options.debug) && capturing(*stream);
     if (options.bounds_check) {
         const auto self = std::static_pointer_cast<const CudaModule>(shared_from_this());
         fault = status_fault(
-            *stream,
+            stream,
             (captured ? "captured fault\n" : "fault\n") + std::to_string(reinterpret_cast<uintptr_t>(this)) +
                 "\n" + std::to_string(function),
             [module = std::weak_ptr<const CudaModule>(self), function, captured](const FaultRecord& f) {
                 if (const auto m = module.lock()) m->throw_fault(function, f, !captured);
             });
     }
-    LaunchRecord record = launch_record(grid, fault);
+    LaunchRecord record = launch_record(grid, fault.fault());
     void* params[64];
     const size_t count = generated_.params[function];
     if (count + 1 > std::size(params))
@@ -106,7 +106,10 @@ void CudaModule::launch(size_t function, const LaunchGrid& grid, void* const* ar
         ("launching kernel '" + function_names_[function] + "'").c_str());
     note_launch(*stream, function_names_[function]);
 
-    if ((fault || options.debug) && !captured) synchronize(*stream);
+    if ((options.bounds_check || options.debug) && !captured) {
+        fault = {};  // queued: the synchronization may read it
+        synchronize(*stream);
+    }
 }
 
 }  // namespace weft::runtime::cuda

@@ -242,12 +242,14 @@ private:
     }
 
     void resolve_exact(Target& t) const {
+        cu::StatusTicket ticket;  // a carrying target reports the slots out of range
         if (t.plan.carrying) {
+            ticket = status_word(t, false);
             void* check_params[] = {&t.value};
             launch("det_count_out_of_range", t.plan.slots.count, check_params);
         }
         int family = family_code(t.plan.target.family);
-        wf::u64* report = t.plan.carrying ? status_word(t, false) : nullptr;
+        wf::u64* report = ticket.word();
         void* params[] = {&t.value, &family, &report};
         launch(f32(t) ? "det_resolve_f32" : "det_resolve_f64", t.plan.slots.count, params);
     }
@@ -255,14 +257,14 @@ private:
     // The status word in which the resolve kernels leave the target's count (records emitted,
     // past the capacity, or slots out of range); the stream's next synchronization reports it.
     // Work captured into a graph keeps its word, so a replay that fails reports too.
-    wf::u64* status_word(const Target& t, bool records) const {
+    cu::StatusTicket status_word(const Target& t, bool records) const {
         const LaunchSite& site = site_;
         const std::string message =
             records ? overflow_message(t.plan, 0, site) : range_message(t.plan, 0, site);
         const std::string key =
             site.kernel + "\n" + site.file + ":" + std::to_string(site.line) + "\n" + message;
         return cu::status_word(
-            *cu::current_stream(ordinal_), key, [plan = t.plan, site, records](uint64_t count) {
+            cu::current_stream(ordinal_), key, [plan = t.plan, site, records](uint64_t count) {
                 throw Error(records ? overflow_message(plan, count, site) : range_message(plan, count, site),
                             site.kernel, site.file, site.line);
             });
@@ -277,7 +279,8 @@ private:
         void* counts_ptr = counts->ptr;
         void* ends_ptr = ends->ptr;
         void* grouped_ptr = grouped->ptr;
-        wf::u64* report = status_word(t, true);
+        const cu::StatusTicket ticket = status_word(t, true);
+        wf::u64* report = ticket.word();
         void* count_params[] = {&t.value, &counts_ptr, &report};
         launch("det_count_records", t.plan.capacity, count_params);
         cu::scan(ordinal_, DType::Int32, counts->ptr, ends->ptr, slots, true);

@@ -106,7 +106,8 @@ public:
             void* launch_ptr = launch_->ptr;
             void* element = plan_.single;
             long long n = plan_.threads * plan_.per_thread;
-            wf::u64* report = status_word();
+            const cu::StatusTicket ticket = status_word();
+            wf::u64* report = ticket.word();
             void* params[] = {&launch_ptr, &element, &n, &report};
             run("slots_add_total", params);
             return;
@@ -126,12 +127,12 @@ public:
 private:
     // Where the single-element path's failures go (the launch's status bits), reported at the
     // stream's next synchronization; work captured into a graph keeps its word.
-    wf::u64* status_word() const {
+    cu::StatusTicket status_word() const {
         const SlotPlan& plan = plan_;
         const LaunchSite& site = site_;
         std::string key = "slots\n" + site.kernel + "\n" + site.file + ":" + std::to_string(site.line) +
                           "\n" + slots_overflow_message(plan) + late_failure_note(site, plan.names);
-        return cu::status_word(*cu::current_stream(ordinal_), key, [plan, site](uint64_t bits) {
+        return cu::status_word(cu::current_stream(ordinal_), key, [plan, site](uint64_t bits) {
             if (bits & wf::kSlotsOverflow)
                 throw Error(slots_overflow_message(plan), site.kernel, site.file, site.line);
             throw Error(slots_divergence_message(plan) + late_failure_note(site, plan.names), site.kernel,
