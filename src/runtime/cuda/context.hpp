@@ -57,8 +57,8 @@ std::shared_ptr<StreamState> create_stream(int ordinal);
 
 // How launches report errors found on the GPU without waiting for it: a kernel leaves the
 // failure in an entry of the stream's status area, and the next successful synchronization of the
-// stream reads every claimed entry and throws the first failure's weft::Error (then zeroes the
-// entries). status_word() and status_fault() claim an entry for `key` (or share the entry
+// stream that began after the kernel was queued reads the entry, zeroes it and throws the first
+// failure's weft::Error. status_word() and status_fault() claim an entry for `key` (or share the entry
 // already claimed for it): a status word (a count, largest wins, or bits) or a fault record. The
 // ticket they return gives its device address and must live until the kernels that write it
 // are queued, so that no synchronization in between reads the entry too early.
