@@ -88,8 +88,9 @@ public:
 }  // namespace
 
 const Backend& cpu_backend() {
-    static const CpuBackend backend;
-    return backend;
+    // Never destroyed, so that arrays held in static objects can still be freed during exit.
+    static const auto* backend = new CpuBackend();
+    return *backend;
 }
 
 }  // namespace weft::runtime::cpu

@@ -107,15 +107,17 @@ constexpr int kMaxOrdinals = 64;
 }  // namespace
 
 const Backend& cuda_backend(int ordinal) {
-    static const auto backends = [] {
-        std::array<std::unique_ptr<CudaBackend>, kMaxOrdinals> all;
-        for (int i = 0; i < kMaxOrdinals; ++i) all[static_cast<size_t>(i)] = std::make_unique<CudaBackend>(i);
+    // Never destroyed, so that arrays held in static objects can still be freed during exit.
+    static const auto* backends = [] {
+        auto* all = new std::array<std::unique_ptr<CudaBackend>, kMaxOrdinals>();
+        for (int i = 0; i < kMaxOrdinals; ++i)
+            (*all)[static_cast<size_t>(i)] = std::make_unique<CudaBackend>(i);
         return all;
     }();
     if (ordinal < 0 || ordinal >= kMaxOrdinals)
         throw Error("device cuda:" + std::to_string(ordinal) + " does not exist; this machine has " +
                     std::to_string(device_count()) + " GPU(s)");
-    return *backends[static_cast<size_t>(ordinal)];
+    return *(*backends)[static_cast<size_t>(ordinal)];
 }
 
 }  // namespace weft::runtime::cuda
