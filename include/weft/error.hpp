@@ -1,4 +1,4 @@
-// weft::Error: the one exception type the library throws, carrying kernel and user source line.
+// weft::Error, what a user's mistake raises (with kernel and source line); weft::InternalError, a Weft bug.
 #pragma once
 
 #include <cstdint>
@@ -23,6 +23,22 @@ private:
     std::string kernel_;
     std::string file_;
     uint32_t line_;
+};
+
+// A Weft bug, never the user's doing: an internal check of a compiler pass failed. It is not a
+// weft::Error, so code that handles user errors never mistakes one for the other. `what()` reads
+// "internal error in Weft (a bug; please report it), pass 'name': message".
+class InternalError : public std::logic_error {
+public:
+    InternalError(std::string pass, std::string message, std::string function = {});
+    const std::string& pass() const { return pass_; }
+    const std::string& message() const { return message_; }
+    const std::string& function() const { return function_; }
+
+private:
+    std::string pass_;
+    std::string message_;
+    std::string function_;
 };
 
 }  // namespace weft

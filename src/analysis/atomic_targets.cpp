@@ -1,6 +1,8 @@
 // Atomic-site analysis: a walk over the call tree with array parameters mapped to their roots.
 #include "analysis/atomic_targets.hpp"
 
+#include "ir/facts.hpp"
+
 namespace weft::analysis {
 
 namespace {
@@ -12,28 +14,23 @@ public:
     // `roots[i]` is the kernel parameter behind the function's parameter i (-1 for scalars).
     void visit(uint32_t function, const std::vector<int>& roots) {
         const ir::Function& fn = *program_.functions[function];
-        std::vector<int> root(fn.values.size(), -1);
-        std::vector<int> uses(fn.values.size(), 0);
-        for (size_t i = 0; i < fn.params.size(); ++i) root[fn.params[i]] = roots[i];
-        ir::for_each_node(fn.body, [&](const ir::Node& n) {
-            for (ir::ValueId a : n.args) ++uses[a];
-            // Anything that makes an array from an array (a view) keeps the root.
-            if (n.result != ir::kNoValue && fn.type_of(n.result).is_array() && !n.args.empty())
-                root[n.result] = root[n.args[0]];
-        });
+        const ir::Facts facts(fn);
+        // A view keeps the root of the array it views.
+        auto root = [&](ir::ValueId v) { return facts.param_of(v) >= 0 ? roots[facts.param_of(v)] : -1; };
         ir::for_each_node(fn.body, [&](const ir::Node& n) {
             switch (n.kind) {
                 case ir::NodeKind::Atomic:
                 case ir::NodeKind::Accumulate:
                     out_.atomics.push_back({&n, function, n.atomic_op(), fn.type_of(n.args[0]).dtype,
-                                            n.result != ir::kNoValue && uses[n.result] > 0, root[n.args[0]]});
+                                            n.result != ir::kNoValue && facts.used(n.result),
+                                            root(n.args[0])});
                     break;
                 case ir::NodeKind::Load:
-                case ir::NodeKind::Store: out_.accesses.push_back({&n, function, root[n.args[0]]}); break;
+                case ir::NodeKind::Store: out_.accesses.push_back({&n, function, root(n.args[0])}); break;
                 case ir::NodeKind::Call: {
                     std::vector<int> callee_roots;
                     for (ir::ValueId a : n.args)
-                        callee_roots.push_back(fn.type_of(a).is_array() ? root[a] : -1);
+                        callee_roots.push_back(fn.type_of(a).is_array() ? root(a) : -1);
                     visit(static_cast<uint32_t>(n.bits), callee_roots);
                     break;
                 }

@@ -4,6 +4,8 @@
 #include <algorithm>
 #include <vector>
 
+#include "ir/facts.hpp"
+
 namespace weft::analysis {
 
 namespace {
@@ -30,30 +32,26 @@ public:
 
     Counts function(uint32_t f, const std::vector<int>& roots) {
         const ir::Function& fn = *program_.functions[f];
-        Scope scope{fn, std::vector<int>(fn.values.size(), -1),
-                    std::vector<const ir::Node*>(fn.values.size(), nullptr)};
-        for (size_t i = 0; i < fn.params.size(); ++i) scope.root[fn.params[i]] = roots[i];
-        ir::for_each_node(fn.body, [&](const ir::Node& n) {
-            if (n.result == ir::kNoValue) return;
-            if (fn.type_of(n.result).is_array() && !n.args.empty())
-                scope.root[n.result] = scope.root[n.args[0]];
-            if (n.kind == ir::NodeKind::Const && !fn.values[n.result].assigned) scope.constant[n.result] = &n;
-        });
+        const ir::Facts facts(fn);
+        Scope scope{fn, facts, roots};
         return block(scope, fn.body);
     }
 
 private:
     struct Scope {
         const ir::Function& fn;
-        std::vector<int> root;
-        std::vector<const ir::Node*> constant;
+        const ir::Facts& facts;
+        const std::vector<int>& roots;  // the kernel parameter behind each parameter (-1: none)
+
+        // The kernel parameter whose memory array value `v` is, or -1.
+        int root(ir::ValueId v) const { return facts.param_of(v) >= 0 ? roots[facts.param_of(v)] : -1; }
     };
 
     // The loop's trip count when its bounds are constants, else -1.
     static int64_t trips(const Scope& s, const ir::Node& loop) {
         int64_t v[3];
         for (int i = 0; i < 3; ++i) {
-            const ir::Node* c = s.constant[loop.args[i]];
+            const ir::Node* c = s.facts.constant(loop.args[i]);
             if (!c) return -1;
             v[i] = static_cast<int32_t>(c->bits);
         }
@@ -67,7 +65,7 @@ private:
         Counts total;
         for (const ir::Node& n : b.nodes) {
             if (n.kind == kind_) {
-                add_into(total, {{s.root[n.args[0]], {1, false}}}, 1, false);
+                add_into(total, {{s.root(n.args[0]), {1, false}}}, 1, false);
                 continue;
             }
             switch (n.kind) {
@@ -93,7 +91,7 @@ private:
                     break;
                 case ir::NodeKind::Call: {
                     std::vector<int> roots;
-                    for (ir::ValueId a : n.args) roots.push_back(s.fn.type_of(a).is_array() ? s.root[a] : -1);
+                    for (ir::ValueId a : n.args) roots.push_back(s.fn.type_of(a).is_array() ? s.root(a) : -1);
                     add_into(total, function(static_cast<uint32_t>(n.bits), roots), 1, false);
                     break;
                 }

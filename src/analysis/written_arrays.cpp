@@ -1,25 +1,23 @@
 // Written-array analysis: a fixpoint over the call graph.
 #include "analysis/written_arrays.hpp"
 
+#include "ir/facts.hpp"
+
 namespace weft::analysis {
 
 std::vector<std::vector<bool>> written_array_params(const ir::Program& program) {
     std::vector<std::vector<bool>> written;
     for (const auto& fn : program.functions) written.emplace_back(fn->params.size(), false);
 
-    auto param_index = [](const ir::Function& fn, ir::ValueId v) -> int {
-        for (size_t i = 0; i < fn.params.size(); ++i)
-            if (fn.params[i] == v) return static_cast<int>(i);
-        return -1;
-    };
+    std::vector<ir::Facts> facts;
+    for (const auto& fn : program.functions) facts.emplace_back(*fn);
 
     for (bool changed = true; changed;) {
         changed = false;
         for (size_t f = 0; f < program.functions.size(); ++f) {
             const ir::Function& fn = *program.functions[f];
-            const std::vector<ir::ValueId> root = ir::array_roots(fn);  // a write to a view writes its array
             auto mark = [&](ir::ValueId array) {
-                const int p = param_index(fn, root[array]);
+                const int p = facts[f].param_of(array);  // a write to a view writes its array
                 if (p >= 0 && !written[f][p]) written[f][p] = changed = true;
             };
             ir::for_each_node(fn.body, [&](const ir::Node& n) {

@@ -1,4 +1,4 @@
-// weft::Error formatting.
+// weft::Error and weft::InternalError formatting.
 #include "weft/error.hpp"
 
 namespace weft {
@@ -21,5 +21,12 @@ Error::Error(std::string message, std::string kernel, std::string file, uint32_t
       kernel_(std::move(kernel)),
       file_(std::move(file)),
       line_(line) {}
+
+InternalError::InternalError(std::string pass, std::string message, std::string function)
+    : std::logic_error("internal error in Weft (a bug; please report it), pass '" + pass + "'" +
+                       (function.empty() ? "" : ", function '" + function + "'") + ": " + message),
+      pass_(std::move(pass)),
+      message_(std::move(message)),
+      function_(std::move(function)) {}
 
 }  // namespace weft

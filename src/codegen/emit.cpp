@@ -7,7 +7,9 @@
 #include <optional>
 #include <sstream>
 
+#include "base/internal_check.hpp"
 #include "base/text.hpp"
+#include "ir/facts.hpp"
 
 namespace weft::codegen {
 
@@ -121,17 +123,15 @@ class FunctionEmitter {
 public:
     FunctionEmitter(const ir::Program& p, const plan::ProgramPlan& plan, size_t index, const EmitOptions& o,
                     Generated& g)
-        : program_(p), fn_(*p.functions[index]), about_(plan.functions[index]), options_(o), out_(g) {
-        const_value_.assign(fn_.values.size(), nullptr);
-        used_.assign(fn_.values.size(), false);
-        root_ = ir::array_roots(fn_);
+        : program_(p),
+          fn_(*p.functions[index]),
+          facts_(fn_),
+          about_(plan.functions[index]),
+          options_(o),
+          out_(g) {
         view_depth_.assign(fn_.values.size(), 0);
         ir::for_each_node(fn_.body, [&](const ir::Node& n) {
             if (n.kind == ir::NodeKind::View) view_depth_[n.result] = view_depth_[n.args[0]] + 1;
-        });
-        ir::for_each_node(fn_.body, [&](const ir::Node& n) {
-            if (n.kind == ir::NodeKind::Const && !fn_.values[n.result].assigned) const_value_[n.result] = &n;
-            for (ir::ValueId a : n.args) used_[a] = true;
         });
         nonnegative_.assign(fn_.values.size(), false);
         ir::for_each_node(fn_.body, [&](const ir::Node& n) {
@@ -154,13 +154,8 @@ private:
     }
 
     // The constant value of an integer value, if it is an unassigned constant.
-    std::optional<int64_t> constant(ir::ValueId id) const {
-        const ir::Node* c = const_value_[id];
-        if (!c || !type(id).is_integer()) return std::nullopt;
-        if (type(id).dtype == DType::Int32) return static_cast<int32_t>(c->bits);
-        if (type(id).dtype == DType::UInt32) return static_cast<uint32_t>(c->bits);
-        return static_cast<int64_t>(c->bits);  // an Int64, or a UInt64 (only compared with 0 and -1)
-    }
+    // A UInt64 reads as its bits, which is enough: it is only compared with 0 and -1.
+    std::optional<int64_t> constant(ir::ValueId id) const { return facts_.integer(id); }
 
     // Whether the value `n` defines is never negative, so an index needs no wrap: unsigned
     // values, tid(), extents, constants >= 0, and what arithmetic that keeps the sign makes of
@@ -239,7 +234,7 @@ private:
         std::string name = "an array argument";
         // An access through a view names the viewed parameter, with its dimension numbers.
         for (size_t i = 0; i < fn_.params.size(); ++i)
-            if (fn_.params[i] == root_[array]) name = fn_.param_names[i];
+            if (fn_.params[i] == facts_.root(array)) name = fn_.param_names[i];
         out_.sites.push_back({about_.name, name, n.loc.file, n.loc.line, view_depth_[array]});
         return static_cast<uint32_t>(out_.sites.size() - 1);
     }
@@ -298,7 +293,7 @@ private:
             return line(s, depth, "if (" + elem + "* p = " + ptr + ") *p = " + v(n.args.back()) + ";");
         }
         const std::string op = n.kind == ir::NodeKind::Load ? "*p" : atomic_call(n, "p");
-        if (n.kind == ir::NodeKind::Atomic && !used_[n.result]) {
+        if (n.kind == ir::NodeKind::Atomic && !facts_.used(n.result)) {
             if (!checked) return line(s, depth, atomic_call(n, ptr) + ";");
             return line(s, depth, "if (" + elem + "* p = " + ptr + ") " + op + ";");
         }
@@ -469,13 +464,11 @@ private:
 
     const ir::Program& program_;
     const ir::Function& fn_;
+    const ir::Facts facts_;
     const plan::FunctionPlan& about_;
     const EmitOptions& options_;
     Generated& out_;
-    std::vector<const ir::Node*> const_value_;
-    std::vector<bool> used_;
     std::vector<bool> nonnegative_;  // per value: never negative (an index needs no wrap)
-    std::vector<ir::ValueId> root_;  // the parameter each array value views
     std::vector<int> view_depth_;    // how many dimensions views have removed from that parameter
 };
 
@@ -599,8 +592,9 @@ Generated emit(const ir::Program& program, const plan::ProgramPlan& plan, const 
             continue;
         }
         g.entries.push_back("weft_kernel_" + std::to_string(i));
-        const Entry entry{*plan.entry(static_cast<uint32_t>(i)),
-                          plan.functions[i].variant == plan::Variant::Counting};
+        const plan::KernelPlan* kernel = plan.entry(static_cast<uint32_t>(i));
+        WEFT_INTERNAL_CHECK(kernel, "codegen", "kernel '" + program.functions[i]->name + "' has a plan");
+        const Entry entry{*kernel, plan.functions[i].variant == plan::Variant::Counting};
         s << "\n";
         if (options.dialect == Dialect::Cuda)
             cuda_entry(s, program, entry, i, g.entries.back());

@@ -21,15 +21,16 @@ Builder::Builder(Function& fn) : fn_(fn) {
     blocks_.push_back(&fn_.body);
     open_scopes_.push_back(next_scope_++);
     value_scopes_.assign(fn_.values.size(), {0, open_scopes_[0]});
+    made_.assign(fn_.values.size(), {});
+    for_each_node(fn_.body, [&](const Node& n) {
+        if (n.kind == NodeKind::Const) made_[n.result] = {true, n.bits, false};
+        if (n.kind == NodeKind::For) made_[n.result].loop_variable = true;
+    });
 }
 
-const Node* Builder::constant_node(ValueId v) const {
-    if (fn_.values[v].assigned) return nullptr;
-    const Node* found = nullptr;
-    for_each_node(fn_.body, [&](const Node& n) {
-        if (n.kind == NodeKind::Const && n.result == v) found = &n;
-    });
-    return found;
+std::optional<uint64_t> Builder::constant_bits(ValueId v) const {
+    if (fn_.values[v].assigned || !made_[v].constant) return std::nullopt;
+    return made_[v].bits;
 }
 
 bool Builder::visible(ValueId v) const {
@@ -44,6 +45,7 @@ void Builder::fail(Loc loc, const std::string& message) const {
 ValueId Builder::new_value(Type t) {
     fn_.values.push_back({t, false});
     value_scopes_.push_back({open_scopes_.size() - 1, open_scopes_.back()});
+    made_.emplace_back();
     return static_cast<ValueId>(fn_.values.size() - 1);
 }
 
@@ -82,6 +84,7 @@ ValueId Builder::param(Type t, Loc loc) {
 ValueId Builder::constant(DType t, uint64_t bits, Loc loc) {
     const ValueId v = new_value(Type::scalar(t));
     append({.kind = NodeKind::Const, .result = v, .bits = bits, .loc = loc});
+    made_[v] = {true, bits, false};
     return v;
 }
 
@@ -113,14 +116,10 @@ ValueId Builder::copy(ValueId a, Loc loc) {
 void Builder::assign(ValueId dst, ValueId src, Loc loc) {
     check_same(dst, src, "assignment", loc);
     if (!type(dst).is_scalar()) fail(loc, "arrays cannot be reassigned inside a kernel");
-    if (fn_.values[dst].assigned == false) {
-        for_each_node(fn_.body, [&](const Node& n) {
-            if (n.kind == NodeKind::For && n.result == dst)
-                fail(loc,
-                     "the loop variable of for_ cannot be assigned; copy it into a local "
-                     "variable (Int j = i;) and change that");
-        });
-    }
+    if (made_[dst].loop_variable)
+        fail(loc,
+             "the loop variable of for_ cannot be assigned; copy it into a local "
+             "variable (Int j = i;) and change that");
     fn_.values[dst].assigned = true;
     append({.kind = NodeKind::Assign, .args = {dst, src}, .loc = loc});
 }
@@ -360,7 +359,8 @@ void Builder::for_(ValueId start, ValueId stop, ValueId step, const std::functio
                          .args = {start, stop, step},
                          .blocks = std::vector<Block>(1),
                          .loc = loc});
-    if (const Node* c = constant_node(step); c && static_cast<int32_t>(c->bits) == 0)
+    made_[var].loop_variable = true;
+    if (const auto c = constant_bits(step); c && static_cast<int32_t>(*c) == 0)
         fail(loc, "for_ with a step of 0 never ends; use a nonzero step");
     ++loop_depth_;
     in_block(node.blocks[0], [&] {

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -51,8 +52,8 @@ public:
 
 private:
     ValueId new_value(Type type);
-    // The Const node defining `v` if it is an unassigned constant, else null.
-    const Node* constant_node(ValueId v) const;
+    // The bits of `v` if it is an unassigned constant.
+    std::optional<uint64_t> constant_bits(ValueId v) const;
     // Records that the function reads tid of an `ndim`-D launch (directly or through a call).
     void use_tid(int ndim, Loc loc);
     Node& append(Node node);
@@ -70,6 +71,13 @@ private:
     std::vector<Block*> blocks_;
     std::vector<uint64_t> open_scopes_;  // one id per block in blocks_
     std::vector<Scope> value_scopes_;    // per value: the block that made it
+    // Per value, what the builder made it as, so checks need not search the function's nodes.
+    struct Made {
+        bool constant = false;  // by a Const node, with these bits
+        uint64_t bits = 0;
+        bool loop_variable = false;  // by a For node
+    };
+    std::vector<Made> made_;
     uint64_t next_scope_ = 0;
     int loop_depth_ = 0;
     int while_cond_depth_ = 0;

@@ -32,17 +32,6 @@ Program& Program::operator=(const Program& other) {
     return *this;
 }
 
-std::vector<ValueId> array_roots(const Function& fn) {
-    std::vector<ValueId> root(fn.values.size(), kNoValue);
-    for (ValueId p : fn.params)
-        if (fn.type_of(p).is_array()) root[p] = p;
-    // A view is defined after the array it views, so one pass in program order suffices.
-    for_each_node(fn.body, [&](const Node& n) {
-        if (n.kind == NodeKind::View) root[n.result] = root[n.args[0]];
-    });
-    return root;
-}
-
 int Program::find(const std::string& name) const {
     for (size_t i = 0; i < functions.size(); ++i)
         if (functions[i]->name == name) return static_cast<int>(i);

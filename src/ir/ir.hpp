@@ -174,9 +174,4 @@ void for_each_node(const Block& block, F&& f) {
     }
 }
 
-// For each value of `fn`, the array whose memory it is: itself for an array parameter, the
-// parameter under a View (through views of views); kNoValue for scalars. Analyses that ask which
-// parameter a store or atomic writes look through views with this.
-std::vector<ValueId> array_roots(const Function& fn);
-
 }  // namespace weft::ir

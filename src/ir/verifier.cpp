@@ -22,9 +22,10 @@ public:
 
 private:
     [[noreturn]] void fail(const Node& n, const std::string& what) const {
-        throw Error(std::string("internal IR error after pass '") + pass_ + "': " + node_kind_name(n.kind) +
-                        ": " + what,
-                    fn_.name, n.loc.file, n.loc.line);
+        throw InternalError(pass_,
+                            std::string("the IR is invalid after it: ") + node_kind_name(n.kind) +
+                                " (traced at " + n.loc.file + ":" + std::to_string(n.loc.line) + "): " + what,
+                            fn_.name);
     }
 
     void use(const Node& n, ValueId v) const {

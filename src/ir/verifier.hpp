@@ -5,7 +5,7 @@
 
 namespace weft::ir {
 
-// Throws weft::Error("internal IR error ...") naming the pass, the function and the problem.
+// Throws weft::InternalError naming the pass, the function and the problem.
 void verify(const Program& program, const char* after_pass);
 
 }  // namespace weft::ir

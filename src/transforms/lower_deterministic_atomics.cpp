@@ -5,16 +5,18 @@
 
 #include "analysis/atomic_targets.hpp"
 #include "analysis/record_bounds.hpp"
+#include "ir/facts.hpp"
+#include "ir/rewriter.hpp"
 #include "weft/error.hpp"
 
 namespace weft::transforms {
 
 namespace {
 
-bool accumulation(const analysis::AtomicSite& a) {
-    const bool arithmetic = a.op == ir::AtomicOp::Add || a.op == ir::AtomicOp::Sub ||
-                            a.op == ir::AtomicOp::Min || a.op == ir::AtomicOp::Max;
-    return arithmetic && is_float(a.dtype);
+bool accumulation(ir::AtomicOp op, DType dtype) {
+    const bool arithmetic = op == ir::AtomicOp::Add || op == ir::AtomicOp::Sub || op == ir::AtomicOp::Min ||
+                            op == ir::AtomicOp::Max;
+    return arithmetic && is_float(dtype);
 }
 
 std::string line_of(const ir::Node& n) {
@@ -34,7 +36,7 @@ std::vector<plan::DetTarget> plan_kernel(const ir::Program& program, uint32_t k)
     for (const analysis::AtomicSite& a : found.atomics) {
         const std::string target = a.kernel_param >= 0 ? kernel.param_names[a.kernel_param] : "an array";
         const std::string op = std::string("atomic_") + detail::op_name(a.op);
-        if (!accumulation(a)) continue;
+        if (!accumulation(a.op, a.dtype)) continue;
         if (a.result_used)
             reject(kernel, *a.node,
                    "the result of " + op + " on float array '" + target +
@@ -70,16 +72,17 @@ std::vector<plan::DetTarget> plan_kernel(const ir::Program& program, uint32_t k)
     return targets;
 }
 
-void rewrite(ir::Block& block, const std::vector<int>& uses, const ir::Function& fn) {
-    for (ir::Node& n : block.nodes) {
-        for (ir::Block& child : n.blocks) rewrite(child, uses, fn);
-        if (n.kind != ir::NodeKind::Atomic) continue;
-        const analysis::AtomicSite site{&n, 0, n.atomic_op(), fn.type_of(n.args[0]).dtype, uses[n.result] > 0,
-                                        -1};
-        if (!accumulation(site) || site.result_used) continue;
-        n.kind = ir::NodeKind::Accumulate;
-        n.result = ir::kNoValue;
-    }
+// Float accumulation atomics whose result is unused become Accumulate nodes.
+void to_accumulate(ir::Function& fn) {
+    const ir::Facts facts(fn);
+    ir::rewrite_nodes(fn, [&](ir::Node&& n, std::vector<ir::Node>& out) {
+        if (n.kind == ir::NodeKind::Atomic && accumulation(n.atomic_op(), fn.type_of(n.args[0]).dtype) &&
+            !facts.used(n.result)) {
+            n.kind = ir::NodeKind::Accumulate;
+            n.result = ir::kNoValue;
+        }
+        out.push_back(std::move(n));
+    });
 }
 
 }  // namespace
@@ -87,13 +90,7 @@ void rewrite(ir::Block& block, const std::vector<int>& uses, const ir::Function&
 ir::Program lower_deterministic_atomics(ir::Program program, Deterministic mode, plan::ProgramPlan& plan) {
     if (mode == Deterministic::NotGuaranteed) return program;
     for (plan::KernelPlan& k : plan.kernels) k.det_targets = plan_kernel(program, k.variants.forward);
-    for (auto& fn : program.functions) {
-        std::vector<int> uses(fn->values.size(), 0);
-        ir::for_each_node(fn->body, [&](const ir::Node& n) {
-            for (ir::ValueId a : n.args) ++uses[a];
-        });
-        rewrite(fn->body, uses, *fn);
-    }
+    for (auto& fn : program.functions) to_accumulate(*fn);
     for (plan::KernelPlan& k : plan.kernels) {
         const auto bounds = analysis::record_bounds(program, k.variants.forward);
         for (plan::DetTarget& t : k.det_targets) {

@@ -1,6 +1,7 @@
-// The slot-allocation lowering: checks, the dependence analyses (scratch reads and consumed
-// atomics are rejected, slot-dependent reservations marked), Reserve nodes, the counting-pass
-// clones and the one-counter-element decision.
+// The slot-allocation lowering: checks, the verdicts of the dependence analysis
+// (analysis/reservation_dependence: scratch reads and consumed atomics are rejected,
+// slot-dependent reservations marked), Reserve nodes, the counting-pass clones and the
+// one-counter-element decision.
 #include "transforms/lower_slot_allocation.hpp"
 
 #include <map>
@@ -8,6 +9,9 @@
 
 #include "analysis/atomic_targets.hpp"
 #include "analysis/record_bounds.hpp"
+#include "analysis/reservation_dependence.hpp"
+#include "ir/facts.hpp"
+#include "ir/rewriter.hpp"
 #include "weft/error.hpp"
 
 namespace weft::transforms {
@@ -32,156 +36,29 @@ std::string param_name(const ir::Function& kernel, int param) {
     return param >= 0 ? kernel.param_names[param] : "an array";
 }
 
-// Whether atomic node `n` of `fn` is a slot reservation: a consumed int32 atomic_add.
-bool reserves(const ir::Function& fn, const ir::Node& n, const std::vector<int>& uses) {
-    return n.kind == ir::NodeKind::Atomic && n.atomic_op() == ir::AtomicOp::Add &&
-           fn.type_of(n.args[0]).dtype == DType::Int32 && n.result != ir::kNoValue && uses[n.result] > 0;
+// Rejects a reservation that depends on scratch; reported at the load or atomic, since that is
+// what has to change.
+[[noreturn]] void reject_dependence(const ir::Function& kernel, const analysis::ReservationDependence& d) {
+    const ir::Node& source = *d.source;
+    const std::string array = param_name(kernel, d.source_param);
+    const std::string line = std::to_string(d.reservation->loc.line);
+    if (source.kind == ir::NodeKind::Atomic)
+        reject(kernel, source,
+               "the result of atomic_" + std::string(detail::op_name(source.atomic_op())) + " on '" + array +
+                   "' decides the slot reservation at line " + line +
+                   "; slot allocation runs the kernel once to count without performing its writes, and "
+                   "there this atomic only reads '" +
+                   array +
+                   "', so it would reserve differently. Decide the reservation from local variables or "
+                   "arrays the kernel only reads, or run this atomic in an earlier launch (the spec's "
+                   "'Side effects in the counting pass')");
+    reject(kernel, source,
+           "this load of '" + array +
+               "', an array the kernel also writes, decides the slot reservation at line " + line +
+               "; slot allocation runs the kernel once to count without performing its writes, so it would "
+               "reserve differently. Base the decision on local variables or arrays the kernel only reads "
+               "(the spec's 'Side effects in the counting pass')");
 }
-
-std::vector<int> use_counts(const ir::Function& fn) {
-    std::vector<int> uses(fn.values.size(), 0);
-    ir::for_each_node(fn.body, [&](const ir::Node& n) {
-        for (ir::ValueId a : n.args) ++uses[a];
-    });
-    return uses;
-}
-
-// Values that depend on something the counting pass sees differently from the execution pass,
-// and reservations whose count, index or execution depends on them. What is followed:
-// - Scratch: loads of arrays the kernel writes, and results of other consumed atomics (the
-//   counting pass performs no writes, and turns such an atomic into a load of its array). A
-//   reservation that depends on them is rejected.
-// - Slots: the slots earlier reservations returned (the counting pass has only placeholders).
-//   A reservation that depends on one may diverge; that is found at run time, and the launch
-//   then has to be undone, so the kernel is only marked (`diverges()`).
-class Dependence {
-public:
-    enum class Source { Scratch, Slots };
-
-    Dependence(const ir::Program& p, const ir::Function& kernel, std::set<int> written, Source source)
-        : program_(p), kernel_(kernel), written_(std::move(written)), source_(source) {}
-
-    // Returns the node that taints the function's result (null if none); rejects (or marks)
-    // tainted reservations. `control` is the node a surrounding condition depends on.
-    const ir::Node* check(uint32_t f, const std::vector<int>& roots,
-                          const std::vector<const ir::Node*>& params, const ir::Node* control) {
-        const ir::Function& fn = *program_.functions[f];
-        const std::vector<int> uses = use_counts(fn);
-        std::vector<int> root(fn.values.size(), -1);
-        std::vector<const ir::Node*> taint(fn.values.size(), nullptr);
-        for (size_t i = 0; i < fn.params.size(); ++i) {
-            root[fn.params[i]] = roots[i];
-            taint[fn.params[i]] = params[i];
-        }
-        ir::for_each_node(fn.body, [&](const ir::Node& n) {
-            if (n.result != ir::kNoValue && fn.type_of(n.result).is_array() && !n.args.empty())
-                root[n.result] = root[n.args[0]];
-        });
-        // Propagate to a fixpoint: assignments inside loops can carry taint backwards.
-        for (bool changed = true; changed;) {
-            changed = false;
-            ir::for_each_node(fn.body, [&](const ir::Node& n) {
-                const ir::Node* source = nullptr;
-                if (is_source(fn, n, root, uses)) {
-                    source = &n;
-                    array_of_[&n] = root[n.args[0]];
-                }
-                for (ir::ValueId a : n.args)
-                    if (!source && taint[a]) source = taint[a];
-                if (n.kind == ir::NodeKind::Call && !source) source = call(fn, n, root, taint, nullptr);
-                const ir::ValueId target = n.kind == ir::NodeKind::Assign ? n.args[0] : n.result;
-                const ir::Node* from = n.kind == ir::NodeKind::Assign ? taint[n.args[1]] : source;
-                if (target != ir::kNoValue && from && !taint[target]) {
-                    taint[target] = from;
-                    changed = true;
-                }
-            });
-        }
-        block(fn, fn.body, root, taint, uses, control);
-        const ir::Node* result = nullptr;
-        ir::for_each_node(fn.body, [&](const ir::Node& n) {
-            if (n.kind == ir::NodeKind::Return && !n.args.empty() && taint[n.args[0]] && !result)
-                result = taint[n.args[0]];
-        });
-        return result;
-    }
-
-    // Slots: whether some reservation depends on the slot of an earlier one.
-    bool diverges() const { return diverges_; }
-
-private:
-    bool is_source(const ir::Function& fn, const ir::Node& n, const std::vector<int>& root,
-                   const std::vector<int>& uses) const {
-        if (source_ == Source::Slots) return reserves(fn, n, uses);
-        if (n.kind == ir::NodeKind::Load) return written_.count(root[n.args[0]]) > 0;
-        return n.kind == ir::NodeKind::Atomic && n.result != ir::kNoValue && uses[n.result] > 0 &&
-               !reserves(fn, n, uses);
-    }
-
-    // Analyses the callee of call node `n` with its arguments' roots and taint; `control` is the
-    // node the call's execution depends on.
-    const ir::Node* call(const ir::Function& fn, const ir::Node& n, const std::vector<int>& root,
-                         const std::vector<const ir::Node*>& taint, const ir::Node* control) {
-        std::vector<int> roots;
-        std::vector<const ir::Node*> params;
-        for (ir::ValueId a : n.args) {
-            roots.push_back(fn.type_of(a).is_array() ? root[a] : -1);
-            params.push_back(taint[a]);
-        }
-        return check(static_cast<uint32_t>(n.bits), roots, params, control);
-    }
-
-    void block(const ir::Function& fn, const ir::Block& b, const std::vector<int>& root,
-               const std::vector<const ir::Node*>& taint, const std::vector<int>& uses,
-               const ir::Node* control) {
-        for (const ir::Node& n : b.nodes) {
-            if (reserves(fn, n, uses)) {
-                const ir::Node* source = control;
-                for (size_t i = 1; i < n.args.size() && !source; ++i) source = taint[n.args[i]];
-                if (source && source_ == Source::Scratch) reject_dependence(n, *source);
-                if (source) diverges_ = true;
-            }
-            const ir::Node* inner = control;
-            if (!inner &&
-                (n.kind == ir::NodeKind::If || n.kind == ir::NodeKind::For || n.kind == ir::NodeKind::While))
-                for (ir::ValueId a : n.args)
-                    if (!inner && taint[a]) inner = taint[a];
-            if (n.kind == ir::NodeKind::Call) call(fn, n, root, taint, inner);
-            for (const ir::Block& child : n.blocks) block(fn, child, root, taint, uses, inner);
-        }
-    }
-
-    // Reported at the load or atomic: that is what has to change.
-    [[noreturn]] void reject_dependence(const ir::Node& reserve, const ir::Node& source) {
-        const auto it = array_of_.find(&source);
-        const std::string array = param_name(kernel_, it == array_of_.end() ? -1 : it->second);
-        const std::string line = std::to_string(reserve.loc.line);
-        if (source.kind == ir::NodeKind::Atomic)
-            reject(kernel_, source,
-                   "the result of atomic_" + std::string(detail::op_name(source.atomic_op())) + " on '" +
-                       array + "' decides the slot reservation at line " + line +
-                       "; slot allocation runs the kernel once to count without performing its writes, and "
-                       "there this atomic only reads '" +
-                       array +
-                       "', so it would reserve differently. Decide the reservation from local variables or "
-                       "arrays the kernel only reads, or run this atomic in an earlier launch (the spec's "
-                       "'Side effects in the counting pass')");
-        reject(
-            kernel_, source,
-            "this load of '" + array +
-                "', an array the kernel also writes, decides the slot reservation at line " + line +
-                "; slot allocation runs the kernel once to count without performing its writes, so it would "
-                "reserve differently. Base the decision on local variables or arrays the kernel only reads "
-                "(the spec's 'Side effects in the counting pass')");
-    }
-
-    const ir::Program& program_;
-    const ir::Function& kernel_;
-    std::set<int> written_;
-    Source source_;
-    bool diverges_ = false;
-    std::map<const ir::Node*, int> array_of_;  // tainting loads and atomics, and the parameter they access
-};
 
 struct KernelSlots {
     std::vector<plan::SlotTarget> counters;
@@ -231,38 +108,39 @@ KernelSlots plan_kernel(const ir::Program& program, uint32_t k) {
     KernelSlots slots;
     if (counters.empty()) return slots;
     for (const auto& [param, site] : counters) slots.counters.push_back({{static_cast<uint32_t>(param)}});
-    std::vector<int> roots;
-    std::vector<const ir::Node*> params(kernel.params.size(), nullptr);
-    for (size_t i = 0; i < kernel.params.size(); ++i)
-        roots.push_back(kernel.type_of(kernel.params[i]).is_array() ? static_cast<int>(i) : -1);
-    Dependence(program, kernel, written, Dependence::Source::Scratch).check(k, roots, params, nullptr);
-    Dependence slot_dependence(program, kernel, written, Dependence::Source::Slots);
-    slot_dependence.check(k, roots, params, nullptr);
-    slots.may_diverge = slot_dependence.diverges();
+    const analysis::ReservationDependence scratch =
+        analysis::reservation_dependence(program, k, written, analysis::DependenceSource::Scratch);
+    if (scratch.reservation) reject_dependence(kernel, scratch);
+    slots.may_diverge =
+        analysis::reservation_dependence(program, k, written, analysis::DependenceSource::Slots)
+            .reservation != nullptr;
     return slots;
 }
 
-void to_reserve(ir::Block& block, const std::vector<int>& uses, const ir::Function& fn) {
-    for (ir::Node& n : block.nodes) {
-        for (ir::Block& child : n.blocks) to_reserve(child, uses, fn);
-        if (reserves(fn, n, uses)) n.kind = ir::NodeKind::Reserve;
-    }
+void to_reserve(ir::Function& fn) {
+    const ir::Facts facts(fn);
+    ir::rewrite_nodes(fn, [&](ir::Node&& n, std::vector<ir::Node>& out) {
+        if (analysis::is_reservation(fn, n, facts)) n.kind = ir::NodeKind::Reserve;
+        out.push_back(std::move(n));
+    });
 }
 
 // Removes what the counting pass must not do. A suppressed atomic whose result is used reads
 // the element instead.
-void suppress_side_effects(ir::Block& block, const std::vector<int>& uses) {
-    std::erase_if(block.nodes, [&](const ir::Node& n) {
-        return n.kind == ir::NodeKind::Store || n.kind == ir::NodeKind::Accumulate ||
-               n.kind == ir::NodeKind::Print || (n.kind == ir::NodeKind::Atomic && uses[n.result] == 0);
+void suppress_side_effects(ir::Function& fn) {
+    const ir::Facts facts(fn);
+    ir::rewrite_nodes(fn, [&](ir::Node&& n, std::vector<ir::Node>& out) {
+        using K = ir::NodeKind;
+        if (n.kind == K::Store || n.kind == K::Accumulate || n.kind == K::Print ||
+            (n.kind == K::Atomic && !facts.used(n.result)))
+            return;
+        if (n.kind == K::Atomic) {
+            const size_t operands = n.atomic_op() == ir::AtomicOp::Cas ? 2 : 1;
+            n.kind = K::Load;
+            n.args.resize(n.args.size() - operands);
+        }
+        out.push_back(std::move(n));
     });
-    for (ir::Node& n : block.nodes) {
-        for (ir::Block& child : n.blocks) suppress_side_effects(child, uses);
-        if (n.kind != ir::NodeKind::Atomic) continue;
-        const size_t operands = n.atomic_op() == ir::AtomicOp::Cas ? 2 : 1;
-        n.kind = ir::NodeKind::Load;
-        n.args.resize(n.args.size() - operands);
-    }
 }
 
 class CountingPass {
@@ -276,25 +154,18 @@ public:
         clones_[f] = index;
         copy->name += kCountingPassSuffix;
         plan_.functions.push_back({plan_.functions[f].name, plan::Variant::Counting});
-        std::vector<int> uses(copy->values.size(), 0);
-        ir::for_each_node(copy->body, [&](const ir::Node& n) {
-            for (ir::ValueId a : n.args) ++uses[a];
-        });
-        suppress_side_effects(copy->body, uses);
+        suppress_side_effects(*copy);
         ir::Function& fn = *copy;
         program_.functions.push_back(std::move(copy));
-        retarget(fn.body);
+        // Calls in the clone call the clones of their callees.
+        ir::rewrite_nodes(fn, [&](ir::Node&& n, std::vector<ir::Node>& out) {
+            if (n.kind == ir::NodeKind::Call) n.bits = clone(static_cast<uint32_t>(n.bits));
+            out.push_back(std::move(n));
+        });
         return index;
     }
 
 private:
-    void retarget(ir::Block& block) {
-        for (ir::Node& n : block.nodes) {
-            for (ir::Block& child : n.blocks) retarget(child);
-            if (n.kind == ir::NodeKind::Call) n.bits = clone(static_cast<uint32_t>(n.bits));
-        }
-    }
-
     ir::Program& program_;
     plan::ProgramPlan& plan_;
     std::map<uint32_t, uint32_t> clones_;
@@ -328,18 +199,15 @@ private:
 
     void visit(uint32_t f, const std::vector<Path>& param_paths) {
         const ir::Function& fn = *program_.functions[f];
-        std::vector<const ir::Node*> constant(fn.values.size(), nullptr);
+        const ir::Facts facts(fn);
         std::vector<Path> path(fn.values.size());
         for (size_t i = 0; i < fn.params.size(); ++i) path[fn.params[i]] = param_paths[i];
         auto value = [&](ir::ValueId v, int64_t& out) {
-            if (!constant[v]) return false;
-            out = fn.type_of(v).dtype == DType::Int32
-                      ? static_cast<int64_t>(static_cast<int32_t>(constant[v]->bits))
-                      : static_cast<int64_t>(constant[v]->bits);
-            return true;
+            const std::optional<int64_t> c = facts.integer(v);
+            if (c) out = *c;
+            return c.has_value();
         };
         ir::for_each_node(fn.body, [&](const ir::Node& n) {
-            if (n.kind == ir::NodeKind::Const && !fn.values[n.result].assigned) constant[n.result] = &n;
             if (n.result != ir::kNoValue && fn.type_of(n.result).is_array() && !n.args.empty()) {
                 Path& to = path[n.result];
                 to = path[n.args[0]];
@@ -379,7 +247,7 @@ ir::Program lower_slot_allocation(ir::Program program, Deterministic mode, plan:
     std::vector<KernelSlots> targets(user_functions);
     for (uint32_t f = 0; f < user_functions; ++f)
         if (program.functions[f]->is_kernel) targets[f] = plan_kernel(program, f);
-    for (auto& fn : program.functions) to_reserve(fn->body, use_counts(*fn), *fn);
+    for (auto& fn : program.functions) to_reserve(*fn);
     CountingPass counting(program, plan);
     for (plan::KernelPlan& k : plan.kernels) {
         const uint32_t f = k.variants.forward;

@@ -1,4 +1,6 @@
 // User errors: each raises weft::Error naming the kernel, this file's line and what to do instead.
+#include "support/errors.hpp"
+
 #include <gtest/gtest.h>
 
 #include <cstdint>
@@ -23,21 +25,10 @@ namespace {
 using weft::Array;
 using weft::Float;
 using weft::Int;
+using weft::test::error_from;
 
 weft::Device dev() {
     return weft::test::test_device();
-}
-
-// Runs `f`, which must throw weft::Error, and returns the error.
-template <class F>
-weft::Error error_from(F f) {
-    try {
-        f();
-    } catch (const weft::Error& e) {
-        return e;
-    }
-    ADD_FAILURE() << "expected a weft::Error";
-    return weft::Error("(no error was thrown)");
 }
 
 // The error names `kernel` and this file at `line`, in its fields and in what(), and its

@@ -9,6 +9,7 @@
 #include <vector>
 #include <weft/weft.hpp>
 
+#include "support/errors.hpp"
 #include "support/test_device.hpp"
 
 namespace {
@@ -16,13 +17,10 @@ namespace {
 using weft::Array;
 using weft::Deterministic;
 using weft::Int;
+using weft::test::has;
 
 weft::Device dev() {
     return weft::test::test_device();
-}
-
-bool has(const std::string& text, const std::string& needle) {
-    return text.find(needle) != std::string::npos;
 }
 
 // The error `launch` reports, and whether it came at the launch (else at the next synchronize).

@@ -125,6 +125,40 @@ TEST(Golden, CompactPositive) {
     check_module(m, "compact_positive");
 }
 
+// The deterministic lowering: accumulation atomics as Accumulate nodes (a sum, and a max whose
+// target the launch resolves with order keys).
+TEST(Golden, AccumulateDeterministic) {
+    WEFT_SKIP_UNLESS_CPU();
+    weft::Module m{"accumulate_deterministic", {.deterministic = weft::Deterministic::RunToRun}};
+    m.kernel("accumulate", {"values", "bins", "out", "peak"},
+             [](weft::Array<float> values, weft::Array<int> bins, weft::Array<float> out,
+                weft::Array<float> peak) {
+                 auto tid = weft::tid();
+                 out[bins[tid]] += values[tid];
+                 weft::for_(3, [&](weft::Int) { weft::atomic_max(peak, 0, values[tid]); });
+             });
+    check_module(m, "accumulate_deterministic");
+}
+
+// Slot allocation: the reservation (also inside a function), the kernel's counting pass and the
+// function's counting clone, which reserve without storing.
+TEST(Golden, ReserveAndCountingPass) {
+    WEFT_SKIP_UNLESS_CPU();
+    weft::Module m{"reserve", {.deterministic = weft::Deterministic::RunToRun}};
+    auto take = m.func("take", [](weft::Array<int> count) { return weft::atomic_add(count, 0, 1); });
+    m.kernel("compact_positive", {"values", "count", "compacted"},
+             [take](weft::Array<float> values, weft::Array<int> count, weft::Array<float> compacted) {
+                 auto tid = weft::tid();
+                 auto v = values[tid];
+                 weft::if_(v > 0.0f, [&] {
+                     auto slot = take(count);
+                     compacted[slot] = v;
+                 });
+                 weft::if_(v < -1.0f, [&] { compacted[weft::atomic_add(count, 0, 2)] = -v; });
+             });
+    check_module(m, "reserve");
+}
+
 TEST(Golden, ReduceByBinWithFunc) {
     WEFT_SKIP_UNLESS_CPU();
     weft::Module m{"reduce_by_bin"};

@@ -9,25 +9,16 @@
 #include <vector>
 #include <weft/weft.hpp>
 
+#include "support/errors.hpp"
 #include "support/test_device.hpp"
 
 namespace {
 
 using weft::Array;
+using weft::test::error_from;
 
 weft::Device dev() {
     return weft::test::test_device();
-}
-
-template <class F>
-weft::Error error_from(F f) {
-    try {
-        f();
-    } catch (const weft::Error& e) {
-        return e;
-    }
-    ADD_FAILURE() << "expected a weft::Error";
-    return weft::Error("(no error was thrown)");
 }
 
 void expect_says(const weft::Error& e, int line, std::initializer_list<const char*> says) {

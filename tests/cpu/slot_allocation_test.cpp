@@ -12,6 +12,7 @@
 #include <vector>
 #include <weft/weft.hpp>
 
+#include "support/errors.hpp"
 #include "support/exact_sum.hpp"
 #include "support/test_device.hpp"
 
@@ -20,13 +21,10 @@ namespace {
 using weft::Array;
 using weft::Deterministic;
 using weft::Int;
+using weft::test::has;
 
 weft::Device dev() {
     return weft::test::test_device();
-}
-
-bool has(const std::string& text, const std::string& needle) {
-    return text.find(needle) != std::string::npos;
 }
 
 std::string lower(std::string s) {

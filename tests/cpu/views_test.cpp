@@ -12,6 +12,7 @@
 #include <vector>
 #include <weft/weft.hpp>
 
+#include "support/errors.hpp"
 #include "support/test_device.hpp"
 
 namespace {
@@ -20,6 +21,7 @@ using weft::Array;
 using weft::DeviceArray;
 using weft::Int;
 using weft::Shape;
+using weft::test::error_from;
 
 weft::Device dev() {
     return weft::test::test_device();
@@ -606,17 +608,6 @@ TEST(ViewIr, AViewIsOneNodeAndOneHelperCall) {
 
 // ---------------------------------------------------------------------------------------------
 // Errors name the user's line.
-
-template <class F>
-weft::Error error_from(F f) {
-    try {
-        f();
-    } catch (const weft::Error& e) {
-        return e;
-    }
-    ADD_FAILURE() << "expected a weft::Error";
-    return weft::Error("(no error was thrown)");
-}
 
 // `line` is taken by reference: it is read after error_from(...), an argument of the same call,
 // has run the code that sets it.

@@ -1,0 +1,85 @@
+// module "reserve"
+WEFT_FUNC wf::i32 f0_take(wf::Ctx& ctx, wf::Array<wf::i32, 1> v0);
+WEFT_FUNC void f1_compact_positive(wf::Ctx& ctx, wf::Array<float, 1> v0, wf::Array<wf::i32, 1> v1, wf::Array<float, 1> v2);
+WEFT_FUNC void f2_compact_positive__count(wf::Ctx& ctx, wf::Array<float, 1> v0, wf::Array<wf::i32, 1> v1, wf::Array<float, 1> v2);
+WEFT_FUNC wf::i32 f3_take__count(wf::Ctx& ctx, wf::Array<wf::i32, 1> v0);
+
+WEFT_FUNC wf::i32 f0_take(wf::Ctx& ctx, wf::Array<wf::i32, 1> v0) {
+    const wf::i32 v1 = wf::i32(1);
+    const wf::i64 v2 = wf::i64(0ll);
+    const wf::i32 v3 = wf::reserve(ctx, v0.det, wf::addr(v0, v2), v1);
+    return v3;
+}
+
+WEFT_FUNC void f1_compact_positive(wf::Ctx& ctx, wf::Array<float, 1> v0, wf::Array<wf::i32, 1> v1, wf::Array<float, 1> v2) {
+    const wf::i32 v3 = ctx.tid[0];
+    const float v4 = *wf::addr(v0, v3);
+    const float v5 = 0.0f;
+    const bool v6 = v4 > v5;
+    if (v6) {
+        const wf::i32 v7 = f0_take(ctx, v1);
+        *wf::addr(v2, wf::wrap(v7, v2.shape[0])) = v4;
+    }
+    const float v9 = -1.0f;
+    const bool v10 = v4 < v9;
+    if (v10) {
+        const float v11 = -v4;
+        const wf::i32 v12 = wf::i32(2);
+        const wf::i64 v13 = wf::i64(0ll);
+        const wf::i32 v14 = wf::reserve(ctx, v1.det, wf::addr(v1, v13), v12);
+        *wf::addr(v2, wf::wrap(v14, v2.shape[0])) = v11;
+    }
+}
+
+WEFT_FUNC void f2_compact_positive__count(wf::Ctx& ctx, wf::Array<float, 1> v0, wf::Array<wf::i32, 1> v1, wf::Array<float, 1> v2) {
+    const wf::i32 v3 = ctx.tid[0];
+    const float v4 = *wf::addr(v0, v3);
+    const float v5 = 0.0f;
+    const bool v6 = v4 > v5;
+    if (v6) {
+        const wf::i32 v7 = f3_take__count(ctx, v1);
+    }
+    const float v9 = -1.0f;
+    const bool v10 = v4 < v9;
+    if (v10) {
+        const wf::i32 v12 = wf::i32(2);
+        const wf::i64 v13 = wf::i64(0ll);
+        const wf::i32 v14 = wf::reserve_count(ctx, v1.det, wf::addr(v1, v13), v12);
+    }
+}
+
+WEFT_FUNC wf::i32 f3_take__count(wf::Ctx& ctx, wf::Array<wf::i32, 1> v0) {
+    const wf::i32 v1 = wf::i32(1);
+    const wf::i64 v2 = wf::i64(0ll);
+    const wf::i32 v3 = wf::reserve_count(ctx, v0.det, wf::addr(v0, v2), v1);
+    return v3;
+}
+
+extern "C" __attribute__((visibility("default"))) void weft_kernel_1(void* const* args, const wf::Launch* launch) {
+    const wf::Array<float, 1> a0 = *static_cast<const wf::Array<float, 1>*>(args[0]);
+    const wf::Array<wf::i32, 1> a1 = *static_cast<const wf::Array<wf::i32, 1>*>(args[1]);
+    const wf::Array<float, 1> a2 = *static_cast<const wf::Array<float, 1>*>(args[2]);
+    wf::Ctx ctx{{0, 0, 0, 0}, launch->error, nullptr, 0, 0};
+    if (wf::slots_overflowed(a1.det)) return;
+    for (wf::i64 i = 0; i < launch->total && ctx.error->code == 0; ++i) {
+        wf::set_tid<1>(ctx, *launch, i);
+        ctx.thread = i;
+        ctx.reservations = 0;
+        f1_compact_positive(ctx, a0, a1, a2);
+        wf::reservations_end(ctx, a1.det, false);
+    }
+}
+
+extern "C" __attribute__((visibility("default"))) void weft_kernel_2(void* const* args, const wf::Launch* launch) {
+    const wf::Array<float, 1> a0 = *static_cast<const wf::Array<float, 1>*>(args[0]);
+    const wf::Array<wf::i32, 1> a1 = *static_cast<const wf::Array<wf::i32, 1>*>(args[1]);
+    const wf::Array<float, 1> a2 = *static_cast<const wf::Array<float, 1>*>(args[2]);
+    wf::Ctx ctx{{0, 0, 0, 0}, launch->error, nullptr, 0, 0};
+    for (wf::i64 i = 0; i < launch->total && ctx.error->code == 0; ++i) {
+        wf::set_tid<1>(ctx, *launch, i);
+        ctx.thread = i;
+        ctx.reservations = 0;
+        f2_compact_positive__count(ctx, a0, a1, a2);
+        wf::reservations_end(ctx, a1.det, true);
+    }
+}

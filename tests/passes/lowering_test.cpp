@@ -1,0 +1,321 @@
+// The lowering passes on hand-built IR: dead-code elimination, the deterministic lowering, slot
+// allocation with its counting pass, the reservation-dependence analysis and the pipeline's plans.
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+
+#include "analysis/reservation_dependence.hpp"
+#include "codegen/emit.hpp"
+#include "passes/support.hpp"
+#include "transforms/eliminate_dead_code.hpp"
+#include "transforms/kernel_plans.hpp"
+#include "transforms/lower_deterministic_atomics.hpp"
+#include "transforms/lower_slot_allocation.hpp"
+#include "transforms/pipeline.hpp"
+#include "weft/error.hpp"
+
+namespace {
+
+using weft::Deterministic;
+using weft::DType;
+using namespace weft::ir;
+using weft::test::add_function;
+using weft::test::here;
+using weft::test::kinds;
+
+const Type f32_array = Type::array(DType::Float32, 1);
+const Type i32_array = Type::array(DType::Int32, 1);
+const Type none = Type::void_type();
+
+ValueId i64(Builder& b, int64_t v, uint32_t line) {
+    return b.constant(DType::Int64, static_cast<uint64_t>(v), here(line));
+}
+
+TEST(EliminateDeadCode, RemovesUnusedPureChainsToAFixpointAndKeepsEffects) {
+    Program p = weft::test::program_named("dce");
+    add_function(p, "k", true, {f32_array}, none, [](Builder& b, const std::vector<ValueId>& a) {
+        const ValueId t = b.tid(0, 1, here(2));
+        const ValueId x = b.load(a[0], {t}, here(3));             // read only by the dead product
+        b.binary(BinaryOp::Mul, x, x, here(4));                   // dead
+        const ValueId c = b.binary(BinaryOp::Gt, x, x, here(5));  // read by the if
+        b.if_(
+            c, [&] { b.constant(DType::Int32, 3, here(6)); }, nullptr, here(6));  // dead, nested
+        b.atomic(AtomicOp::Add, a[0], {t}, b.constant(DType::Float32, 0x3f800000, here(7)), kNoValue,
+                 here(7));
+    });
+    p = weft::transforms::eliminate_dead_code(std::move(p));
+    EXPECT_EQ(kinds(p.functions[0]->body), "Param Tid Load Binary If[][] Const Atomic");
+}
+
+TEST(EliminateDeadCode, ALoadOnlyAStoreOverwritesGoes) {
+    // `out[i] += v` traces a load of out[i] that the atomic does not read.
+    Program p = weft::test::program_named("dce");
+    add_function(p, "k", true, {f32_array}, none, [](Builder& b, const std::vector<ValueId>& a) {
+        const ValueId t = b.tid(0, 1, here(2));
+        b.load(a[0], {t}, here(3));
+        b.store(a[0], {t}, b.constant(DType::Float32, 0, here(3)), here(3));
+    });
+    p = weft::transforms::eliminate_dead_code(std::move(p));
+    EXPECT_EQ(kinds(p.functions[0]->body), "Param Tid Const Store");
+}
+
+// kernel(out: array<float32>, n: int32): for 0..4: out[0] += 1; while loop: out[1] -= 1;
+Program accumulating() {
+    Program p = weft::test::program_named("acc");
+    add_function(
+        p, "k", true, {f32_array, Type::scalar(DType::Int32)}, none,
+        [](Builder& b, const std::vector<ValueId>& a) {
+            const ValueId one = b.constant(DType::Float32, 0x3f800000, here(2));
+            const ValueId i1 = b.constant(DType::Int32, 1, here(2));
+            b.for_(
+                b.constant(DType::Int32, 0, here(3)), b.constant(DType::Int32, 4, here(3)), i1,
+                [&](ValueId) { b.atomic(AtomicOp::Add, a[0], {i64(b, 0, 4)}, one, kNoValue, here(4)); },
+                here(3));
+            b.while_([&] { return b.binary(BinaryOp::Gt, a[1], i1, here(5)); },
+                     [&] { b.atomic(AtomicOp::Sub, a[0], {i64(b, 1, 6)}, one, kNoValue, here(6)); }, here(5));
+        });
+    return p;
+}
+
+TEST(LowerDeterministicAtomics, FloatAtomicsBecomeAccumulateAndThePlanListsTheTarget) {
+    Program p = accumulating();
+    weft::plan::ProgramPlan plan = weft::transforms::initial_plan(p);
+    p = weft::transforms::lower_deterministic_atomics(std::move(p), Deterministic::RunToRun, plan);
+    EXPECT_EQ(kinds(p.functions[0]->body),
+              "Param Param Const Const Const Const For[Const Accumulate] While[Binary][Const Accumulate]");
+    ASSERT_EQ(plan.kernels.size(), 1u);
+    ASSERT_EQ(plan.kernels[0].det_targets.size(), 1u);
+    const weft::plan::DetTarget& t = plan.kernels[0].det_targets[0];
+    EXPECT_EQ(t.arg, weft::plan::ArgPath{0});
+    EXPECT_EQ(t.family, AtomicOp::Add) << "add and sub are one family";
+    EXPECT_EQ(t.dtype, DType::Float32);
+    EXPECT_EQ(t.records_per_thread, 5) << "four from the counted loop, one from the while body";
+    EXPECT_TRUE(t.dynamic) << "the while loop's trip count is known only at run time";
+}
+
+TEST(LowerDeterministicAtomics, NotGuaranteedLeavesTheProgramAsItIs) {
+    Program p = accumulating();
+    weft::plan::ProgramPlan plan = weft::transforms::initial_plan(p);
+    p = weft::transforms::lower_deterministic_atomics(std::move(p), Deterministic::NotGuaranteed, plan);
+    EXPECT_EQ(kinds(p.functions[0]->body),
+              "Param Param Const Const Const Const For[Const Atomic] While[Binary][Const Atomic]");
+    EXPECT_TRUE(plan.kernels[0].det_targets.empty());
+}
+
+TEST(LowerDeterministicAtomics, AConsumedFloatResultIsAUserErrorAtItsLine) {
+    Program p = weft::test::program_named("acc");
+    add_function(p, "k", true, {f32_array, f32_array}, none, [](Builder& b, const std::vector<ValueId>& a) {
+        const ValueId old = b.atomic(AtomicOp::Add, a[0], {i64(b, 0, 2)},
+                                     b.constant(DType::Float32, 0, here(2)), kNoValue, here(9));
+        b.store(a[1], {i64(b, 0, 3)}, old, here(3));
+    });
+    weft::plan::ProgramPlan plan = weft::transforms::initial_plan(p);
+    try {
+        weft::transforms::lower_deterministic_atomics(std::move(p), Deterministic::RunToRun, plan);
+        FAIL() << "a consumed float atomic is rejected";
+    } catch (const weft::Error& e) {
+        EXPECT_EQ(e.kernel(), "k");
+        EXPECT_EQ(e.line(), 9u);
+        EXPECT_NE(e.message().find("'p0'"), std::string::npos) << e.message();
+    }
+}
+
+// kernel(values, counter, out): if values[t] > 0: out[reserve(counter[0], 1)] = values[t]
+// with the reservation made in a function `take` when `in_function`.
+Program compacting(bool in_function) {
+    Program p = weft::test::program_named("slots");
+    if (in_function)
+        add_function(p, "take", false, {i32_array}, Type::scalar(DType::Int32),
+                     [](Builder& b, const std::vector<ValueId>& a) {
+                         const ValueId slot =
+                             b.atomic(AtomicOp::Add, a[0], {i64(b, 0, 2)},
+                                      b.constant(DType::Int32, 1, here(2)), kNoValue, here(2));
+                         b.return_(&slot, here(2));
+                     });
+    add_function(p, "k", true, {f32_array, i32_array, f32_array}, none,
+                 [&](Builder& b, const std::vector<ValueId>& a) {
+                     const ValueId t = b.tid(0, 1, here(3));
+                     const ValueId v = b.load(a[0], {t}, here(4));
+                     b.if_(
+                         b.binary(BinaryOp::Gt, v, b.constant(DType::Float32, 0, here(5)), here(5)),
+                         [&] {
+                             const ValueId slot = in_function ? b.call(0, *p.functions[0], {a[1]}, here(6))
+                                                              : b.atomic(AtomicOp::Add, a[1], {i64(b, 0, 6)},
+                                                                         b.constant(DType::Int32, 1, here(6)),
+                                                                         kNoValue, here(6));
+                             b.store(a[2], {slot}, v, here(7));
+                         },
+                         nullptr, here(5));
+                 });
+    return p;
+}
+
+TEST(LowerSlotAllocation, AConsumedCounterAtomicBecomesAReservationWithACountingPass) {
+    Program p = compacting(false);
+    weft::plan::ProgramPlan plan = weft::transforms::initial_plan(p);
+    p = weft::transforms::lower_slot_allocation(std::move(p), Deterministic::RunToRun, plan);
+    ASSERT_EQ(p.functions.size(), 2u);
+    EXPECT_EQ(kinds(p.functions[0]->body),
+              "Param Param Param Tid Load Const Binary If[Const Const Reserve Store][]");
+    EXPECT_EQ(p.functions[1]->name, "k__count");
+    EXPECT_EQ(kinds(p.functions[1]->body),
+              "Param Param Param Tid Load Const Binary If[Const Const Reserve][]")
+        << "the counting pass reserves but does not store";
+    const weft::plan::KernelPlan& k = plan.kernels[0];
+    EXPECT_EQ(k.variants.forward, 0u);
+    EXPECT_EQ(k.variants.counting, 1);
+    ASSERT_EQ(plan.functions.size(), 2u);
+    EXPECT_EQ(plan.functions[1].name, "k") << "users know the counting pass by its kernel's name";
+    EXPECT_EQ(plan.functions[1].variant, weft::plan::Variant::Counting);
+    ASSERT_EQ(k.slots.counters.size(), 1u);
+    EXPECT_EQ(k.slots.counters[0].arg, weft::plan::ArgPath{1});
+    EXPECT_EQ(k.slots.reservations_per_thread, 1);
+    EXPECT_FALSE(k.slots.reservations_dynamic);
+    EXPECT_FALSE(k.slots.reservations_may_diverge);
+    EXPECT_TRUE(k.slots.single_counter_element);
+    EXPECT_EQ(k.slots.single_counter_index, std::vector<int64_t>{0});
+}
+
+TEST(LowerSlotAllocation, CalleesAreClonedAndTheCountingPassCallsTheClones) {
+    Program p = compacting(true);
+    weft::plan::ProgramPlan plan = weft::transforms::initial_plan(p);
+    p = weft::transforms::lower_slot_allocation(std::move(p), Deterministic::RunToRun, plan);
+    ASSERT_EQ(p.functions.size(), 4u);
+    EXPECT_EQ(p.functions[2]->name, "k__count");
+    EXPECT_EQ(p.functions[3]->name, "take__count");
+    EXPECT_EQ(plan.functions[3].name, "take");
+    EXPECT_EQ(plan.functions[3].variant, weft::plan::Variant::Counting);
+    int calls = 0;
+    for_each_node(p.functions[2]->body, [&](const Node& n) {
+        if (n.kind != NodeKind::Call) return;
+        ++calls;
+        EXPECT_EQ(n.bits, 3u) << "the counting pass calls the counting clone of take";
+    });
+    EXPECT_EQ(calls, 1);
+    for_each_node(p.functions[0]->body, [&](const Node& n) {
+        if (n.kind == NodeKind::Call) EXPECT_EQ(n.bits, 0u) << "the kernel still calls take";
+    });
+    EXPECT_TRUE(plan.kernels[0].slots.single_counter_element);
+}
+
+// kernel(flags, counter): flags[t] = 1; if flags[t] > 0: flags[reserve(counter[0], 1)] = ...
+Program reserving_from_scratch() {
+    Program p = weft::test::program_named("slots");
+    add_function(p, "k", true, {i32_array, i32_array}, none, [](Builder& b, const std::vector<ValueId>& a) {
+        const ValueId t = b.tid(0, 1, here(2));
+        b.store(a[0], {t}, b.constant(DType::Int32, 1, here(3)), here(3));
+        const ValueId flag = b.load(a[0], {t}, here(14));
+        b.if_(
+            b.binary(BinaryOp::Gt, flag, b.constant(DType::Int32, 0, here(5)), here(5)),
+            [&] {
+                const ValueId slot = b.atomic(AtomicOp::Add, a[1], {i64(b, 0, 6)},
+                                              b.constant(DType::Int32, 1, here(6)), kNoValue, here(16));
+                b.store(a[0], {slot}, slot, here(7));
+            },
+            nullptr, here(5));
+    });
+    return p;
+}
+
+TEST(ReservationDependence, FindsTheLoadOfAWrittenArrayThatDecidesAReservation) {
+    const Program p = reserving_from_scratch();
+    const auto found =
+        weft::analysis::reservation_dependence(p, 0, {0}, weft::analysis::DependenceSource::Scratch);
+    ASSERT_NE(found.reservation, nullptr);
+    EXPECT_EQ(found.reservation->loc.line, 16u);
+    ASSERT_NE(found.source, nullptr);
+    EXPECT_EQ(found.source->kind, NodeKind::Load);
+    EXPECT_EQ(found.source->loc.line, 14u);
+    EXPECT_EQ(found.source_param, 0);
+    const auto unwritten =
+        weft::analysis::reservation_dependence(p, 0, {}, weft::analysis::DependenceSource::Scratch);
+    EXPECT_EQ(unwritten.reservation, nullptr) << "a load of an array the kernel only reads is no scratch";
+    const auto slots =
+        weft::analysis::reservation_dependence(p, 0, {0}, weft::analysis::DependenceSource::Slots);
+    EXPECT_EQ(slots.reservation, nullptr) << "no reservation depends on an earlier slot";
+}
+
+TEST(LowerSlotAllocation, AReservationDecidedByAWrittenArrayIsRejectedAtTheLoad) {
+    Program p = reserving_from_scratch();
+    weft::plan::ProgramPlan plan = weft::transforms::initial_plan(p);
+    try {
+        weft::transforms::lower_slot_allocation(std::move(p), Deterministic::RunToRun, plan);
+        FAIL() << "the reservation depends on scratch";
+    } catch (const weft::Error& e) {
+        EXPECT_EQ(e.line(), 14u);
+        EXPECT_NE(e.message().find("this load of 'p0'"), std::string::npos) << e.message();
+        EXPECT_NE(e.message().find("at line 16"), std::string::npos) << e.message();
+    }
+}
+
+TEST(LowerSlotAllocation, AReservationCountedByAnEarlierSlotMayDiverge) {
+    Program p = weft::test::program_named("slots");
+    add_function(p, "k", true, {i32_array, i32_array}, none, [](Builder& b, const std::vector<ValueId>& a) {
+        const ValueId first = b.atomic(AtomicOp::Add, a[0], {i64(b, 0, 2)},
+                                       b.constant(DType::Int32, 1, here(2)), kNoValue, here(2));
+        const ValueId second = b.atomic(AtomicOp::Add, a[0], {i64(b, 1, 3)}, first, kNoValue, here(3));
+        b.store(a[1], {second}, second, here(4));
+    });
+    weft::plan::ProgramPlan plan = weft::transforms::initial_plan(p);
+    p = weft::transforms::lower_slot_allocation(std::move(p), Deterministic::RunToRun, plan);
+    EXPECT_TRUE(plan.kernels[0].slots.reservations_may_diverge);
+    EXPECT_EQ(plan.kernels[0].slots.reservations_per_thread, 2);
+    EXPECT_FALSE(plan.kernels[0].slots.single_counter_element) << "elements 0 and 1";
+}
+
+TEST(Pipeline, PlansListWrittenParametersAndShapeReads) {
+    Program p = weft::test::program_named("pipeline");
+    add_function(p, "k", true, {f32_array, f32_array, Type::array(DType::Float32, 2)}, none,
+                 [](Builder& b, const std::vector<ValueId>& a) {
+                     const ValueId t = b.tid(0, 1, here(2));
+                     const ValueId v = b.load(a[0], {t}, here(3));
+                     b.store(a[1], {b.shape(a[2], 1, here(4))}, v, here(4));
+                 });
+    const weft::transforms::Lowered lowered = weft::transforms::lower(std::move(p), weft::Options{});
+    const weft::plan::KernelPlan* k = lowered.plan.find("k");
+    ASSERT_NE(k, nullptr);
+    EXPECT_EQ(k->writes, (std::vector<bool>{false, true, false}));
+    EXPECT_EQ(k->shape_reads, (std::vector<uint8_t>{0, 0, 2})) << "dimension 1 of the third";
+    EXPECT_EQ(k->tid_ndim, 1);
+    EXPECT_EQ(lowered.plan.find("missing"), nullptr);
+}
+
+TEST(Pipeline, TimesEachPassWhenAsked) {
+    Program p = accumulating();
+    setenv("WEFT_TIME_PASSES", "1", 1);
+    testing::internal::CaptureStderr();
+    weft::transforms::lower(std::move(p), weft::Options{.deterministic = Deterministic::RunToRun});
+    const std::string log = testing::internal::GetCapturedStderr();
+    unsetenv("WEFT_TIME_PASSES");
+    for (const char* pass : {"eliminate_dead_code", "lower_deterministic_atomics", "lower_slot_allocation"})
+        EXPECT_NE(log.find(std::string("pass ") + pass + " took "), std::string::npos) << log;
+}
+
+TEST(Pipeline, DumpsOnlyPassesThatChangeTheIr) {
+    Program p = accumulating();
+    setenv("WEFT_DUMP_IR", "1", 1);
+    testing::internal::CaptureStderr();
+    weft::transforms::lower(std::move(p), weft::Options{.deterministic = Deterministic::RunToRun});
+    const std::string log = testing::internal::GetCapturedStderr();
+    unsetenv("WEFT_DUMP_IR");
+    EXPECT_NE(log.find("=== IR after trace ==="), std::string::npos) << log;
+    EXPECT_NE(log.find("=== IR after lower_deterministic_atomics ==="), std::string::npos) << log;
+    EXPECT_EQ(log.find("=== IR after lower_slot_allocation ==="), std::string::npos)
+        << "no counter, so slot allocation changes nothing\n"
+        << log;
+}
+
+TEST(Codegen, AKernelWithoutAPlanIsAnInternalError) {
+    Program p = accumulating();
+    weft::plan::ProgramPlan plan = weft::transforms::initial_plan(p);
+    plan.kernels.clear();
+    try {
+        weft::codegen::emit(p, plan, {});
+        FAIL() << "codegen needs each kernel's plan";
+    } catch (const weft::InternalError& e) {
+        EXPECT_EQ(e.pass(), "codegen");
+        EXPECT_NE(e.message().find("kernel 'k'"), std::string::npos) << e.message();
+    }
+}
+
+}  // namespace
