@@ -27,6 +27,13 @@ public:
     explicit CudaBackend(int ordinal) : ordinal_(ordinal) {}
 
     void allocate(detail::Allocation& a) const override {
+        // A request larger than the GPU is refused before the driver is asked: the message can
+        // say why, and the stream-ordered pool is never asked to grow for it.
+        const size_t total = context(ordinal_).total_memory;
+        if (a.bytes > total)
+            throw Error("cannot allocate " + std::to_string(a.bytes) +
+                        " bytes on cuda:" + std::to_string(ordinal_) + ", which has " +
+                        std::to_string(total) + " bytes of memory; use smaller arrays or split the work");
         a.stream = cuda::current_stream(ordinal_);
         CUdeviceptr p = 0;
         const CUresult r = require_driver().cuMemAllocAsync(&p, a.bytes == 0 ? 1 : a.bytes, a.stream->stream);
