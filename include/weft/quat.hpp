@@ -84,6 +84,12 @@ public:
 };
 
 template <ElementType T>
+quat_t<T> select(const Located<bool>& cond, const quat_t<T>& if_true, const quat_t<T>& if_false,
+                 std::source_location s = std::source_location::current()) {
+    return quat_t<T>(detail::FromRefs{}, select(cond, if_true.view(), if_false.view(), s).refs());
+}
+
+template <ElementType T>
 Scalar<T> dot(const quat_t<T>& a, const quat_t<T>& b, std::source_location s = std::source_location::current()) {
     return dot(a.view(), b.view(), s);
 }

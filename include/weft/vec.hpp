@@ -238,6 +238,14 @@ vec<N, T> abs(const vec<N, T>& a, std::source_location s = std::source_location:
     return vec<N, T>::map([&](int i) { return detail::emit_math(detail::MathOp::Abs, a.ref(i), loc); });
 }
 
+// select(cond, a, b) component-wise: both vectors are evaluated; the result picks one.
+template <int N, ElementType T>
+vec<N, T> select(const Located<bool>& cond, const vec<N, T>& if_true, const vec<N, T>& if_false,
+                 std::source_location s = std::source_location::current()) {
+    const auto loc = detail::Loc::from(s);
+    return vec<N, T>::map([&](int i) { return detail::emit_select(cond.ref, if_true.ref(i), if_false.ref(i), loc); });
+}
+
 // a.x*b.x + a.y*b.y + ..., summed in component order.
 template <int N, ElementType T>
 Scalar<T> dot(const vec<N, T>& a, const vec<N, T>& b, std::source_location s = std::source_location::current()) {
