@@ -42,17 +42,21 @@ public:
 
     // A zero matrix.
     mat(std::source_location s = std::source_location::current())
-        : mat(detail::FromRefs{}, fill_refs(detail::constant<T>(0, detail::Loc::from(s)), detail::Loc::from(s))) {}
+        : mat(detail::FromRefs{},
+              fill_refs(detail::constant<T>(0, detail::Loc::from(s)), detail::Loc::from(s))) {}
     // From entries in row order: mat22(m00, m01, m10, m11), mat33 (9 entries), mat44 (16).
-    mat(const Located<T>& a, const Located<T>& b, const Located<T>& c, const Located<T>& d) requires(R * C == 4)
+    mat(const Located<T>& a, const Located<T>& b, const Located<T>& c,
+        const Located<T>& d) requires(R* C == 4)
         : mat(detail::FromRefs{}, detail::owned(a.loc, a, b, c, d)) {}
-    mat(const Located<T>& a, const Located<T>& b, const Located<T>& c, const Located<T>& d, const Located<T>& e,
-        const Located<T>& f, const Located<T>& g, const Located<T>& h, const Located<T>& i) requires(R * C == 9)
+    mat(const Located<T>& a, const Located<T>& b, const Located<T>& c, const Located<T>& d,
+        const Located<T>& e, const Located<T>& f, const Located<T>& g, const Located<T>& h,
+        const Located<T>& i) requires(R* C == 9)
         : mat(detail::FromRefs{}, detail::owned(a.loc, a, b, c, d, e, f, g, h, i)) {}
-    mat(const Located<T>& a, const Located<T>& b, const Located<T>& c, const Located<T>& d, const Located<T>& e,
-        const Located<T>& f, const Located<T>& g, const Located<T>& h, const Located<T>& i, const Located<T>& j,
-        const Located<T>& k, const Located<T>& l, const Located<T>& m, const Located<T>& n, const Located<T>& o,
-        const Located<T>& p) requires(R * C == 16)
+    mat(const Located<T>& a, const Located<T>& b, const Located<T>& c, const Located<T>& d,
+        const Located<T>& e, const Located<T>& f, const Located<T>& g, const Located<T>& h,
+        const Located<T>& i, const Located<T>& j, const Located<T>& k, const Located<T>& l,
+        const Located<T>& m, const Located<T>& n, const Located<T>& o,
+        const Located<T>& p) requires(R* C == 16)
         : mat(detail::FromRefs{}, detail::owned(a.loc, a, b, c, d, e, f, g, h, i, j, k, l, m, n, o, p)) {}
     // From rows.
     mat(const At<row_type>& r0, const row_type& r1) requires(R == 2)
@@ -62,7 +66,8 @@ public:
     mat(const At<row_type>& r0, const row_type& r1, const row_type& r2, const row_type& r3) requires(R == 4)
         : mat(detail::FromRefs{}, rows_refs(r0.loc, {&r0.value, &r1, &r2, &r3})) {}
     mat(const mat& other, std::source_location s = std::source_location::current())
-        : mat(detail::FromRefs{}, map_refs([&](int i, int j) { return detail::own(other.ref(i, j), detail::Loc::from(s)); })) {}
+        : mat(detail::FromRefs{},
+              map_refs([&](int i, int j) { return detail::own(other.ref(i, j), detail::Loc::from(s)); })) {}
     // Built from freshly traced entries in row order (used by the library's operators).
     mat(detail::FromRefs, const std::array<detail::Ref, R * C>& refs)
         : rows_(detail::rows_of<T, R, C>(refs, std::make_index_sequence<R>{})) {}
@@ -74,11 +79,11 @@ public:
 
     // m[i]: row i (a checked C++ integer), so m[i][j] is one entry.
     row_type& operator[](const Component& i) {
-        detail::check_component(i, R, "matrix row");
+        detail::check_component(i, R, "matrix row", "rows");
         return rows_[i.index];
     }
     const row_type& operator[](const Component& i) const {
-        detail::check_component(i, R, "matrix row");
+        detail::check_component(i, R, "matrix row", "rows");
         return rows_[i.index];
     }
     const row_type& row(int i) const { return rows_[i]; }
@@ -111,7 +116,8 @@ public:
     }
     // Matrix times column vector: an R-vector (each entry a dot product in column order).
     friend vec<R, T> operator*(const At<mat>& m, const vec<C, T>& v) {
-        return vec<R, T>::map([&](int i) { return detail::dot_refs(m.value.rows_[i].refs(), v.refs(), m.loc); });
+        return vec<R, T>::map(
+            [&](int i) { return detail::dot_refs(m.value.rows_[i].refs(), v.refs(), m.loc); });
     }
     // Row vector times matrix: v^T m, a C-vector.
     friend vec<C, T> operator*(const At<vec<R, T>>& v, const mat& m) {
@@ -200,7 +206,8 @@ mat<C, R, T> transpose(const mat<R, C, T>& m, std::source_location s = std::sour
 
 // The outer product a b^T: entry (i, j) is a[i] * b[j].
 template <int R, int C, ElementType T>
-mat<R, C, T> outer(const vec<R, T>& a, const vec<C, T>& b, std::source_location s = std::source_location::current()) {
+mat<R, C, T> outer(const vec<R, T>& a, const vec<C, T>& b,
+                   std::source_location s = std::source_location::current()) {
     const auto loc = detail::Loc::from(s);
     return mat<R, C, T>::map([&](int i, int j) { return detail::mul(a.ref(i), b.ref(j), loc); });
 }
@@ -221,21 +228,26 @@ mat<R, C, T> cw_mul(const mat<R, C, T>& a, const mat<R, C, T>& b,
     return mat<R, C, T>::map([&](int i, int j) { return detail::mul(a.ref(i, j), b.ref(i, j), loc); });
 }
 template <int R, int C, ElementType T>
-mat<R, C, T> min(const mat<R, C, T>& a, const mat<R, C, T>& b, std::source_location s = std::source_location::current()) {
+mat<R, C, T> min(const mat<R, C, T>& a, const mat<R, C, T>& b,
+                 std::source_location s = std::source_location::current()) {
     const auto loc = detail::Loc::from(s);
-    return mat<R, C, T>::map(
-        [&](int i, int j) { return detail::emit_binary(detail::BinaryOp::Min, a.ref(i, j), b.ref(i, j), loc); });
+    return mat<R, C, T>::map([&](int i, int j) {
+        return detail::emit_binary(detail::BinaryOp::Min, a.ref(i, j), b.ref(i, j), loc);
+    });
 }
 template <int R, int C, ElementType T>
-mat<R, C, T> max(const mat<R, C, T>& a, const mat<R, C, T>& b, std::source_location s = std::source_location::current()) {
+mat<R, C, T> max(const mat<R, C, T>& a, const mat<R, C, T>& b,
+                 std::source_location s = std::source_location::current()) {
     const auto loc = detail::Loc::from(s);
-    return mat<R, C, T>::map(
-        [&](int i, int j) { return detail::emit_binary(detail::BinaryOp::Max, a.ref(i, j), b.ref(i, j), loc); });
+    return mat<R, C, T>::map([&](int i, int j) {
+        return detail::emit_binary(detail::BinaryOp::Max, a.ref(i, j), b.ref(i, j), loc);
+    });
 }
 template <int R, int C, ElementType T>
 mat<R, C, T> abs(const mat<R, C, T>& a, std::source_location s = std::source_location::current()) {
     const auto loc = detail::Loc::from(s);
-    return mat<R, C, T>::map([&](int i, int j) { return detail::emit_math(detail::MathOp::Abs, a.ref(i, j), loc); });
+    return mat<R, C, T>::map(
+        [&](int i, int j) { return detail::emit_math(detail::MathOp::Abs, a.ref(i, j), loc); });
 }
 
 }  // namespace weft

@@ -35,12 +35,18 @@ requires(N >= 2 && N <= 4) Scalar<T> determinant(const mat<N, N, T>& m,
                                         f.det2(a(1, 0), a(1, 1), a(2, 0), a(2, 1))));
     } else {
         // 2x2 minors of the top two rows (s) and the bottom two rows (c).
-        const Ref s0 = f.det2(a(0, 0), a(0, 1), a(1, 0), a(1, 1)), s1 = f.det2(a(0, 0), a(0, 2), a(1, 0), a(1, 2)),
-                  s2 = f.det2(a(0, 0), a(0, 3), a(1, 0), a(1, 3)), s3 = f.det2(a(0, 1), a(0, 2), a(1, 1), a(1, 2)),
-                  s4 = f.det2(a(0, 1), a(0, 3), a(1, 1), a(1, 3)), s5 = f.det2(a(0, 2), a(0, 3), a(1, 2), a(1, 3));
-        const Ref c0 = f.det2(a(2, 0), a(2, 1), a(3, 0), a(3, 1)), c1 = f.det2(a(2, 0), a(2, 2), a(3, 0), a(3, 2)),
-                  c2 = f.det2(a(2, 0), a(2, 3), a(3, 0), a(3, 3)), c3 = f.det2(a(2, 1), a(2, 2), a(3, 1), a(3, 2)),
-                  c4 = f.det2(a(2, 1), a(2, 3), a(3, 1), a(3, 3)), c5 = f.det2(a(2, 2), a(2, 3), a(3, 2), a(3, 3));
+        const Ref s0 = f.det2(a(0, 0), a(0, 1), a(1, 0), a(1, 1)),
+                  s1 = f.det2(a(0, 0), a(0, 2), a(1, 0), a(1, 2)),
+                  s2 = f.det2(a(0, 0), a(0, 3), a(1, 0), a(1, 3)),
+                  s3 = f.det2(a(0, 1), a(0, 2), a(1, 1), a(1, 2)),
+                  s4 = f.det2(a(0, 1), a(0, 3), a(1, 1), a(1, 3)),
+                  s5 = f.det2(a(0, 2), a(0, 3), a(1, 2), a(1, 3));
+        const Ref c0 = f.det2(a(2, 0), a(2, 1), a(3, 0), a(3, 1)),
+                  c1 = f.det2(a(2, 0), a(2, 2), a(3, 0), a(3, 2)),
+                  c2 = f.det2(a(2, 0), a(2, 3), a(3, 0), a(3, 3)),
+                  c3 = f.det2(a(2, 1), a(2, 2), a(3, 1), a(3, 2)),
+                  c4 = f.det2(a(2, 1), a(2, 3), a(3, 1), a(3, 3)),
+                  c5 = f.det2(a(2, 2), a(2, 3), a(3, 2), a(3, 3));
         const Ref first = f.alt3(s0, c5, s1, c4, s2, c3);
         const Ref second = f.alt3(s3, c2, s4, c1, s5, c0);
         return detail::scalar<T>(detail::add(first, second, f.loc));
@@ -67,12 +73,18 @@ requires(N >= 2 && N <= 4 && !std::is_integral_v<T>) mat<N, N, T> inverse(
                f.det2(a(1, 0), a(1, 1), a(2, 0), a(2, 1)), f.det2(a(0, 1), a(0, 0), a(2, 1), a(2, 0)),
                f.det2(a(0, 0), a(0, 1), a(1, 0), a(1, 1))};
     } else {
-        const Ref s0 = f.det2(a(0, 0), a(0, 1), a(1, 0), a(1, 1)), s1 = f.det2(a(0, 0), a(0, 2), a(1, 0), a(1, 2)),
-                  s2 = f.det2(a(0, 0), a(0, 3), a(1, 0), a(1, 3)), s3 = f.det2(a(0, 1), a(0, 2), a(1, 1), a(1, 2)),
-                  s4 = f.det2(a(0, 1), a(0, 3), a(1, 1), a(1, 3)), s5 = f.det2(a(0, 2), a(0, 3), a(1, 2), a(1, 3));
-        const Ref c0 = f.det2(a(2, 0), a(2, 1), a(3, 0), a(3, 1)), c1 = f.det2(a(2, 0), a(2, 2), a(3, 0), a(3, 2)),
-                  c2 = f.det2(a(2, 0), a(2, 3), a(3, 0), a(3, 3)), c3 = f.det2(a(2, 1), a(2, 2), a(3, 1), a(3, 2)),
-                  c4 = f.det2(a(2, 1), a(2, 3), a(3, 1), a(3, 3)), c5 = f.det2(a(2, 2), a(2, 3), a(3, 2), a(3, 3));
+        const Ref s0 = f.det2(a(0, 0), a(0, 1), a(1, 0), a(1, 1)),
+                  s1 = f.det2(a(0, 0), a(0, 2), a(1, 0), a(1, 2)),
+                  s2 = f.det2(a(0, 0), a(0, 3), a(1, 0), a(1, 3)),
+                  s3 = f.det2(a(0, 1), a(0, 2), a(1, 1), a(1, 2)),
+                  s4 = f.det2(a(0, 1), a(0, 3), a(1, 1), a(1, 3)),
+                  s5 = f.det2(a(0, 2), a(0, 3), a(1, 2), a(1, 3));
+        const Ref c0 = f.det2(a(2, 0), a(2, 1), a(3, 0), a(3, 1)),
+                  c1 = f.det2(a(2, 0), a(2, 2), a(3, 0), a(3, 2)),
+                  c2 = f.det2(a(2, 0), a(2, 3), a(3, 0), a(3, 3)),
+                  c3 = f.det2(a(2, 1), a(2, 2), a(3, 1), a(3, 2)),
+                  c4 = f.det2(a(2, 1), a(2, 3), a(3, 1), a(3, 3)),
+                  c5 = f.det2(a(2, 2), a(2, 3), a(3, 2), a(3, 3));
         auto pos = [&](Ref x, Ref p, Ref y, Ref q, Ref z, Ref r) { return f.alt3(x, p, y, q, z, r); };
         auto negated = [&](Ref x, Ref p, Ref y, Ref q, Ref z, Ref r) {
             return detail::neg(f.alt3(x, p, y, q, z, r), loc);

@@ -17,7 +17,8 @@ public:
     using value_type = T;
 
     // The zero quaternion (quat_identity() is the identity rotation).
-    quat_t(std::source_location s = std::source_location::current()) : quat_t(detail::FromRefs{}, Vec(s).refs()) {}
+    quat_t(std::source_location s = std::source_location::current())
+        : quat_t(detail::FromRefs{}, Vec(s).refs()) {}
     quat_t(const Located<T>& x, const Located<T>& y, const Located<T>& z, const Located<T>& w)
         : quat_t(detail::FromRefs{}, Vec(x, y, z, w).refs()) {}
     quat_t(const quat_t& other, std::source_location s = std::source_location::current())
@@ -33,11 +34,11 @@ public:
         return *this;
     }
     Scalar<T>& operator[](const Component& i) {
-        detail::check_component(i, 4, "quaternion component");
+        detail::check_component(i, 4, "quaternion component", "components");
         return this->at(i.index);
     }
     const Scalar<T>& operator[](const Component& i) const {
-        detail::check_component(i, 4, "quaternion component");
+        detail::check_component(i, 4, "quaternion component", "components");
         return this->at(i.index);
     }
     detail::Ref ref(int i) const { return detail::Access::ref(this->at(i)); }
@@ -60,8 +61,8 @@ public:
             const int j = (i + 1) % 3, k = (i + 2) % 3;
             return sub(add(add(m(3, i), m(i, 3), loc), m(j, k), loc), m(k, j), loc);
         };
-        return quat_t(FromRefs{},
-                      {part(0), part(1), part(2), sub(sub(sub(m(3, 3), m(0, 0), loc), m(1, 1), loc), m(2, 2), loc)});
+        return quat_t(FromRefs{}, {part(0), part(1), part(2),
+                                   sub(sub(sub(m(3, 3), m(0, 0), loc), m(1, 1), loc), m(2, 2), loc)});
     }
     friend quat_t operator+(const At<quat_t>& a, const quat_t& b) {
         return map([&](int i) { return detail::add(a.value.ref(i), b.ref(i), a.loc); });
@@ -90,7 +91,8 @@ quat_t<T> select(const Located<bool>& cond, const quat_t<T>& if_true, const quat
 }
 
 template <ElementType T>
-Scalar<T> dot(const quat_t<T>& a, const quat_t<T>& b, std::source_location s = std::source_location::current()) {
+Scalar<T> dot(const quat_t<T>& a, const quat_t<T>& b,
+              std::source_location s = std::source_location::current()) {
     return dot(a.view(), b.view(), s);
 }
 template <ElementType T>
@@ -154,7 +156,8 @@ vec<3, T> rotate(const quat_t<T>& q, const vec<3, T>& v, bool inverse, Loc loc) 
     };
     return vec<3, T>::map([&](int i) {
         const Ref turned = mul(b, cross_i(i), loc);
-        const Ref r = inverse ? sub(mul(v.ref(i), a, loc), turned, loc) : add(mul(v.ref(i), a, loc), turned, loc);
+        const Ref r =
+            inverse ? sub(mul(v.ref(i), a, loc), turned, loc) : add(mul(v.ref(i), a, loc), turned, loc);
         return add(r, mul(u[i], c, loc), loc);
     });
 }
@@ -162,7 +165,8 @@ vec<3, T> rotate(const quat_t<T>& q, const vec<3, T>& v, bool inverse, Loc loc) 
 }  // namespace detail
 
 template <ElementType T>
-vec<3, T> quat_rotate(const quat_t<T>& q, const vec<3, T>& v, std::source_location s = std::source_location::current()) {
+vec<3, T> quat_rotate(const quat_t<T>& q, const vec<3, T>& v,
+                      std::source_location s = std::source_location::current()) {
     return detail::rotate(q, v, false, detail::Loc::from(s));
 }
 template <ElementType T>
@@ -193,10 +197,13 @@ mat<3, 3, T> quat_to_matrix(const quat_t<T>& q, std::source_location s = std::so
     const Ref one = constant<T>(1, loc), two = constant<T>(2, loc);
     auto twice = [&](Ref a, Ref b) { return mul(two, mul(a, b, loc), loc); };
     // 1 - 2(a^2 + b^2)
-    auto diagonal = [&](Ref a, Ref b) { return sub(one, mul(two, add(mul(a, a, loc), mul(b, b, loc), loc), loc), loc); };
-    return mat<3, 3, T>(FromRefs{}, {diagonal(y, z), sub(twice(x, y), twice(z, w), loc), add(twice(x, z), twice(y, w), loc),
-                                     add(twice(x, y), twice(z, w), loc), diagonal(x, z), sub(twice(y, z), twice(x, w), loc),
-                                     sub(twice(x, z), twice(y, w), loc), add(twice(y, z), twice(x, w), loc), diagonal(x, y)});
+    auto diagonal = [&](Ref a, Ref b) {
+        return sub(one, mul(two, add(mul(a, a, loc), mul(b, b, loc), loc), loc), loc);
+    };
+    return mat<3, 3, T>(
+        FromRefs{}, {diagonal(y, z), sub(twice(x, y), twice(z, w), loc), add(twice(x, z), twice(y, w), loc),
+                     add(twice(x, y), twice(z, w), loc), diagonal(x, z), sub(twice(y, z), twice(x, w), loc),
+                     sub(twice(x, z), twice(y, w), loc), add(twice(y, z), twice(x, w), loc), diagonal(x, y)});
 }
 
 }  // namespace weft

@@ -15,7 +15,8 @@ Ref asin_series(Ref z, Loc loc) {
     constexpr int terms = sizeof(T) <= 2 ? 7 : sizeof(T) <= 4 ? 13 : 27;
     std::array<double, terms> c{};
     c[0] = 1;
-    for (int k = 1; k < terms; ++k) c[k] = c[k - 1] * (2.0 * k - 1) * (2.0 * k - 1) / (2.0 * k * (2.0 * k + 1));
+    for (int k = 1; k < terms; ++k)
+        c[k] = c[k - 1] * (2.0 * k - 1) * (2.0 * k - 1) / (2.0 * k * (2.0 * k + 1));
     const Ref z2 = mul(z, z, loc);
     Ref p = constant<T>(c[terms - 1], loc);
     for (int k = terms - 2; k >= 0; --k) p = add(mul(p, z2, loc), constant<T>(c[k], loc), loc);
@@ -47,8 +48,10 @@ quat_t<T> quat_from_matrix(const mat<3, 3, T>& m, std::source_location s = std::
     auto candidate = [&](int big, Ref d) {
         const Ref scale = mul(sqrt(add(one, d, loc), loc), two, loc);
         auto over = [&](Ref v) { return div(v, scale, loc); };
-        const Ref wx = sub(a(2, 1), a(1, 2), loc), wy = sub(a(0, 2), a(2, 0), loc), wz = sub(a(1, 0), a(0, 1), loc);
-        const Ref xy = add(a(0, 1), a(1, 0), loc), xz = add(a(0, 2), a(2, 0), loc), yz = add(a(1, 2), a(2, 1), loc);
+        const Ref wx = sub(a(2, 1), a(1, 2), loc), wy = sub(a(0, 2), a(2, 0), loc),
+                  wz = sub(a(1, 0), a(0, 1), loc);
+        const Ref xy = add(a(0, 1), a(1, 0), loc), xz = add(a(0, 2), a(2, 0), loc),
+                  yz = add(a(1, 2), a(2, 1), loc);
         const Ref q = mul(quarter, scale, loc);
         switch (big) {
             case 3: return std::array<Ref, 4>{over(wx), over(wy), over(wz), q};

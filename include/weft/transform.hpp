@@ -30,7 +30,8 @@ public:
     friend transform_t operator*(const At<transform_t>& a, const transform_t& b) {
         const auto loc = a.loc;
         const vec<3, T> turned = detail::rotate(a.value.q, b.p, false, loc);
-        return transform_t(detail::FromRefs{}, At<vec<3, T>>(turned, loc) + a.value.p, At<quat_t<T>>(a.value.q, loc) * b.q);
+        return transform_t(detail::FromRefs{}, At<vec<3, T>>(turned, loc) + a.value.p,
+                           At<quat_t<T>>(a.value.q, loc) * b.q);
     }
 
     // From freshly traced parts (used by the library's operators).
@@ -67,18 +68,21 @@ transform_t<T> transform_multiply(const transform_t<T>& a, const transform_t<T>&
 }
 // The inverse motion: rotation conjugate(q) (q is a unit quaternion), position -rotate_inv(q, p).
 template <ElementType T>
-transform_t<T> transform_inverse(const transform_t<T>& t, std::source_location s = std::source_location::current()) {
+transform_t<T> transform_inverse(const transform_t<T>& t,
+                                 std::source_location s = std::source_location::current()) {
     const auto loc = detail::Loc::from(s);
     return transform_t<T>(detail::FromRefs{}, -At<vec<3, T>>(detail::rotate(t.q, t.p, true, loc), loc),
                           quat_conjugate(t.q, s));
 }
 
 template <ElementType T>
-vec<3, T> transform_get_translation(const transform_t<T>& t, std::source_location s = std::source_location::current()) {
+vec<3, T> transform_get_translation(const transform_t<T>& t,
+                                    std::source_location s = std::source_location::current()) {
     return vec<3, T>(t.p, s);
 }
 template <ElementType T>
-quat_t<T> transform_get_rotation(const transform_t<T>& t, std::source_location s = std::source_location::current()) {
+quat_t<T> transform_get_rotation(const transform_t<T>& t,
+                                 std::source_location s = std::source_location::current()) {
     return quat_t<T>(t.q, s);
 }
 template <ElementType T>

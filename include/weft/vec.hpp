@@ -73,16 +73,18 @@ public:
 
     // A zero vector.
     vec(std::source_location s = std::source_location::current())
-        : vec(detail::FromRefs{}, fill_refs(detail::constant<T>(0, detail::Loc::from(s)), detail::Loc::from(s))) {}
+        : vec(detail::FromRefs{},
+              fill_refs(detail::constant<T>(0, detail::Loc::from(s)), detail::Loc::from(s))) {}
     // Every component set to `fill`.
     explicit vec(const Located<T>& fill) : vec(detail::FromRefs{}, fill_refs(fill.ref, fill.loc)) {}
     vec(const Located<T>& a, const Located<T>& b) requires(N == 2)
         : vec(detail::FromRefs{}, {detail::own(a.ref, a.loc), detail::own(b.ref, a.loc)}) {}
     vec(const Located<T>& a, const Located<T>& b, const Located<T>& c) requires(N == 3)
-        : vec(detail::FromRefs{}, {detail::own(a.ref, a.loc), detail::own(b.ref, a.loc), detail::own(c.ref, a.loc)}) {}
+        : vec(detail::FromRefs{},
+              {detail::own(a.ref, a.loc), detail::own(b.ref, a.loc), detail::own(c.ref, a.loc)}) {}
     vec(const Located<T>& a, const Located<T>& b, const Located<T>& c, const Located<T>& d) requires(N == 4)
-        : vec(detail::FromRefs{}, {detail::own(a.ref, a.loc), detail::own(b.ref, a.loc), detail::own(c.ref, a.loc),
-                                   detail::own(d.ref, a.loc)}) {}
+        : vec(detail::FromRefs{}, {detail::own(a.ref, a.loc), detail::own(b.ref, a.loc),
+                                   detail::own(c.ref, a.loc), detail::own(d.ref, a.loc)}) {}
     // Copies snapshot every component, as scalar copies do.
     vec(const vec& other, std::source_location s = std::source_location::current())
         : vec(detail::FromRefs{}, copy_refs(other, detail::Loc::from(s))) {}
@@ -101,11 +103,11 @@ public:
 
     // v[i]: component i (a checked C++ integer). A traced index is not supported.
     Scalar<T>& operator[](const Component& i) {
-        detail::check_component(i, N, "vector component");
+        detail::check_component(i, N, "vector component", "components");
         return this->at(i.index);
     }
     const Scalar<T>& operator[](const Component& i) const {
-        detail::check_component(i, N, "vector component");
+        detail::check_component(i, N, "vector component", "components");
         return this->at(i.index);
     }
 
@@ -209,22 +211,24 @@ using vec4i = vec<4, int32_t>;
 // Component-wise product and quotient (Warp's cw_mul / cw_div; `*` of two vectors is not
 // defined, so a dot product is never written by accident).
 template <int N, ElementType T>
-vec<N, T> cw_mul(const vec<N, T>& a, const vec<N, T>& b, std::source_location s = std::source_location::current()) {
+vec<N, T> cw_mul(const vec<N, T>& a, const vec<N, T>& b,
+                 std::source_location s = std::source_location::current()) {
     const auto loc = detail::Loc::from(s);
     return vec<N, T>::map([&](int i) { return detail::mul(a.ref(i), b.ref(i), loc); });
 }
 template <int N, ElementType T>
-vec<N, T> cw_div(const vec<N, T>& a, const vec<N, T>& b, std::source_location s = std::source_location::current()) {
+vec<N, T> cw_div(const vec<N, T>& a, const vec<N, T>& b,
+                 std::source_location s = std::source_location::current()) {
     const auto loc = detail::Loc::from(s);
     return vec<N, T>::map([&](int i) { return detail::div(a.ref(i), b.ref(i), loc); });
 }
 
-#define WEFT_VEC_BINARY(fn, code)                                                                      \
-    template <int N, ElementType T>                                                                    \
-    vec<N, T> fn(const vec<N, T>& a, const vec<N, T>& b,                                               \
-                 std::source_location s = std::source_location::current()) {                           \
-        const auto loc = detail::Loc::from(s);                                                         \
-        return vec<N, T>::map(                                                                         \
+#define WEFT_VEC_BINARY(fn, code)                                                                         \
+    template <int N, ElementType T>                                                                       \
+    vec<N, T> fn(const vec<N, T>& a, const vec<N, T>& b,                                                  \
+                 std::source_location s = std::source_location::current()) {                              \
+        const auto loc = detail::Loc::from(s);                                                            \
+        return vec<N, T>::map(                                                                            \
             [&](int i) { return detail::emit_binary(detail::BinaryOp::code, a.ref(i), b.ref(i), loc); }); \
     }
 // Component-wise min and max (IEEE minNum/maxNum for floats, as the scalar builtins).
@@ -243,20 +247,25 @@ template <int N, ElementType T>
 vec<N, T> select(const Located<bool>& cond, const vec<N, T>& if_true, const vec<N, T>& if_false,
                  std::source_location s = std::source_location::current()) {
     const auto loc = detail::Loc::from(s);
-    return vec<N, T>::map([&](int i) { return detail::emit_select(cond.ref, if_true.ref(i), if_false.ref(i), loc); });
+    return vec<N, T>::map(
+        [&](int i) { return detail::emit_select(cond.ref, if_true.ref(i), if_false.ref(i), loc); });
 }
 
 // a.x*b.x + a.y*b.y + ..., summed in component order.
 template <int N, ElementType T>
-Scalar<T> dot(const vec<N, T>& a, const vec<N, T>& b, std::source_location s = std::source_location::current()) {
+Scalar<T> dot(const vec<N, T>& a, const vec<N, T>& b,
+              std::source_location s = std::source_location::current()) {
     return detail::scalar<T>(detail::dot_refs(a.refs(), b.refs(), detail::Loc::from(s)));
 }
 
 template <ElementType T>
-vec<3, T> cross(const vec<3, T>& a, const vec<3, T>& b, std::source_location s = std::source_location::current()) {
+vec<3, T> cross(const vec<3, T>& a, const vec<3, T>& b,
+                std::source_location s = std::source_location::current()) {
     using namespace detail;
     const auto loc = Loc::from(s);
-    auto term = [&](int i, int j) { return sub(mul(a.ref(i), b.ref(j), loc), mul(a.ref(j), b.ref(i), loc), loc); };
+    auto term = [&](int i, int j) {
+        return sub(mul(a.ref(i), b.ref(j), loc), mul(a.ref(j), b.ref(i), loc), loc);
+    };
     return vec<3, T>(FromRefs{}, {term(1, 2), term(2, 0), term(0, 1)});
 }
 
@@ -272,8 +281,8 @@ requires(!std::is_integral_v<T>) Scalar<T> length(const vec<N, T>& a,
 }
 // a / length(a); the zero vector stays zero (as in Warp).
 template <int N, ElementType T>
-requires(!std::is_integral_v<T>) vec<N, T> normalize(const vec<N, T>& a,
-                                                     std::source_location s = std::source_location::current()) {
+requires(!std::is_integral_v<T>) vec<N, T> normalize(
+    const vec<N, T>& a, std::source_location s = std::source_location::current()) {
     using namespace detail;
     const auto loc = Loc::from(s);
     const Ref len = sqrt(dot_refs(a.refs(), a.refs(), loc), loc);

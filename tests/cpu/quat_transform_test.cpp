@@ -142,33 +142,34 @@ std::vector<Check<T>> quat_checks() {
         for (int i = 0; i < 4; ++i) in[9 + i] = q[i];
     };
     c[5].reference = [](const r::V& in) { return r::slice(in, 9, 4); };
-    c.push_back({"transform_point_vector_multiply_inverse", 7 + 7 + 3, 3 + 3 + 7 + 7 + 3,
-                 [](const Io<T>& io) {
-                     const weft::transform_t<T> a(io.template v<3>(0), io.q(3));
-                     const weft::transform_t<T> b(io.template v<3>(7), io.q(10));
-                     const auto v = io.template v<3>(14);
-                     io.put(0, weft::transform_point(a, v));
-                     io.put(3, weft::transform_vector(a, v));
-                     const auto ab = a * b;
-                     io.put(6, ab.p);
-                     io.put(9, ab.q);
-                     const auto inv = weft::transform_inverse(weft::transform_multiply(a, b));
-                     io.put(13, weft::transform_get_translation(inv));
-                     io.put(16, weft::transform_get_rotation(inv));
-                     // inverse(a) undoes a.
-                     io.put(20, weft::transform_point(weft::transform_inverse(a), weft::transform_point(a, v)));
-                 },
-                 [](const r::V& in) {
-                     const auto ap = r::slice(in, 0, 3), aq = r::slice(in, 3, 4);
-                     const auto bp = r::slice(in, 7, 3), bq = r::slice(in, 10, 4);
-                     const auto v = r::slice(in, 14, 3);
-                     const auto abp = r::add(r::qrotate(aq, bp), ap), abq = r::qmul(aq, bq);
-                     const auto iq = r::qconj(abq);
-                     const auto ip = r::scale(r::qrotate(iq, abp), -1);
-                     return r::cat(r::cat(r::cat(r::add(r::qrotate(aq, v), ap), r::qrotate(aq, v)), r::cat(abp, abq)),
-                                   r::cat(r::cat(ip, iq), v));
-                 },
-                 unit_quats(3, 1)});
+    c.push_back(
+        {"transform_point_vector_multiply_inverse", 7 + 7 + 3, 3 + 3 + 7 + 7 + 3,
+         [](const Io<T>& io) {
+             const weft::transform_t<T> a(io.template v<3>(0), io.q(3));
+             const weft::transform_t<T> b(io.template v<3>(7), io.q(10));
+             const auto v = io.template v<3>(14);
+             io.put(0, weft::transform_point(a, v));
+             io.put(3, weft::transform_vector(a, v));
+             const auto ab = a * b;
+             io.put(6, ab.p);
+             io.put(9, ab.q);
+             const auto inv = weft::transform_inverse(weft::transform_multiply(a, b));
+             io.put(13, weft::transform_get_translation(inv));
+             io.put(16, weft::transform_get_rotation(inv));
+             // inverse(a) undoes a.
+             io.put(20, weft::transform_point(weft::transform_inverse(a), weft::transform_point(a, v)));
+         },
+         [](const r::V& in) {
+             const auto ap = r::slice(in, 0, 3), aq = r::slice(in, 3, 4);
+             const auto bp = r::slice(in, 7, 3), bq = r::slice(in, 10, 4);
+             const auto v = r::slice(in, 14, 3);
+             const auto abp = r::add(r::qrotate(aq, bp), ap), abq = r::qmul(aq, bq);
+             const auto iq = r::qconj(abq);
+             const auto ip = r::scale(r::qrotate(iq, abp), -1);
+             return r::cat(r::cat(r::cat(r::add(r::qrotate(aq, v), ap), r::qrotate(aq, v)), r::cat(abp, abq)),
+                           r::cat(r::cat(ip, iq), v));
+         },
+         unit_quats(3, 1)});
     // Both transforms need unit rotations.
     c.back().inputs = [](std::mt19937& rng, r::V& in) {
         unit_quats(3, 1)(rng, in);
@@ -185,7 +186,9 @@ std::vector<Check<T>> quat_checks() {
                      io.put(7, t.p);
                      io.put(10, t.q);
                  },
-                 [](const r::V& in) { return r::cat({0, 0, 0, 0, 0, 0, 1}, in); }});
+                 [](const r::V& in) {
+                     return r::cat({0, 0, 0, 0, 0, 0, 1}, in);
+                 }});
     return c;
 }
 

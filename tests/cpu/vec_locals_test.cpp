@@ -51,7 +51,8 @@ static_assert(Multipliable<weft::vec3, weft::Float>);
 static_assert(!Multipliable<weft::vec3, weft::Double>);
 static_assert(HasCross<weft::vec3> && !HasCross<weft::vec2> && !HasCross<weft::vec4>);
 static_assert(HasZ<weft::vec3> && !HasZ<weft::vec2>);
-static_assert(Invertible<weft::mat33> && !Invertible<weft::mat<2, 3, float>> && !Invertible<weft::mat<3, 3, int32_t>>);
+static_assert(Invertible<weft::mat33> && !Invertible<weft::mat<2, 3, float>> &&
+              !Invertible<weft::mat<3, 3, int32_t>>);
 
 using namespace weft::test;
 namespace r = weft::test::ref;

@@ -53,8 +53,8 @@ std::vector<Check<T>> vector_checks() {
                  },
                  [](const r::V& in) {
                      const auto a = r::slice(in, 0, 2), b = r::slice(in, 2, 2);
-                     return r::V{r::dot(a, b),         r::dot(a, a), a[0] * b[0], a[1] * b[1], std::min(a[0], b[0]),
-                                 std::max(a[1], b[1])};
+                     return r::V{r::dot(a, b), r::dot(a, a),         a[0] * b[0],
+                                 a[1] * b[1],  std::min(a[0], b[0]), std::max(a[1], b[1])};
                  }});
     c.push_back({"vec_cross_abs_index", 6, 7,
                  [](const Io<T>& io) {
@@ -102,7 +102,8 @@ std::vector<Check<T>> vector_checks() {
                  [](const r::V& in) {
                      const auto a = r::slice(in, 0, 8);
                      const double s = in[8];
-                     return r::cat(r::cat(r::cat(r::add(a, r::scale(a, s)), r::sub(r::scale(a, s), a)), r::scale(a, -1)),
+                     return r::cat(r::cat(r::cat(r::add(a, r::scale(a, s)), r::sub(r::scale(a, s), a)),
+                                          r::scale(a, -1)),
                                    r::transpose(a, 2, 4));
                  }});
     c.push_back({"mat_outer_trace_diag_identity", 3 + 3, 9 + 1 + 9 + 16,
@@ -128,7 +129,8 @@ std::vector<Check<T>> vector_checks() {
                      io.put(2, weft::determinant(io.template mx<4, 4>(13)));
                  },
                  [](const r::V& in) {
-                     return r::V{r::det_inverse(r::slice(in, 0, 4), 2).first, r::det_inverse(r::slice(in, 4, 9), 3).first,
+                     return r::V{r::det_inverse(r::slice(in, 0, 4), 2).first,
+                                 r::det_inverse(r::slice(in, 4, 9), 3).first,
                                  r::det_inverse(r::slice(in, 13, 16), 4).first};
                  }});
     return c;
@@ -148,8 +150,9 @@ std::vector<Check<T>> float_checks() {
                  },
                  [](const r::V& in) {
                      const auto a = r::slice(in, 0, 3);
-                     return r::cat(r::cat(r::cat({std::sqrt(r::dot(a, a))}, r::normalized(a)), r::scale(a, 1 / in[3])),
-                                   {0, 0, 0});
+                     return r::cat(
+                         r::cat(r::cat({std::sqrt(r::dot(a, a))}, r::normalized(a)), r::scale(a, 1 / in[3])),
+                         {0, 0, 0});
                  }});
     // Diagonally dominant matrices, so the inverses are well conditioned.
     auto dominant = [](int n, int from) {
@@ -158,11 +161,14 @@ std::vector<Check<T>> float_checks() {
             for (int i = 0; i < n; ++i) in[from + i * n + i] += 6;
         };
     };
-    c.push_back({"mat_inverse_2", 4, 4, [](const Io<T>& io) { io.put(0, weft::inverse(io.template mx<2, 2>(0))); },
+    c.push_back({"mat_inverse_2", 4, 4,
+                 [](const Io<T>& io) { io.put(0, weft::inverse(io.template mx<2, 2>(0))); },
                  [](const r::V& in) { return r::det_inverse(in, 2).second; }, dominant(2, 0)});
-    c.push_back({"mat_inverse_3", 9, 9, [](const Io<T>& io) { io.put(0, weft::inverse(io.template mx<3, 3>(0))); },
+    c.push_back({"mat_inverse_3", 9, 9,
+                 [](const Io<T>& io) { io.put(0, weft::inverse(io.template mx<3, 3>(0))); },
                  [](const r::V& in) { return r::det_inverse(in, 3).second; }, dominant(3, 0)});
-    c.push_back({"mat_inverse_4", 16, 16, [](const Io<T>& io) { io.put(0, weft::inverse(io.template mx<4, 4>(0))); },
+    c.push_back({"mat_inverse_4", 16, 16,
+                 [](const Io<T>& io) { io.put(0, weft::inverse(io.template mx<4, 4>(0))); },
                  [](const r::V& in) { return r::det_inverse(in, 4).second; }, dominant(4, 0)});
     return c;
 }

@@ -40,11 +40,13 @@ using LocatedOf = std::type_identity_t<Located<T>>;
 // Tags the constructors that take freshly traced component values.
 struct FromRefs {};
 
-inline void check_component(const Component& c, int extent, const char* what) {
+// `what` names the index ("vector component"), `entries` what there are `extent` of.
+inline void check_component(const Component& c, int extent, const char* what, const char* entries) {
     if (c.index < 0 || c.index >= extent)
-        trace_fail(c.loc, std::string(what) + " index " + std::to_string(c.index) + " is out of range: it has " +
-                              std::to_string(extent) + (extent == 1 ? " entry" : " entries") + " (indices 0 to " +
-                              std::to_string(extent - 1) + ")");
+        trace_fail(c.loc, std::string(what) + " index " + std::to_string(c.index) +
+                              " is out of range: there are " + std::to_string(extent) + " " + entries +
+                              ", indices 0 to " + std::to_string(extent - 1) +
+                              " (weft::get<I>(v) checks a constant component index at compile time)");
 }
 
 template <ElementType T>
