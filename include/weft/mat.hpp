@@ -86,8 +86,6 @@ public:
         detail::check_component(i, R, "matrix row", "rows");
         return rows_[i.index];
     }
-    const row_type& row(int i) const { return rows_[i]; }
-    row_type& row(int i) { return rows_[i]; }
     detail::Ref ref(int i, int j) const { return rows_[i].ref(j); }
 
     // A matrix whose entry (i, j) is f(i, j), computed in row order.

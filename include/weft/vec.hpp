@@ -185,13 +185,12 @@ private:
 
 // Component I, checked at compile time: weft::get<3>(v) on a vec3 does not compile.
 template <int I, int N, ElementType T>
-Scalar<T>& get(vec<N, T>& v) {
-    static_assert(I >= 0 && I < N, "vector component index out of range");
+requires(I >= 0 && I < N) Scalar<T>
+&get(vec<N, T>& v) {
     return v.at(I);
 }
 template <int I, int N, ElementType T>
-const Scalar<T>& get(const vec<N, T>& v) {
-    static_assert(I >= 0 && I < N, "vector component index out of range");
+requires(I >= 0 && I < N) const Scalar<T>& get(const vec<N, T>& v) {
     return v.at(I);
 }
 

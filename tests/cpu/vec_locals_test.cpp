@@ -26,6 +26,10 @@ template <class V>
 concept HasZ = requires(V v) {
     v.z;
 };
+template <class V, int I>
+concept HasComponent = requires(const V& v) {
+    weft::get<I>(v);
+};
 template <class M>
 concept Invertible = requires(const M& m) {
     weft::inverse(m);
@@ -51,6 +55,8 @@ static_assert(Multipliable<weft::vec3, weft::Float>);
 static_assert(!Multipliable<weft::vec3, weft::Double>);
 static_assert(HasCross<weft::vec3> && !HasCross<weft::vec2> && !HasCross<weft::vec4>);
 static_assert(HasZ<weft::vec3> && !HasZ<weft::vec2>);
+// A constant component index out of range does not compile.
+static_assert(HasComponent<weft::vec3, 2> && !HasComponent<weft::vec3, 3> && !HasComponent<weft::vec3, -1>);
 static_assert(Invertible<weft::mat33> && !Invertible<weft::mat<2, 3, float>> &&
               !Invertible<weft::mat<3, 3, int32_t>>);
 
