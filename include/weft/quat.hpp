@@ -2,6 +2,7 @@
 // builtins of Warp (quat_rotate, quat_from_axis_angle, quat_slerp, ...), expanded into scalar IR.
 #pragma once
 
+#include "weft/detail/sin_cos.hpp"
 #include "weft/mat.hpp"
 
 namespace weft {
@@ -175,17 +176,15 @@ vec<3, T> quat_rotate_inv(const quat_t<T>& q, const vec<3, T>& v,
     return detail::rotate(q, v, true, detail::Loc::from(s));
 }
 
-// The rotation by `angle` radians about the unit vector `axis`. (It uses the device's sin and
-// cos, so unlike the other composite builtins its bits may differ between the CPU and a GPU.)
+// The rotation by `angle` radians about the unit vector `axis`.
 template <ElementType T>
 quat_t<T> quat_from_axis_angle(const vec<3, T>& axis, const detail::LocatedOf<T>& angle,
                                std::source_location s = std::source_location::current()) {
     using namespace detail;
     const auto loc = Loc::from(s);
-    const Ref half = mul(angle.ref, constant<T>(0.5, loc), loc);
-    const Ref sin_half = emit_math(MathOp::Sin, half, loc);
+    const auto [sin_half, cos_half] = sin_cos<T>(mul(angle.ref, constant<T>(0.5, loc), loc), loc);
     return quat_t<T>(FromRefs{}, {mul(axis.ref(0), sin_half, loc), mul(axis.ref(1), sin_half, loc),
-                                  mul(axis.ref(2), sin_half, loc), emit_math(MathOp::Cos, half, loc)});
+                                  mul(axis.ref(2), sin_half, loc), own(cos_half, loc)});
 }
 
 // The rotation matrix of the unit quaternion q (R v == quat_rotate(q, v)).

@@ -1,6 +1,7 @@
 // Quaternions from rotation matrices and spherical interpolation (quat_from_matrix, quat_slerp).
 #pragma once
 
+#include "weft/detail/sin_cos.hpp"
 #include "weft/quat.hpp"
 
 namespace weft {
@@ -77,8 +78,8 @@ quat_t<T> quat_from_matrix(const mat<3, 3, T>& m, std::source_location s = std::
 }
 
 // Spherical linear interpolation from q0 (t = 0) to q1 (t = 1) along the shorter arc (q1 is
-// negated when dot(q0, q1) < 0, as in GLM and Eigen). The angle comes from acos built of
-// + - * / and sqrt; the weights use the device's sin.
+// negated when dot(q0, q1) < 0, as in GLM and Eigen). acos and sin are built of + - * /, sqrt
+// and floor, so the bits are the same on every device.
 template <ElementType T>
 quat_t<T> quat_slerp(const quat_t<T>& q0, const quat_t<T>& q1, const detail::LocatedOf<T>& t,
                      std::source_location s = std::source_location::current()) {
@@ -89,11 +90,11 @@ quat_t<T> quat_slerp(const quat_t<T>& q0, const quat_t<T>& q1, const detail::Loc
     const Ref flip = emit_binary(BinaryOp::Lt, d, zero, loc);
     const Ref cos_theta = emit_binary(BinaryOp::Min, emit_select(flip, neg(d, loc), d, loc), one, loc);
     const Ref theta = acos_unit<T>(cos_theta, loc);
-    const Ref sin_theta = emit_math(MathOp::Sin, theta, loc);
+    const Ref sin_theta = sin_cos<T>(theta, loc).first;
     const Ref one_minus_t = sub(one, t.ref, loc);
     const Ref moving = emit_binary(BinaryOp::Gt, sin_theta, zero, loc);
     auto weight = [&](Ref f) {
-        const Ref w = div(emit_math(MathOp::Sin, mul(f, theta, loc), loc), sin_theta, loc);
+        const Ref w = div(sin_cos<T>(mul(f, theta, loc), loc).first, sin_theta, loc);
         return emit_select(moving, w, f, loc);  // equal quaternions: plain interpolation
     };
     const Ref w0 = weight(one_minus_t), w1 = weight(t.ref);

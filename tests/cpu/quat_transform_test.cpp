@@ -80,6 +80,7 @@ std::vector<Check<T>> quat_checks() {
                      uniform_inputs<T>(rng, in);
                      const auto axis = r::normalized(r::slice(in, 0, 3));
                      for (int i = 0; i < 3; ++i) in[i] = axis[i];
+                     in[3] *= 25;  // angles in [-50, 50]: every quadrant of the half angle
                  }});
     c.push_back({"quat_to_and_from_matrix", 4, 9 + 4,
                  [](const Io<T>& io) {
@@ -200,13 +201,12 @@ TEST(QuatTransform, Float64) {
     run_checks<double>("quat_f64", quat_checks<double>(), 1e-12);
 }
 
-// In a GpuToGpu module the composite builtins built from + - * / sqrt min max abs and select give
-// the same bits on the CPU as on the GPU (quat_from_axis_angle and quat_slerp use the device's
-// sin and cos, so they are left out).
+// In a GpuToGpu module the composite builtins (built from + - * / sqrt floor min max abs and
+// select, never the device's sin or cos) give the same bits on the CPU as on the GPU.
 TEST(QuatTransform, GpuToGpuCpuEqualsGpu) {
     if (test_device().is_cpu()) GTEST_SKIP() << "compares the GPU with the CPU; runs under the gpu label";
     weft::Module m{"composite_gpu_to_gpu", {.deterministic = weft::Deterministic::GpuToGpu}};
-    constexpr int k = 16 + 4 + 3, outputs = 16 + 1 + 4 + 9 + 4 + 3 + 3 + 3;
+    constexpr int k = 16 + 4 + 3 + 1, outputs = 16 + 1 + 4 + 9 + 4 + 3 + 3 + 3 + 4 + 4;
     auto kernel = m.kernel("composites", {"in", "out"}, [](weft::Array<float> in, weft::Array<float> out) {
         const Io<float> io{in, out, weft::tid(), k, outputs};
         const auto a = io.mx<4, 4>(0);
@@ -221,6 +221,9 @@ TEST(QuatTransform, GpuToGpuCpuEqualsGpu) {
         const weft::transform t(v, weft::normalize(q));
         io.put(37, weft::transform_point(weft::transform_inverse(t * t), v));
         io.put(40, weft::abs(weft::min(v, -v)) / weft::length(v));
+        const auto turn = weft::quat_from_axis_angle(weft::normalize(v), io(23) * 10.0f);
+        io.put(43, turn);
+        io.put(47, weft::quat_slerp(weft::normalize(q), turn, weft::abs(io(23)) / 3.0f));
     });
     const int threads = 256;
     std::mt19937 rng(7);
