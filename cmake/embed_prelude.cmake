@@ -1,10 +1,12 @@
 # Writes the device prelude headers into a C++ source as one raw string literal (build time).
-# INPUTS is a list of headers, concatenated in order.
+# INPUTS is a list of headers, concatenated in dependency order.
 set(PRELUDE "")
 foreach(input ${INPUTS})
   file(READ "${input}" part)
   # One translation unit: the include guards of the separate headers are not needed.
   string(REPLACE "#pragma once\n" "" part "${part}")
+  # Nor their includes of each other: the headers come in dependency order.
+  string(REGEX REPLACE "#include \"device/[a-z_]+[.]h\"\n" "" part "${part}")
   string(APPEND PRELUDE "${part}\n")
 endforeach()
 file(WRITE "${OUTPUT}.tmp"

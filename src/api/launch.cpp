@@ -1,14 +1,12 @@
-// weft::launch: run-time argument checks, then the device's launch; undone on a fault.
+// weft::launch: run-time argument checks, then the launch's steps (runtime/launch_steps.hpp).
 #include "weft/launch.hpp"
 
-#include <algorithm>
 #include <cstdio>
 #include <optional>
 
 #include "api/module_state.hpp"
-#include "runtime/det/accumulation.hpp"
-#include "runtime/det/slots.hpp"
-#include "runtime/det/target_locks.hpp"
+#include "runtime/backend.hpp"
+#include "runtime/launch_steps.hpp"
 #include "weft/error.hpp"
 
 namespace weft {
@@ -16,14 +14,6 @@ namespace weft {
 namespace {
 
 constexpr int64_t kMaxThreads = (int64_t{1} << 31) - 1;
-
-// Mirrors wf::Array in the prelude.
-struct ArrayDescriptor {
-    void* data;
-    int64_t shape[4];
-    int64_t strides[4];
-    void* det;
-};
 
 std::string describe(const detail::ParamSpec& p) {
     if (!p.is_array) return std::string("a ") + dtype_name(p.dtype) + " scalar";
@@ -37,21 +27,77 @@ std::string describe(const LaunchArg& a) {
     return std::string("a ") + std::to_string(arr.ndim()) + "-D array of " + dtype_name(arr.dtype());
 }
 
-// A copy of the arrays a launch may write, put back if the launch faults. A broadcast view is
-// copied once per element it reaches, not once per index.
-class Snapshot {
-public:
-    void add(const AnyArray& a) {
-        const AnyArray reached = detail::without_broadcast(a);
-        saved_.push_back({reached, reached.to(reached.device())});
-    }
-    void restore() {
-        for (auto& [array, copy] : saved_) weft::copy(array, copy);
-    }
+[[noreturn]] void fail(const detail::KernelState& kernel, const Dim& dim, const std::string& message) {
+    throw Error(message, kernel.body->name, dim.loc.file, dim.loc.line);
+}
 
-private:
-    std::vector<std::pair<AnyArray, AnyArray>> saved_;
-};
+// The launch's thread count, after checking its dimensions.
+int64_t checked_threads(const detail::KernelState& kernel, const Dim& dim) {
+    if (dim.ndim < 1 || dim.ndim > 4)
+        fail(kernel, dim, "a launch has 1 to 4 dimensions, got " + std::to_string(dim.ndim));
+    int64_t total = 1;
+    for (int d = 0; d < dim.ndim; ++d) {
+        if (dim.dims[d] <= 0)
+            fail(kernel, dim,
+                 "launch dimension " + std::to_string(d) + " is " + std::to_string(dim.dims[d]) +
+                     "; every dimension must be at least 1 (skip the launch when there is no work)");
+        if (dim.dims[d] > kMaxThreads || total * dim.dims[d] > kMaxThreads)
+            fail(kernel, dim, "the launch has more than 2^31 - 1 threads; split it into several launches");
+        total *= dim.dims[d];
+    }
+    return total;
+}
+
+// The device the launch runs on (its arrays', else the default), after checking each argument
+// against its parameter.
+Device checked_device(const detail::KernelState& kernel, const Dim& dim, const std::vector<LaunchArg>& args) {
+    const detail::TraceBody& body = *kernel.body;
+    if (args.size() != body.params.size())
+        fail(
+            kernel, dim,
+            "takes " + std::to_string(body.params.size()) + " arguments, got " + std::to_string(args.size()));
+    std::optional<Device> device;
+    for (size_t i = 0; i < args.size(); ++i) {
+        const detail::ParamSpec& p = body.params[i];
+        const auto which = [&] {
+            return "argument " + std::to_string(i) + " ('" + body.param_names[i] + "')";
+        };
+        const auto* arr = std::get_if<AnyArray>(&args[i]);
+        const bool fits = arr ? (p.is_array && arr->dtype() == p.dtype && arr->ndim() == p.ndim)
+                              : (!p.is_array && std::get<ScalarArg>(args[i]).dtype == p.dtype);
+        if (!fits) fail(kernel, dim, which() + " must be " + describe(p) + ", got " + describe(args[i]));
+        if (!arr) continue;
+        if (!arr->valid()) fail(kernel, dim, which() + " is an empty (default-constructed) array");
+        if (device && *device != arr->device())
+            fail(kernel, dim,
+                 which() + " is on " + arr->device().name() + " but earlier arrays are on " + device->name() +
+                     "; copy the arrays to one device");
+        device = arr->device();
+    }
+    return device ? *device : default_device();  // (the default is looked up only when needed)
+}
+
+// What the compiled kernel requires of the launch: tid()'s dimensionality, and extents that
+// shape() reads fitting an int32.
+void check_against_plan(const detail::KernelState& kernel, const Dim& dim, const std::vector<LaunchArg>& args,
+                        const plan::KernelPlan& plan) {
+    if (plan.tid_ndim != 0 && plan.tid_ndim != dim.ndim)
+        fail(kernel, dim,
+             "the kernel uses " +
+                 std::string(plan.tid_ndim == 1 ? "tid()" : "tid<" + std::to_string(plan.tid_ndim) + ">()") +
+                 " but is launched with " + std::to_string(dim.ndim) + " dimensions; launch it with " +
+                 std::to_string(plan.tid_ndim));
+    for (size_t i = 0; i < args.size(); ++i)
+        if (const auto* arr = std::get_if<AnyArray>(&args[i]))
+            for (int d = 0; d < arr->ndim(); ++d)
+                if ((plan.shape_reads[i] >> d & 1) && arr->shape()[d] > INT32_MAX)
+                    fail(kernel, dim,
+                         "argument " + std::to_string(i) + " ('" + kernel.body->param_names[i] +
+                             "') has extent " + std::to_string(arr->shape()[d]) + " in dimension " +
+                             std::to_string(d) +
+                             ", but the kernel reads it with shape(), an int32 (at most 2^31 - 1); pass the "
+                             "extent as an Int64 argument instead, or split the array into smaller views");
+}
 
 }  // namespace
 
@@ -101,185 +147,24 @@ Dim::Dim(std::initializer_list<int64_t> extents, std::source_location s)
 }
 
 void launch(const detail::KernelState& kernel, const Dim& dim, const std::vector<LaunchArg>& args) {
-    const detail::TraceBody& body = *kernel.body;
-    auto fail = [&](const std::string& message) -> void {
-        throw Error(message, body.name, dim.loc.file, dim.loc.line);
-    };
-
-    if (dim.ndim < 1 || dim.ndim > 4) fail("a launch has 1 to 4 dimensions, got " + std::to_string(dim.ndim));
-    int64_t total = 1;
-    for (int d = 0; d < dim.ndim; ++d) {
-        if (dim.dims[d] <= 0)
-            fail("launch dimension " + std::to_string(d) + " is " + std::to_string(dim.dims[d]) +
-                 "; every dimension must be at least 1 (skip the launch when there is no work)");
-        if (dim.dims[d] > kMaxThreads || total * dim.dims[d] > kMaxThreads)
-            fail("the launch has more than 2^31 - 1 threads; split it into several launches");
-        total *= dim.dims[d];
-    }
-
-    if (args.size() != body.params.size())
-        fail("takes " + std::to_string(body.params.size()) + " arguments, got " +
-             std::to_string(args.size()));
-    std::optional<Device> device;
-    for (size_t i = 0; i < args.size(); ++i) {
-        const detail::ParamSpec& p = body.params[i];
-        const std::string which = "argument " + std::to_string(i) + " ('" + body.param_names[i] + "')";
-        const auto* arr = std::get_if<AnyArray>(&args[i]);
-        const bool fits = arr ? (p.is_array && arr->dtype() == p.dtype && arr->ndim() == p.ndim)
-                              : (!p.is_array && std::get<ScalarArg>(args[i]).dtype == p.dtype);
-        if (!fits) fail(which + " must be " + describe(p) + ", got " + describe(args[i]));
-        if (!arr) continue;
-        if (!arr->valid()) fail(which + " is an empty (default-constructed) array");
-        if (device && *device != arr->device())
-            fail(which + " is on " + arr->device().name() + " but earlier arrays are on " + device->name() +
-                 "; copy the arrays to one device");
-        device = arr->device();
-    }
-
-    const Device target = device.value_or(default_device());
+    const int64_t threads = checked_threads(kernel, dim);
+    const Device target = checked_device(kernel, dim, args);
     const auto compiled = kernel.module->compile(target, dim.loc);
-    const plan::KernelPlan& fn = *compiled->plan->find(body.name);
-    const uint32_t index = fn.variants.forward;
-    if (fn.tid_ndim != 0 && fn.tid_ndim != dim.ndim)
-        fail("the kernel uses " +
-             std::string(fn.tid_ndim == 1 ? "tid()" : "tid<" + std::to_string(fn.tid_ndim) + ">()") +
-             " but is launched with " + std::to_string(dim.ndim) + " dimensions; launch it with " +
-             std::to_string(fn.tid_ndim));
-    // shape() is an int32, so an extent the kernel reads with it must fit one.
-    for (size_t i = 0; i < args.size(); ++i)
-        if (const auto* arr = std::get_if<AnyArray>(&args[i]))
-            for (int d = 0; d < arr->ndim(); ++d)
-                if ((fn.shape_reads[i] >> d & 1) && arr->shape()[d] > INT32_MAX)
-                    fail("argument " + std::to_string(i) + " ('" + body.param_names[i] + "') has extent " +
-                         std::to_string(arr->shape()[d]) + " in dimension " + std::to_string(d) +
-                         ", but the kernel reads it with shape(), an int32 (at most 2^31 - 1); pass the "
-                         "extent as an Int64 argument instead, or split the array into smaller views");
+    const plan::KernelPlan& plan = *compiled->plan->find(kernel.body->name);
+    check_against_plan(kernel, dim, args, plan);
 
-    std::vector<ArrayDescriptor> arrays(args.size());
-    std::vector<ScalarArg> scalars(args.size());
-    std::vector<void*> pointers(args.size());
-    for (size_t i = 0; i < args.size(); ++i) {
-        if (const auto* arr = std::get_if<AnyArray>(&args[i])) {
-            ArrayDescriptor& d = arrays[i];
-            d.data = arr->data();
-            for (int k = 0; k < 4; ++k) {
-                d.shape[k] = k < arr->ndim() ? arr->shape()[k] : 1;
-                d.strides[k] = k < arr->ndim() ? arr->stride(k) : 0;
-            }
-            pointers[i] = &d;
-        } else {
-            scalars[i] = std::get<ScalarArg>(args[i]);
-            pointers[i] = &scalars[i].bits;  // little-endian: the value's bytes come first
-        }
-    }
-
-    runtime::det::LaunchSite site{body.name, dim.loc.file, dim.loc.line, total};
-    const Options& options = compiled->options;
-    // Deterministic targets get fresh accumulation state, resolved into them after the kernel;
-    // slot-allocation counters get reservation state, and the counting pass runs first.
-    std::vector<runtime::det::TargetPlan> target_plans;
-    std::vector<const AnyArray*> locked;  // targets and counters
-    if (!fn.det_targets.empty()) {
-        std::vector<const AnyArray*> targets;
-        std::vector<std::string> names;
-        for (const plan::DetTarget& t : fn.det_targets) {
-            targets.push_back(&std::get<AnyArray>(args[t.arg.param]));
-            names.push_back(body.param_names[t.arg.param]);
-        }
-        target_plans = runtime::det::plan(fn.det_targets, targets, names, options, site);
-        locked = targets;
-    }
-    std::optional<runtime::det::SlotPlan> slot_plan;
-    if (fn.variants.counting >= 0) {
-        std::vector<const AnyArray*> counters;
-        std::vector<std::string> names;
-        for (const plan::SlotTarget& t : fn.slots.counters) {
-            counters.push_back(&std::get<AnyArray>(args[t.arg.param]));
-            names.push_back(body.param_names[t.arg.param]);
-        }
-        slot_plan = runtime::det::plan_slots(fn.slots, counters, names, options, site);
-        locked.insert(locked.end(), counters.begin(), counters.end());
-    }
-    // Launches from several host threads into the same targets or counters run one at a time.
-    std::optional<runtime::det::TargetLocks> locks;
-    if (!locked.empty()) locks.emplace(locked);
-
-    // A launch that can fail after it has written is undone from a snapshot (docs/design/0006):
-    // with bounds_check, and when a records overflow or a slot divergence is possible and is
-    // found at the launch (always on the CPU; on a GPU with deterministic_debug, and a
-    // divergence on the several-element slot path, which synchronizes). A GPU finds the others
-    // after the launch has returned; their errors say what stays applied.
-    const bool found_at_launch = target.is_cpu() || options.deterministic_debug;
-    const bool may_overflow = std::any_of(target_plans.begin(), target_plans.end(), [](const auto& p) {
-        return p.records && (p.target.dynamic || p.per_thread < p.target.records_per_thread);
-    });
-    const bool may_diverge = slot_plan && fn.slots.reservations_may_diverge;
-    const bool diverges_late = may_diverge && slot_plan->single_element && !found_at_launch;
-    const bool undo = options.bounds_check || (found_at_launch && (may_overflow || may_diverge)) ||
-                      (may_diverge && !diverges_late);
-    auto written_names = [&] {
-        std::vector<std::string> names;
-        for (size_t i = 0; i < args.size(); ++i)
-            if (fn.writes[i]) names.push_back(body.param_names[i]);
-        return names;
-    };
-    Snapshot snapshot;
-    if (undo) {
-        for (size_t i = 0; i < args.size(); ++i)
-            if (fn.writes[i]) snapshot.add(std::get<AnyArray>(args[i]));
-        // Errors of earlier launches surface now, not as this launch's failure.
-        if (options.deterministic_debug && !target.is_cpu()) synchronize(target);
-    }
-    // (A carrying sum that leaves the exact range is not undone: it takes some 2^42 of the
-    // largest contributions, too rare to copy every written array of every such launch for.)
-    const bool may_leave_range =
-        std::any_of(target_plans.begin(), target_plans.end(), [](const auto& p) { return p.carrying; });
-    if (!found_at_launch && (may_overflow || diverges_late || may_leave_range))
-        site.written = written_names();
-
-    std::unique_ptr<runtime::det::Accumulation> accumulation;
-    if (!target_plans.empty()) {
-        accumulation = runtime::det::prepare(target, std::move(target_plans), site);
-        for (size_t i = 0; i < fn.det_targets.size(); ++i)
-            arrays[fn.det_targets[i].arg.param].det = accumulation->state(i);
-    }
-    std::unique_ptr<runtime::det::SlotAllocation> slots;
-    if (slot_plan) {
-        slots = runtime::det::prepare_slots(target, std::move(*slot_plan), site);
-        for (size_t i = 0; i < fn.slots.counters.size(); ++i)
-            arrays[fn.slots.counters[i].arg.param].det = slots->counter(i);
-    }
-
-    runtime::LaunchGrid grid;
-    grid.ndim = dim.ndim;
-    for (int d = 0; d < 4; ++d) grid.dims[d] = dim.dims[d];
-    try {
-        if (slots) {
-            compiled->code->launch(static_cast<size_t>(fn.variants.counting), grid, pointers.data(), options);
-            slots->assign_slots();
-        }
-        compiled->code->launch(static_cast<size_t>(index), grid, pointers.data(), options);
-    } catch (const Error&) {
-        snapshot.restore();
-        throw;
-    }
-    // Found after the kernel ran: a records overflow or a slot divergence.
-    try {
-        if (slots) slots->finish();
-        if (accumulation) accumulation->resolve();
-        if ((slots || accumulation) && options.deterministic_debug) synchronize(target);
-    } catch (const Error& e) {
-        std::string what = ". The launch was undone: every array it writes holds its value from before it";
-        if (undo) {
-            snapshot.restore();
-        } else {
-            std::string names;
-            for (const std::string& n : written_names()) names += (names.empty() ? "'" : ", '") + n + "'";
-            what = ". The launch was not undone: of the arrays it writes (" + names +
-                   "), only those named above keep their values from before it";
-        }
-        throw Error(e.message() + what, e.kernel(), e.file(), e.line());
-    }
+    runtime::LaunchRequest request;
+    request.backend = &runtime::backend(target);
+    request.code = compiled->code.get();
+    request.kernel = &plan;
+    request.options = &compiled->options;
+    request.args = &args;
+    request.param_names = &kernel.body->param_names;
+    request.grid.ndim = dim.ndim;
+    for (int d = 0; d < 4; ++d) request.grid.dims[d] = dim.dims[d];
+    request.site = {kernel.body->name, dim.loc.file, dim.loc.line, threads};
+    runtime::KernelLaunch launch(std::move(request));
+    runtime::run(launch);  // plan, prepare, (count, assign,) execute, resolve
 }
 
 }  // namespace weft

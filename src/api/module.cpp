@@ -6,6 +6,7 @@
 #include "codegen/emit.hpp"
 #include "frontend/tracer.hpp"
 #include "ir/printer.hpp"
+#include "runtime/backend.hpp"
 #include "transforms/pipeline.hpp"
 #include "weft/error.hpp"
 
@@ -98,7 +99,7 @@ std::shared_ptr<const transforms::Lowered> ModuleState::lower_locked() {
 namespace {
 
 codegen::Generated generate(const transforms::Lowered& lowered, const Options& options, Device device) {
-    const auto dialect = device.is_cpu() ? codegen::Dialect::Cpu : codegen::Dialect::Cuda;
+    const codegen::Dialect dialect = runtime::backend(device).dialect();
     return codegen::emit(lowered.program, lowered.plan,
                          {.dialect = dialect, .bounds_check = options.bounds_check});
 }
@@ -113,7 +114,8 @@ std::shared_ptr<const CompiledModule> ModuleState::compile(Device device, Loc lo
         c->lowered = lower_locked();
         c->plan = &c->lowered->plan;
         c->options = options;
-        c->code = runtime::load_module(generate(*c->lowered, options, device), *c->plan, options, device);
+        c->code =
+            runtime::backend(device).load_module(generate(*c->lowered, options, device), *c->plan, options);
         slot = std::move(c);
     }
     return slot;

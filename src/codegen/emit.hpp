@@ -7,9 +7,6 @@
 
 namespace weft::codegen {
 
-// Function bodies are the same C++ for both; the prelude adapts to the compiler (__CUDACC__).
-enum class Dialect { Cpu, Cuda };
-
 struct EmitOptions {
     Dialect dialect = Dialect::Cpu;
     bool bounds_check = false;

@@ -7,6 +7,9 @@
 
 namespace weft::codegen {
 
+// Function bodies are the same C++ for both; the prelude adapts to the compiler (__CUDACC__).
+enum class Dialect { Cpu, Cuda };
+
 // An array access that bounds checking can report: where it is and which array it touches.
 struct AccessSite {
     std::string function;  // as users know it (a counting pass is named as its original)

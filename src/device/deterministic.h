@@ -23,30 +23,6 @@
 
 namespace wf {
 
-// What a deterministic target's atomics write to; built by the runtime for each launch.
-struct DetTarget {
-    char* base;  // the address of slot 0's element (the lowest element of the argument)
-    i64 count;   // slots
-    // How an element's address gives its slot: with dims == 0, one slot per element address
-    // from `base`; else the element's index along `dims` dimensions of the given byte strides
-    // (largest first, each larger than the reach of the ones after it) and extents, row-major.
-    i32 dims;
-    i32 carrying;  // exact sums: carry words into the next (the launch may overflow a word)
-    i64 stride[4];
-    i64 extent[4];
-    double inverse[4];  // 1 / stride, rounded: the division becomes a multiplication
-    i64* words;         // exact sums: count * words_per_slot digits, slot-major; min/max: count keys
-    u32* flags;         // exact sums: one per slot
-    // The records strategy (sums): each contribution is appended as (slot, value bits) and
-    // reduced per slot after the kernel. Null `records` selects the exact strategy.
-    u64* records;
-    u32* record_slots;
-    // Records appended, including any beyond `capacity` (an overflow); for exact sums that
-    // carry, the runtime's count of slots whose top word overflowed.
-    u64* cursor;
-    i64 capacity;
-};
-
 // A sparse view's slot. Each index is the offset times the rounded inverse of the stride, then
 // corrected by one where the rounding crossed an integer: offsets are below 2^48, so the product
 // is within 2^-4 of the quotient. (A 64-bit integer division would be a call on a GPU, and its

@@ -9,44 +9,13 @@
 extern "C" int printf(const char*, ...);
 #endif
 
+#include "device/abi.h"
+
 namespace wf {
 
-using i32 = int;
-using u32 = unsigned int;
-using i64 = long long;
-using u64 = unsigned long long;
-static_assert(sizeof(i64) == 8 && sizeof(u32) == 4, "unexpected integer widths");
-
-struct DetTarget;
-
-// Mirrors the runtime's array descriptor: element 0's address, extents, strides in bytes, and
-// for a deterministic accumulation target the state its atomics go to (null otherwise; views
-// of the array share it).
+// An N-D array of T as a kernel sees it: the launch ABI's descriptor, typed.
 template <class T, int N>
-struct Array {
-    char* data;
-    i64 shape[4];
-    i64 strides[4];
-    DetTarget* det;
-};
-
-// The first error of a launch; `code` is 0 while there is none.
-struct Error {
-    i32 code;  // 1: index out of bounds
-    i32 site;  // which array access (the runtime keeps the table of sites)
-    i32 dim;
-    i32 pad;
-    i64 index;
-    i64 extent;
-};
-
-struct Launch {
-    i64 dims[4];
-    i64 total;
-    i32 ndim;
-    i32 pad;
-    Error* error;
-};
+struct Array : ArrayDescriptor {};
 
 struct Ctx {
     i32 tid[4];

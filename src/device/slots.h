@@ -7,24 +7,6 @@
 
 namespace wf {
 
-struct SlotLaunch {
-    u64* keys;       // per reservation: (counter << 40) | element
-    i32* counts;     // per reservation: the number of slots asked for (0 where none)
-    i32* offsets;    // per reservation: its first slot minus the counter's value before the launch
-    i32* reserved;   // per thread: reservations made in the counting pass
-    i64 per_thread;  // reservation positions per thread
-    u32* status;     // kSlotsOverflow, kSlotsDiverged
-};
-
-enum : u32 { kSlotsOverflow = 1, kSlotsDiverged = 2 };
-
-// A counter argument of one launch (the `det` field of its array descriptor points here).
-struct SlotCounter {
-    SlotLaunch* launch;
-    u64 id;
-    char* base;  // element 0 of the counter's span
-};
-
 WEFT_FUNC void set_status(u32* status, u32 bit) {
 #if defined(__CUDACC__)
     atomicOr(status, bit);

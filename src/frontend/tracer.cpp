@@ -273,4 +273,8 @@ Loc last_loc() {
     return frontend::frames.empty() ? Loc{} : frontend::frames.back()->last_loc;
 }
 
+void trace_fail(Loc loc, const std::string& message) {
+    frontend::top(loc).builder.fail(loc, message);
+}
+
 }  // namespace weft::detail

@@ -2,8 +2,8 @@
 #include "weft/device.hpp"
 
 #include <cstdlib>
-#include <thread>
 
+#include "runtime/backend.hpp"
 #include "runtime/cuda/context.hpp"
 #include "weft/error.hpp"
 
@@ -46,13 +46,11 @@ Device default_device() {
 }
 
 DeviceInfo device_info(Device device) {
-    if (device.is_cpu()) return {"cpu", 0, 0, static_cast<int>(std::thread::hardware_concurrency()), 0};
-    const cu::DeviceContext& c = cu::context(device.ordinal());
-    return {c.name, c.cc_major, c.cc_minor, c.sm_count, c.total_memory};
+    return runtime::backend(device).info();
 }
 
 void synchronize(Device device) {
-    if (device.is_cuda()) cu::synchronize(*cu::current_stream(device.ordinal()));
+    runtime::backend(device).synchronize();
 }
 
 }  // namespace weft

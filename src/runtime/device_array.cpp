@@ -5,6 +5,7 @@
 #include <utility>
 #include <vector>
 
+#include "runtime/backend.hpp"
 #include "runtime/memory.hpp"
 #include "weft/error.hpp"
 
@@ -252,7 +253,8 @@ void strided_copy(const AnyArray& a, char* dense, bool to_host) {
     char* base = static_cast<char*>(a.data());
     std::vector<char> staging;
     const auto [lo, hi] = byte_span(a);
-    if (a.device().is_cuda()) {
+    const bool staged = !runtime::backend(a.device()).host_addressable();
+    if (staged) {
         staging.resize(static_cast<size_t>(hi - lo));
         detail::copy_bytes(staging.data(), Device::cpu(), base + lo, a.device(), staging.size());
         base = staging.data() - lo;
@@ -263,7 +265,7 @@ void strided_copy(const AnyArray& a, char* dense, bool to_host) {
         else
             std::memcpy(base + offset, dense + k * elem, elem);
     });
-    if (a.device().is_cuda() && !to_host)
+    if (staged && !to_host)
         detail::copy_bytes(static_cast<char*>(a.data()) + lo, a.device(), staging.data(), Device::cpu(),
                            staging.size());
 }

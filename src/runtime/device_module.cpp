@@ -1,10 +1,8 @@
-// What CPU and GPU modules share: launch records, fault reports, and the loader switch.
+// What CPU and GPU modules share: launch records and fault reports.
 #include "runtime/device_module.hpp"
 
 #include <cstdio>
 
-#include "runtime/cpu/cpu_module.hpp"
-#include "runtime/cuda/cuda_module.hpp"
 #include "weft/error.hpp"
 
 namespace weft::runtime {
@@ -30,7 +28,7 @@ LaunchRecord DeviceModule::launch_record(const LaunchGrid& grid, FaultRecord* fa
     return r;
 }
 
-void DeviceModule::throw_fault(size_t function, const FaultRecord& fault) const {
+void DeviceModule::throw_fault(size_t function, const FaultRecord& fault, bool undone) const {
     const codegen::AccessSite& site = generated_.sites.at(static_cast<size_t>(fault.site));
     const std::string& where = site.function;
     throw Error("index " + std::to_string(fault.index) + " is out of bounds for dimension " +
@@ -40,7 +38,9 @@ void DeviceModule::throw_fault(size_t function, const FaultRecord& fault) const 
                          ? "; a negative index counts from the end, down to -" + std::to_string(fault.extent)
                          : "") +
                     ")" + (where != function_names_[function] ? " in function '" + where + "'" : "") +
-                    "; the launch was undone, so the arrays hold their values from before it",
+                    (undone ? "; the launch was undone, so the arrays hold their values from before it"
+                            : "; it was found after a replay of a captured graph, which is not undone: the "
+                              "replay's other writes stay applied"),
                 function_names_[function], site.file, site.line);
 }
 
@@ -49,12 +49,6 @@ void DeviceModule::report(const Options& options, const char* device, double ms)
     if (options.verbose)
         std::fprintf(stderr, "weft: module '%s' for %s %s in %.1f ms\n", module_name_.c_str(), device,
                      from_cache_ ? "loaded from cache" : "compiled", ms);
-}
-
-std::shared_ptr<DeviceModule> load_module(codegen::Generated generated, const plan::ProgramPlan& plan,
-                                          const Options& options, Device device) {
-    if (device.is_cpu()) return cpu::CpuModule::load(std::move(generated), plan, options);
-    return cuda::CudaModule::load(std::move(generated), plan, options, device.ordinal());
 }
 
 }  // namespace weft::runtime

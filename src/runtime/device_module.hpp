@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "codegen/generated.hpp"
+#include "device/abi.h"
 #include "plan/plan.hpp"
 #include "weft/device.hpp"
 #include "weft/options.hpp"
@@ -18,26 +19,11 @@ struct LaunchGrid {
     int64_t total() const;
 };
 
-// Mirrors wf::Error in the prelude: the first fault a launch reports.
-struct FaultRecord {
-    int32_t code;
-    int32_t site;
-    int32_t dim;
-    int32_t pad;
-    int64_t index;
-    int64_t extent;
-};
+// The first fault a launch reports, and the record every kernel entry receives (device/abi.h).
+using FaultRecord = wf::Error;
+using LaunchRecord = wf::Launch;
 
-// Mirrors wf::Launch in the prelude.
-struct LaunchRecord {
-    int64_t dims[4];
-    int64_t total;
-    int32_t ndim;
-    int32_t pad;
-    FaultRecord* error;
-};
-
-class DeviceModule {
+class DeviceModule : public std::enable_shared_from_this<DeviceModule> {
 public:
     virtual ~DeviceModule() = default;
     // Runs (CPU) or queues (GPU) kernel `function` over `grid`. `args` point at each argument's
@@ -56,8 +42,9 @@ protected:
     // generated code.
     void adopt(codegen::Generated generated, const plan::ProgramPlan& plan);
     LaunchRecord launch_record(const LaunchGrid& grid, FaultRecord* fault) const;
-    // The weft::Error for `fault`, raised by kernel `function`.
-    [[noreturn]] void throw_fault(size_t function, const FaultRecord& fault) const;
+    // The weft::Error for `fault`, raised by kernel `function`: in a launch that was undone, or
+    // (`undone` false) in work replayed from a captured graph, whose writes stay applied.
+    [[noreturn]] void throw_fault(size_t function, const FaultRecord& fault, bool undone = true) const;
     // Records the load time `ms`, and prints the "compiled" / "loaded from cache" line when
     // options.verbose is set.
     void report(const Options& options, const char* device, double ms);
@@ -68,10 +55,5 @@ protected:
     bool from_cache_ = false;
     double load_ms_ = 0;
 };
-
-// Compiles `generated` (the code of a program planned by `plan`) for `device`, or loads it from
-// the disk cache.
-std::shared_ptr<DeviceModule> load_module(codegen::Generated generated, const plan::ProgramPlan& plan,
-                                          const Options& options, Device device);
 
 }  // namespace weft::runtime

@@ -1,4 +1,5 @@
-// Device memory: allocations shared by arrays, and byte copies between any two devices.
+// Device memory: allocations shared by arrays, and byte copies between any two devices (the
+// copies are in runtime/backend.cpp, beside the choice of backend).
 #pragma once
 
 #include <cstddef>
@@ -16,7 +17,7 @@ struct Allocation {
     void* ptr = nullptr;  // a device address for GPU memory
     size_t bytes = 0;
     Device device = Device::cpu();
-    // GPU memory is freed in order on the stream it was allocated on.
+    // GPU memory is freed in order on the stream it was allocated on (set by its backend).
     std::shared_ptr<runtime::cuda::StreamState> stream;
     ~Allocation();
 };

@@ -1,25 +1,10 @@
-// array_scan: checks, then a left-to-right prefix sum on the CPU or the GPU scan.
-#include "runtime/cuda/scan.hpp"
-
-#include "weft/error.hpp"
+// array_scan: checks, then the backend's scan (left to right on the CPU, tiled on a GPU).
 #include "weft/scan.hpp"
 
+#include "runtime/backend.hpp"
+#include "weft/error.hpp"
+
 namespace weft {
-
-namespace {
-
-template <class T>
-void scan(const T* in, T* out, int64_t n, bool inclusive) {
-    T running = T(0);
-    for (int64_t i = 0; i < n; ++i) {
-        const T v = in[i];
-        if (!inclusive) out[i] = running;
-        running += v;
-        if (inclusive) out[i] = running;
-    }
-}
-
-}  // namespace
 
 void array_scan(const AnyArray& in, const AnyArray& out, bool inclusive) {
     if (!in.valid() || !out.valid())
@@ -45,14 +30,7 @@ void array_scan(const AnyArray& in, const AnyArray& out, bool inclusive) {
         copy(out, dense);
         return;
     }
-    if (in.device().is_cuda()) {
-        runtime::cuda::scan(in.device().ordinal(), in.dtype(), in.data(), out.data(), in.size(), inclusive);
-        return;
-    }
-    if (in.dtype() == DType::Int32)
-        scan(static_cast<const int32_t*>(in.data()), static_cast<int32_t*>(out.data()), in.size(), inclusive);
-    else
-        scan(static_cast<const float*>(in.data()), static_cast<float*>(out.data()), in.size(), inclusive);
+    runtime::backend(in.device()).scan(in.dtype(), in.data(), out.data(), in.size(), inclusive);
 }
 
 }  // namespace weft

@@ -1,43 +1,22 @@
-// weft::Stream, ScopedStream and Event over the CUDA driver (no-ops or errors on the CPU).
+// weft::Stream, ScopedStream and Event: made by the device's backend, used through the CUDA driver
+// (a CPU stream has no handle, and the CPU makes no events).
 #include "weft/stream.hpp"
 
-#include "runtime/cuda/context.hpp"
+#include "runtime/backend.hpp"
+#include "runtime/cuda/stream_handles.hpp"
 #include "weft/error.hpp"
 
 namespace weft {
 
 namespace cu = runtime::cuda;
 
-namespace detail {
-
-struct StreamHandle {
-    std::shared_ptr<cu::StreamState> state;
-};
-
-struct EventHandle {
-    int ordinal = 0;
-    cu::CUevent event = nullptr;
-    bool recorded = false;
-    ~EventHandle() {
-        if (event && cu::bind_for_release(ordinal)) cu::driver()->cuEventDestroy(event);
-    }
-};
-
-}  // namespace detail
-
-Stream::Stream(Device device) : device_(device) {
-    if (device.is_cuda())
-        handle_ =
-            std::make_shared<detail::StreamHandle>(detail::StreamHandle{cu::create_stream(device.ordinal())});
-}
+Stream::Stream(Device device) : device_(device), handle_(runtime::backend(device).create_stream()) {}
 
 Stream::Stream(Device device, std::shared_ptr<detail::StreamHandle> handle)
     : device_(device), handle_(std::move(handle)) {}
 
 Stream Stream::current(Device device) {
-    if (device.is_cpu()) return Stream(device, nullptr);
-    return Stream(device, std::make_shared<detail::StreamHandle>(
-                              detail::StreamHandle{cu::current_stream(device.ordinal())}));
+    return Stream(device, runtime::backend(device).current_stream());
 }
 
 void Stream::synchronize() const {
@@ -64,14 +43,7 @@ ScopedStream::~ScopedStream() {
     if (previous_) cu::exchange_current_stream(device_.ordinal(), previous_->state);
 }
 
-Event::Event(Device device) : device_(device) {
-    if (device.is_cpu())
-        throw Error("events order and time GPU work; on the CPU every launch has finished when it returns");
-    cu::context(device.ordinal());
-    handle_ = std::make_shared<detail::EventHandle>();
-    handle_->ordinal = device.ordinal();
-    cu::check(cu::require_driver().cuEventCreate(&handle_->event, cu::CU_EVENT_DEFAULT), "cuEventCreate");
-}
+Event::Event(Device device) : device_(device), handle_(runtime::backend(device).create_event()) {}
 
 void Event::record() {
     record(Stream::current(device_));

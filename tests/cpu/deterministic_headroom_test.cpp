@@ -13,6 +13,7 @@
 #include <cstdint>
 #include <limits>
 
+#include "runtime/backend.hpp"
 #include "runtime/det/accumulation.hpp"
 #include "runtime/memory.hpp"
 #include "support/test_device.hpp"
@@ -148,8 +149,8 @@ TEST(DeterministicHeadroom, ASumBeyondTheWordsRangeIsReported) {
     target.dynamic = true;  // carrying
     auto out = weft::full<float>(8, 1.5f, dev);
     const weft::runtime::det::LaunchSite site{"huge_sums", "huge.cpp", 7, 8};
-    auto accumulation = weft::runtime::det::prepare(
-        dev, weft::runtime::det::plan({target}, {&out}, {"out"}, weft::Options{}, site), site);
+    auto accumulation = weft::runtime::backend(dev).accumulation(
+        weft::runtime::det::plan({target}, {&out}, {"out"}, weft::Options{}, site), site);
     wf::DetTarget state{};
     weft::detail::copy_bytes(&state, weft::Device::cpu(), accumulation->state(0), dev, sizeof state);
     ASSERT_EQ(state.carrying, 1);

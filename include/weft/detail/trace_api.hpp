@@ -78,5 +78,7 @@ Ref emit_call(const std::shared_ptr<const TraceBody>& callee, const std::vector<
 DType dtype_of_ref(Ref value);
 // The location of the most recent traced operation, for operators that cannot take one.
 Loc last_loc();
+// Raises the weft::Error of a kernel-language rule broken at the user's `loc` (names the kernel).
+[[noreturn]] void trace_fail(Loc loc, const std::string& message);
 
 }  // namespace weft::detail

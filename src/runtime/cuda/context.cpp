@@ -1,8 +1,10 @@
 // Device contexts and streams.
 #include "runtime/cuda/context.hpp"
 
+#include <cstddef>
 #include <exception>
 #include <map>
+#include <utility>
 
 #include "weft/error.hpp"
 
@@ -30,6 +32,112 @@ void bind(const DeviceContext& c) {
     }
 }
 
+// A stream and its zeroed status area (allocated here, outside any capture, so that captured
+// work writes to memory that outlives the graph).
+std::shared_ptr<StreamState> new_stream(int ordinal) {
+    const Driver& d = require_driver();
+    auto s = std::make_shared<StreamState>();
+    s->ordinal = ordinal;
+    check(d.cuStreamCreate(&s->stream, CU_STREAM_NON_BLOCKING), "cuStreamCreate");
+    check(d.cuMemAllocAsync(&s->status, sizeof(wf::StatusArea), s->stream),
+          "allocating a stream's status area");
+    check(d.cuMemsetD8Async(s->status, 0, sizeof(wf::StatusArea), s->stream),
+          "zeroing a stream's status area");
+    return s;
+}
+
+// Claims an entry under the stream's lock; when every entry is taken by work not yet
+// synchronized, synchronizes once to release them (only a capture can hold them all for good).
+template <class Set>
+int claim_entry(StreamState& s, StatusClaims StreamState::*claims, const std::string& key, Set set) {
+    const bool captured = capturing(s);
+    for (int attempt = 0; attempt < 2; ++attempt) {
+        {
+            std::lock_guard lock(s.mutex);
+            const int at = (s.*claims).claim(key, captured);
+            if (at >= 0) {
+                set((s.*claims).at(at));
+                return at;
+            }
+        }
+        if (captured) break;
+        synchronize(s);
+    }
+    throw Error("more than " + std::to_string((s.*claims).capacity()) +
+                " launches that report errors from the GPU were captured on one stream of cuda:" +
+                std::to_string(s.ordinal) + "; capture them on several streams");
+}
+
+// The claims of a synchronization: taken before it waits, so that what it reads was queued
+// before the wait.
+struct ClaimsRead {
+    std::vector<StatusClaim> words, faults;
+};
+
+ClaimsRead claims_before_waiting(StreamState& s) {
+    std::lock_guard lock(s.mutex);
+    return {s.words.claimed(), s.faults.claimed()};
+}
+
+// Zeroes entry `i` of `claims` (at `address`) when it is unchanged since `read`: a claimant that
+// shared it since may have queued work that writes it, whose failure must not be lost.
+void zero_if_unchanged(StreamState& s, StatusClaims& claims, size_t i, const StatusClaim& read,
+                       CUdeviceptr address, size_t bytes) {
+    std::lock_guard lock(s.mutex);  // held while queueing, so that no claim comes in between
+    if (claims.unchanged(i, read))
+        check(require_driver().cuMemsetD8Async(address, 0, bytes, s.stream), "zeroing a status entry");
+}
+
+// After a successful synchronization: reads the entries in `read`, zeroes those that hold a
+// failure, releases the claims that were not captured, and throws the first failure.
+void read_status(StreamState& s, const ClaimsRead& read) {
+    const auto any_readable = [](const std::vector<StatusClaim>& claims) {
+        for (const StatusClaim& c : claims)
+            if (StatusClaims::readable(c)) return true;
+        return false;
+    };
+    if (!any_readable(read.words) && !any_readable(read.faults)) return;
+    const Driver& d = require_driver();
+    const CUdeviceptr words_at = s.status + offsetof(wf::StatusArea, words);
+    const CUdeviceptr faults_at = s.status + offsetof(wf::StatusArea, faults);
+    std::vector<wf::u64> words(read.words.size());
+    std::vector<wf::Error> faults(read.faults.size());
+    if (!words.empty())
+        check(d.cuMemcpyDtoHAsync(words.data(), words_at, words.size() * sizeof(wf::u64), s.stream),
+              "reading a stream's status words");
+    if (!faults.empty())
+        check(d.cuMemcpyDtoHAsync(faults.data(), faults_at, faults.size() * sizeof(wf::Error), s.stream),
+              "reading a stream's fault records");
+    check(d.cuStreamSynchronize(s.stream), "reading a stream's status area");
+    // Every entry is read; the first failure is reported.
+    std::exception_ptr first;
+    const auto raise = [&](const auto& call) {
+        try {
+            call();
+        } catch (...) {
+            if (!first) first = std::current_exception();
+        }
+    };
+    for (size_t i = 0; i < words.size(); ++i) {
+        const StatusClaim& c = read.words[i];
+        if (!StatusClaims::readable(c) || words[i] == 0) continue;
+        zero_if_unchanged(s, s.words, i, c, words_at + i * sizeof(wf::u64), sizeof(wf::u64));
+        if (c.raise_word) raise([&] { c.raise_word(words[i]); });
+    }
+    for (size_t i = 0; i < faults.size(); ++i) {
+        const StatusClaim& c = read.faults[i];
+        if (!StatusClaims::readable(c) || faults[i].code == 0) continue;
+        zero_if_unchanged(s, s.faults, i, c, faults_at + i * sizeof(wf::Error), sizeof(wf::Error));
+        if (c.raise_fault) raise([&] { c.raise_fault(faults[i]); });
+    }
+    {
+        std::lock_guard lock(s.mutex);
+        s.words.release(read.words);
+        s.faults.release(read.faults);
+    }
+    if (first) std::rethrow_exception(first);
+}
+
 DeviceContext* open(int ordinal) {
     const Driver& d = require_driver();
     auto* c = new DeviceContext();
@@ -53,9 +161,7 @@ DeviceContext* open(int ordinal) {
     check(d.cuDeviceGetDefaultMemPool(&pool, c->device), "cuDeviceGetDefaultMemPool");
     unsigned long long keep = ~0ull;
     check(d.cuMemPoolSetAttribute(pool, CU_MEMPOOL_ATTR_RELEASE_THRESHOLD, &keep), "cuMemPoolSetAttribute");
-    c->default_stream = std::make_shared<StreamState>();
-    c->default_stream->ordinal = ordinal;
-    check(d.cuStreamCreate(&c->default_stream->stream, CU_STREAM_NON_BLOCKING), "cuStreamCreate");
+    c->default_stream = new_stream(ordinal);
     return c;
 }
 
@@ -63,7 +169,10 @@ DeviceContext* open(int ordinal) {
 
 StreamState::~StreamState() {
     // Destroying a stream lets its queued work finish first.
-    if (stream && bind_for_release(ordinal)) driver()->cuStreamDestroy(stream);
+    if (stream && bind_for_release(ordinal)) {
+        if (status) driver()->cuMemFreeAsync(status, stream);
+        driver()->cuStreamDestroy(stream);
+    }
 }
 
 int device_count() {
@@ -116,10 +225,7 @@ std::shared_ptr<StreamState> exchange_current_stream(int ordinal, std::shared_pt
 
 std::shared_ptr<StreamState> create_stream(int ordinal) {
     context(ordinal);
-    auto s = std::make_shared<StreamState>();
-    s->ordinal = ordinal;
-    check(require_driver().cuStreamCreate(&s->stream, CU_STREAM_NON_BLOCKING), "cuStreamCreate");
-    return s;
+    return new_stream(ordinal);
 }
 
 void note_launch(StreamState& s, const std::string& kernel) {
@@ -135,33 +241,58 @@ bool capturing(const StreamState& s) {
     return status != 0;
 }
 
-void after_synchronize(StreamState& s, std::function<void()> check) {
-    std::lock_guard lock(s.mutex);
-    s.checks.push_back(std::move(check));
+StatusTicket::StatusTicket(std::shared_ptr<StreamState> stream, StatusClaims StreamState::*claims, int entry,
+                           CUdeviceptr address)
+    : stream_(std::move(stream)), claims_(claims), entry_(entry), address_(address) {}
+
+StatusTicket& StatusTicket::operator=(StatusTicket&& other) noexcept {
+    if (this != &other) {
+        finish();
+        stream_ = std::move(other.stream_);
+        claims_ = other.claims_;
+        entry_ = std::exchange(other.entry_, -1);
+        address_ = std::exchange(other.address_, 0);
+    }
+    return *this;
+}
+
+void StatusTicket::finish() noexcept {
+    if (entry_ < 0) return;
+    std::lock_guard lock(stream_->mutex);
+    ((*stream_).*claims_).queued(entry_);
+    entry_ = -1;
+}
+
+StatusTicket status_word(const std::shared_ptr<StreamState>& s, const std::string& key,
+                         std::function<void(uint64_t)> raise) {
+    const int at =
+        claim_entry(*s, &StreamState::words, key, [&](StatusClaim& c) { c.raise_word = std::move(raise); });
+    return {s, &StreamState::words, at, s->status + offsetof(wf::StatusArea, words) + at * sizeof(wf::u64)};
+}
+
+StatusTicket status_fault(const std::shared_ptr<StreamState>& s, const std::string& key,
+                          std::function<void(const wf::Error&)> raise) {
+    const int at =
+        claim_entry(*s, &StreamState::faults, key, [&](StatusClaim& c) { c.raise_fault = std::move(raise); });
+    return {s, &StreamState::faults, at,
+            s->status + offsetof(wf::StatusArea, faults) + at * sizeof(wf::Error)};
 }
 
 void synchronize(StreamState& s) {
     context(s.ordinal);
+    const ClaimsRead claims = claims_before_waiting(s);
     const CUresult r = require_driver().cuStreamSynchronize(s.stream);
     std::vector<std::string> kernels;
-    std::vector<std::function<void()>> checks;
     {
         std::lock_guard lock(s.mutex);
         kernels.swap(s.unsynchronized);
-        checks.swap(s.checks);
     }
-    if (r == CUDA_SUCCESS) {
-        // Every check runs; the first failure is reported.
-        std::exception_ptr first;
-        for (const auto& check : checks) {
-            try {
-                check();
-            } catch (...) {
-                if (!first) first = std::current_exception();
-            }
-        }
-        if (first) std::rethrow_exception(first);
-        return;
+    if (r == CUDA_SUCCESS) return read_status(s, claims);
+    // The context is lost: what the status area holds can no longer be read.
+    {
+        std::lock_guard lock(s.mutex);
+        s.words.release(claims.words);
+        s.faults.release(claims.faults);
     }
     const char* msg = nullptr;
     require_driver().cuGetErrorString(r, &msg);

@@ -7,18 +7,23 @@
 #include <string>
 #include <vector>
 
+#include "device/abi.h"
 #include "runtime/cuda/driver.hpp"
+#include "runtime/cuda/status_claims.hpp"
 
 namespace weft::runtime::cuda {
 
-// A CUDA stream and the kernels launched on it since its last synchronization, so that an
-// asynchronous failure can be reported with the kernels that may have caused it.
+// A CUDA stream, the kernels launched on it since its last synchronization (so that an
+// asynchronous failure can be reported with the kernels that may have caused it), and its
+// status area: failures found on the device, read at the next synchronization.
 struct StreamState {
     int ordinal = 0;
     CUstream stream = nullptr;
+    CUdeviceptr status = 0;  // a wf::StatusArea in device memory
     std::mutex mutex;
-    std::vector<std::string> unsynchronized;    // kernel names, oldest first
-    std::vector<std::function<void()>> checks;  // run after the next successful synchronization
+    std::vector<std::string> unsynchronized;  // kernel names, oldest first
+    StatusClaims words{wf::kStatusWords};
+    StatusClaims faults{wf::kStatusFaults};
     ~StreamState();
 };
 
@@ -50,9 +55,39 @@ std::shared_ptr<StreamState> current_stream(int ordinal);
 std::shared_ptr<StreamState> exchange_current_stream(int ordinal, std::shared_ptr<StreamState> stream);
 std::shared_ptr<StreamState> create_stream(int ordinal);
 
-// Runs `check` after the next successful synchronization of `s` (it may throw weft::Error):
-// how launches report errors found on the GPU without waiting for it.
-void after_synchronize(StreamState& s, std::function<void()> check);
+// How launches report errors found on the GPU without waiting for it: a kernel leaves the
+// failure in an entry of the stream's status area, and the next successful synchronization of the
+// stream that began after the kernel was queued reads the entry, zeroes it and throws the first
+// failure's weft::Error. status_word() and status_fault() claim an entry for `key` (or share the entry
+// already claimed for it): a status word (a count, largest wins, or bits) or a fault record. The
+// ticket they return gives its device address and must live until the kernels that write it
+// are queued, so that no synchronization in between reads the entry too early.
+class StatusTicket {
+public:
+    StatusTicket() = default;
+    StatusTicket(std::shared_ptr<StreamState> stream, StatusClaims StreamState::*claims, int entry,
+                 CUdeviceptr address);
+    StatusTicket(StatusTicket&& other) noexcept { *this = std::move(other); }
+    StatusTicket& operator=(StatusTicket&& other) noexcept;
+    StatusTicket(const StatusTicket&) = delete;
+    StatusTicket& operator=(const StatusTicket&) = delete;
+    ~StatusTicket() { finish(); }
+
+    wf::u64* word() const { return reinterpret_cast<wf::u64*>(address_); }
+    wf::Error* fault() const { return reinterpret_cast<wf::Error*>(address_); }
+
+private:
+    void finish() noexcept;
+    std::shared_ptr<StreamState> stream_;
+    StatusClaims StreamState::*claims_ = nullptr;
+    int entry_ = -1;
+    CUdeviceptr address_ = 0;
+};
+
+StatusTicket status_word(const std::shared_ptr<StreamState>& s, const std::string& key,
+                         std::function<void(uint64_t)> raise);
+StatusTicket status_fault(const std::shared_ptr<StreamState>& s, const std::string& key,
+                          std::function<void(const wf::Error&)> raise);
 
 // Whether work queued on `s` now is being captured into a CUDA graph.
 bool capturing(const StreamState& s);

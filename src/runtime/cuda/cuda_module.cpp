@@ -9,7 +9,6 @@
 #include "runtime/cuda/context.hpp"
 #include "runtime/cuda/nvrtc.hpp"
 #include "runtime/files.hpp"
-#include "runtime/memory.hpp"
 #include "weft/error.hpp"
 
 namespace weft::runtime::cuda {
@@ -76,13 +75,21 @@ void CudaModule::launch(size_t function, const LaunchGrid& grid, void* const* ar
     const auto stream = current_stream(ordinal_);
     const Driver& d = require_driver();
 
-    std::shared_ptr<detail::Allocation> fault_memory;
+    // Bounds faults go to the kernel's fault record in the stream's status area, which the next
+    // synchronization reads: at once for a direct launch, after a replay for captured work.
+    StatusTicket fault;
+    const bool captured = (options.bounds_check || options.debug) && capturing(*stream);
     if (options.bounds_check) {
-        fault_memory = detail::allocate(Device::cuda(ordinal_), sizeof(FaultRecord));
-        detail::zero_bytes(fault_memory->ptr, Device::cuda(ordinal_), sizeof(FaultRecord));
+        const auto self = std::static_pointer_cast<const CudaModule>(shared_from_this());
+        fault = status_fault(
+            stream,
+            (captured ? "captured fault\n" : "fault\n") + std::to_string(reinterpret_cast<uintptr_t>(this)) +
+                "\n" + std::to_string(function),
+            [module = std::weak_ptr<const CudaModule>(self), function, captured](const FaultRecord& f) {
+                if (const auto m = module.lock()) m->throw_fault(function, f, !captured);
+            });
     }
-    LaunchRecord record =
-        launch_record(grid, fault_memory ? static_cast<FaultRecord*>(fault_memory->ptr) : nullptr);
+    LaunchRecord record = launch_record(grid, fault.fault());
     void* params[64];
     const size_t count = generated_.params[function];
     if (count + 1 > std::size(params))
@@ -99,11 +106,8 @@ void CudaModule::launch(size_t function, const LaunchGrid& grid, void* const* ar
         ("launching kernel '" + function_names_[function] + "'").c_str());
     note_launch(*stream, function_names_[function]);
 
-    if (fault_memory) {
-        FaultRecord fault{};
-        detail::copy_bytes(&fault, Device::cpu(), fault_memory->ptr, Device::cuda(ordinal_), sizeof fault);
-        if (fault.code != 0) throw_fault(function, fault);
-    } else if (options.debug) {
+    if ((options.bounds_check || options.debug) && !captured) {
+        fault = {};  // queued: the synchronization may read it
         synchronize(*stream);
     }
 }

@@ -1,12 +1,10 @@
-// Spans of target arrays, strategy choice and capacity, and the choice of backend.
+// Spans of target arrays, strategy choice and capacity, and the messages of failed targets.
 #include "runtime/det/accumulation.hpp"
 
 #include <algorithm>
 #include <cstdlib>
 #include <limits>
 
-#include "runtime/det/cpu_accumulation.hpp"
-#include "runtime/det/cuda_accumulation.hpp"
 #include "weft/error.hpp"
 
 namespace weft::runtime::det {
@@ -212,11 +210,6 @@ void state_allocation_failed(const TargetPlan& plan, const std::string& why, con
             std::to_string(plan.slots.count) + " elements): " + why +
             ". Accumulate into a smaller array (or view), or launch with deterministic = NotGuaranteed",
         site.kernel, site.file, site.line);
-}
-
-std::unique_ptr<Accumulation> prepare(Device device, std::vector<TargetPlan> plans, const LaunchSite& site) {
-    if (device.is_cpu()) return prepare_cpu(std::move(plans), site);
-    return prepare_cuda(device.ordinal(), std::move(plans), site);
 }
 
 }  // namespace weft::runtime::det

@@ -103,6 +103,4 @@ public:
     virtual void resolve() = 0;
 };
 
-std::unique_ptr<Accumulation> prepare(Device device, std::vector<TargetPlan> plans, const LaunchSite& site);
-
 }  // namespace weft::runtime::det

@@ -3,6 +3,7 @@
 #include "runtime/det/cuda_accumulation.hpp"
 
 #include "codegen/generated.hpp"
+#include "device/abi.h"
 #include "runtime/cuda/context.hpp"
 #include "runtime/cuda/library_module.hpp"
 #include "runtime/cuda/scan.hpp"
@@ -14,23 +15,6 @@ namespace weft::runtime::det {
 namespace cu = runtime::cuda;
 
 namespace {
-
-// Mirrors wf::DetTarget.
-struct TargetState {
-    char* base;
-    int64_t count;
-    int32_t dims;
-    int32_t carrying;
-    int64_t stride[4];
-    int64_t extent[4];
-    double inverse[4];
-    int64_t* words;
-    uint32_t* flags;
-    uint64_t* records;
-    uint32_t* record_slots;
-    uint64_t* cursor;
-    int64_t capacity;
-};
 
 constexpr int kThreads = 256;
 
@@ -58,11 +42,15 @@ __device__ void count_out_of_range(wf::DetTarget t) {
     if (slot < t.count && (t.flags[slot] & wf::kFlagOverflow)) atomicAdd(reinterpret_cast<unsigned long long*>(t.cursor), 1ull);
 }
 
+// A carrying target whose sums left the range reports how many slots did in its status word.
 template <class T>
-__device__ void resolve_exact(wf::DetTarget t, int family) {
+__device__ void resolve_exact(wf::DetTarget t, int family, wf::u64* report) {
     const long long slot = static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x;
+    if (t.carrying && *t.cursor != 0) {  // out of range: the target keeps its value
+        if (slot == 0) atomicMax(report, *t.cursor);
+        return;
+    }
     if (slot >= t.count) return;
-    if (t.carrying && *t.cursor != 0) return;  // out of range: the target keeps its value
     T* element = element_of<T>(t, slot);
     if (family == 0) {
         const wf::i64* words = t.words + slot * wf::Exact<T>::kWords;
@@ -82,9 +70,11 @@ __device__ long long emitted(const wf::DetTarget& t) {
     return static_cast<long long>(n < static_cast<wf::u64>(t.capacity) ? n : t.capacity);
 }
 
-// Records strategy, step 1: records per slot.
-__device__ void count_records(wf::DetTarget t, int* counts) {
+// Records strategy, step 1: records per slot. An overflow leaves the records emitted in the
+// target's status word, and the target unchanged.
+__device__ void count_records(wf::DetTarget t, int* counts, wf::u64* report) {
     const long long r = static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x;
+    if (r == 0 && overflowed(t)) atomicMax(report, *t.cursor);
     if (overflowed(t) || r >= emitted(t)) return;
     atomicAdd(counts + t.record_slots[r], 1);
 }
@@ -130,11 +120,21 @@ extern "C" __global__ void det_publish_f64(wf::DetTarget* s, wf::DetTarget t, in
     publish_and_fill<double>(s, t, keys != 0, is_max != 0);
 }
 extern "C" __global__ void det_count_out_of_range(wf::DetTarget t) { count_out_of_range(t); }
-extern "C" __global__ void det_resolve_f32(wf::DetTarget t, int family) { resolve_exact<float>(t, family); }
-extern "C" __global__ void det_resolve_f64(wf::DetTarget t, int family) { resolve_exact<double>(t, family); }
-extern "C" __global__ void det_resolve_f16(wf::DetTarget t, int family) { resolve_exact<wf::f16>(t, family); }
-extern "C" __global__ void det_resolve_bf16(wf::DetTarget t, int family) { resolve_exact<wf::bf16>(t, family); }
-extern "C" __global__ void det_count_records(wf::DetTarget t, int* counts) { count_records(t, counts); }
+extern "C" __global__ void det_resolve_f32(wf::DetTarget t, int family, wf::u64* report) {
+    resolve_exact<float>(t, family, report);
+}
+extern "C" __global__ void det_resolve_f64(wf::DetTarget t, int family, wf::u64* report) {
+    resolve_exact<double>(t, family, report);
+}
+extern "C" __global__ void det_resolve_f16(wf::DetTarget t, int family, wf::u64* report) {
+    resolve_exact<wf::f16>(t, family, report);
+}
+extern "C" __global__ void det_resolve_bf16(wf::DetTarget t, int family, wf::u64* report) {
+    resolve_exact<wf::bf16>(t, family, report);
+}
+extern "C" __global__ void det_count_records(wf::DetTarget t, int* counts, wf::u64* report) {
+    count_records(t, counts, report);
+}
 extern "C" __global__ void det_group_records(wf::DetTarget t, int* counts, const int* ends, wf::u64* grouped) {
     group_records(t, counts, ends, grouped);
 }
@@ -190,7 +190,7 @@ private:
     struct Target {
         TargetPlan plan;
         Memory state, words, flags, records, record_slots, cursor;
-        TargetState value{};
+        wf::DetTarget value{};
     };
 
     // Device memory for `count` items of `size` bytes of target `p`; failure names the target.
@@ -218,7 +218,7 @@ private:
         Target t{std::move(plan)};
         const TargetPlan& p = t.plan;
         const SlotMap& m = p.slots;
-        t.state = allocate(p, 1, sizeof(TargetState));
+        t.state = allocate(p, 1, sizeof(wf::DetTarget));
         t.value.base = m.base;
         t.value.count = m.count;
         t.value.dims = m.dims;
@@ -233,23 +233,23 @@ private:
             // Records appended, or a carrying target's count of slots out of range.
             t.cursor = allocate(p, 1, 8);
             zero(t.cursor);
-            t.value.cursor = static_cast<uint64_t*>(t.cursor->ptr);
+            t.value.cursor = static_cast<wf::u64*>(t.cursor->ptr);
         }
         if (p.records) {
             t.records = allocate(p, p.capacity, 8);
             t.record_slots = allocate(p, p.capacity, 4);
-            t.value.records = static_cast<uint64_t*>(t.records->ptr);
-            t.value.record_slots = static_cast<uint32_t*>(t.record_slots->ptr);
+            t.value.records = static_cast<wf::u64*>(t.records->ptr);
+            t.value.record_slots = static_cast<wf::u32*>(t.record_slots->ptr);
             t.value.capacity = p.capacity;
         } else {
             const int64_t words_per_slot = add ? (f32_state(t) ? 9 : 66) : 1;
             int64_t words = 0;
             if (__builtin_mul_overflow(m.count, words_per_slot, &words)) words = -1;
             t.words = allocate(p, words, 8);
-            t.value.words = static_cast<int64_t*>(t.words->ptr);
+            t.value.words = static_cast<wf::i64*>(t.words->ptr);
             if (add) {
                 t.flags = allocate(p, m.count, 4);
-                t.value.flags = static_cast<uint32_t*>(t.flags->ptr);
+                t.value.flags = static_cast<wf::u32*>(t.flags->ptr);
                 zero(t.words);
                 zero(t.flags);
             }
@@ -263,35 +263,32 @@ private:
     }
 
     void resolve_exact(Target& t) const {
+        cu::StatusTicket ticket;  // a carrying target reports the slots out of range
         if (t.plan.carrying) {
+            ticket = status_word(t, false);
             void* check_params[] = {&t.value};
             launch("det_count_out_of_range", t.plan.slots.count, check_params);
         }
         int family = family_code(t.plan.target.family);
-        void* params[] = {&t.value, &family};
+        wf::u64* report = ticket.word();
+        void* params[] = {&t.value, &family, &report};
         launch(resolve_kernel(t, "det_resolve").c_str(), t.plan.slots.count, params);
-        if (t.plan.carrying) report_after_synchronize(t, false);
     }
 
-    // Checks the target's count (records emitted, or slots out of range) at the stream's next
-    // synchronization. Inside graph capture there is none to attach it to: a replay that
-    // fails leaves the target unchanged without a report (the spec's rule for records; size
-    // records with deterministic_max_records).
-    void report_after_synchronize(const Target& t, bool records) const {
-        const auto stream = cu::current_stream(ordinal_);
-        if (cu::capturing(*stream)) return;
-        const Memory cursor = t.cursor;
-        const TargetPlan plan = t.plan;
-        const LaunchSite site = site_;
-        const int ordinal = ordinal_;
-        cu::after_synchronize(*stream, [cursor, plan, site, ordinal, records] {
-            uint64_t count = 0;
-            detail::copy_bytes(&count, Device::cpu(), cursor->ptr, Device::cuda(ordinal), sizeof count);
-            if (records && count > static_cast<uint64_t>(plan.capacity))
-                throw Error(overflow_message(plan, count, site), site.kernel, site.file, site.line);
-            if (!records && count != 0)
-                throw Error(range_message(plan, count, site), site.kernel, site.file, site.line);
-        });
+    // The status word in which the resolve kernels leave the target's count (records emitted,
+    // past the capacity, or slots out of range); the stream's next synchronization reports it.
+    // Work captured into a graph keeps its word, so a replay that fails reports too.
+    cu::StatusTicket status_word(const Target& t, bool records) const {
+        const LaunchSite& site = site_;
+        const std::string message =
+            records ? overflow_message(t.plan, 0, site) : range_message(t.plan, 0, site);
+        const std::string key =
+            site.kernel + "\n" + site.file + ":" + std::to_string(site.line) + "\n" + message;
+        return cu::status_word(
+            cu::current_stream(ordinal_), key, [plan = t.plan, site, records](uint64_t count) {
+                throw Error(records ? overflow_message(plan, count, site) : range_message(plan, count, site),
+                            site.kernel, site.file, site.line);
+            });
     }
 
     void resolve_records(Target& t) const {
@@ -303,14 +300,15 @@ private:
         void* counts_ptr = counts->ptr;
         void* ends_ptr = ends->ptr;
         void* grouped_ptr = grouped->ptr;
-        void* count_params[] = {&t.value, &counts_ptr};
+        const cu::StatusTicket ticket = status_word(t, true);
+        wf::u64* report = ticket.word();
+        void* count_params[] = {&t.value, &counts_ptr, &report};
         launch("det_count_records", t.plan.capacity, count_params);
         cu::scan(ordinal_, DType::Int32, counts->ptr, ends->ptr, slots, true);
         void* group_params[] = {&t.value, &counts_ptr, &ends_ptr, &grouped_ptr};
         launch("det_group_records", t.plan.capacity, group_params);
         void* reduce_params[] = {&t.value, &ends_ptr, &grouped_ptr};
         launch(resolve_kernel(t, "det_reduce_records").c_str(), slots * 32, reduce_params);
-        report_after_synchronize(t, true);
     }
 
     void launch(const char* name, int64_t threads, void** params) const {

@@ -1,16 +1,12 @@
 // Slot allocation on a GPU. One counter element (the common case: compaction): the slots are an
 // exclusive scan of the reservation counts, on the device, with no host synchronization. Several
 // elements: the host groups the reservations (this path synchronizes; a device sort would not).
-// clang-format off
-#include "device/prelude.h"
-#include "device/slots.h"
-// clang-format on
-
 #include "runtime/det/cuda_slots.hpp"
 
 #include <map>
 
 #include "codegen/generated.hpp"
+#include "device/abi.h"
 #include "runtime/cuda/context.hpp"
 #include "runtime/cuda/library_module.hpp"
 #include "runtime/cuda/scan.hpp"
@@ -31,9 +27,15 @@ extern "C" __global__ void slots_publish(wf::SlotLaunch* launch, wf::SlotLaunch 
 }
 
 // After the execution pass: the counter element advances by the total reserved, unless a pass
-// failed (then nothing changes and the error is reported at synchronization).
-extern "C" __global__ void slots_add_total(const wf::SlotLaunch* launch, wf::i32* element, long long n) {
-    if (*launch->status != 0 || n == 0) return;
+// failed (then nothing changes, and the failure goes to the launch's status word, which the
+// stream's next synchronization reports).
+extern "C" __global__ void slots_add_total(const wf::SlotLaunch* launch, wf::i32* element, long long n,
+                                           wf::u64* report) {
+    if (*launch->status != 0) {
+        atomicOr(report, static_cast<wf::u64>(*launch->status));
+        return;
+    }
+    if (n == 0) return;
     *element += launch->offsets[n - 1] + launch->counts[n - 1];
 }
 )";
@@ -104,24 +106,10 @@ public:
             void* launch_ptr = launch_->ptr;
             void* element = plan_.single;
             long long n = plan_.threads * plan_.per_thread;
-            void* params[] = {&launch_ptr, &element, &n};
+            const cu::StatusTicket ticket = status_word();
+            wf::u64* report = ticket.word();
+            void* params[] = {&launch_ptr, &element, &n, &report};
             run("slots_add_total", params);
-            // Errors are found on the GPU; report them at the next synchronization.
-            const auto stream = cu::current_stream(ordinal_);
-            if (cu::capturing(*stream)) return;
-            const Memory status = status_;
-            const SlotPlan plan = plan_;
-            const LaunchSite site = site_;
-            const int ordinal = ordinal_;
-            cu::after_synchronize(*stream, [status, plan, site, ordinal] {
-                wf::u32 bits = 0;
-                detail::copy_bytes(&bits, Device::cpu(), status->ptr, Device::cuda(ordinal), 4);
-                if (bits & wf::kSlotsOverflow)
-                    throw Error(slots_overflow_message(plan), site.kernel, site.file, site.line);
-                if (bits & wf::kSlotsDiverged)
-                    throw Error(slots_divergence_message(plan) + late_failure_note(site, plan.names),
-                                site.kernel, site.file, site.line);
-            });
             return;
         }
         const auto status = read<wf::u32>(status_, 1);
@@ -137,6 +125,21 @@ public:
     }
 
 private:
+    // Where the single-element path's failures go (the launch's status bits), reported at the
+    // stream's next synchronization; work captured into a graph keeps its word.
+    cu::StatusTicket status_word() const {
+        const SlotPlan& plan = plan_;
+        const LaunchSite& site = site_;
+        std::string key = "slots\n" + site.kernel + "\n" + site.file + ":" + std::to_string(site.line) +
+                          "\n" + slots_overflow_message(plan) + late_failure_note(site, plan.names);
+        return cu::status_word(cu::current_stream(ordinal_), key, [plan, site](uint64_t bits) {
+            if (bits & wf::kSlotsOverflow)
+                throw Error(slots_overflow_message(plan), site.kernel, site.file, site.line);
+            throw Error(slots_divergence_message(plan) + late_failure_note(site, plan.names), site.kernel,
+                        site.file, site.line);
+        });
+    }
+
     Memory allocate(size_t bytes) const {
         return detail::allocate(Device::cuda(ordinal_), bytes == 0 ? 1 : bytes);
     }

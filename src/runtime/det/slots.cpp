@@ -1,15 +1,11 @@
 // Slot allocation: planning, messages, and the CPU backend (the host computes the slots).
-// clang-format off
-#include "device/prelude.h"
-#include "device/slots.h"
-// clang-format on
-
 #include "runtime/det/slots.hpp"
 
 #include <algorithm>
 #include <map>
 
-#include "runtime/det/cuda_slots.hpp"
+#include "device/abi.h"
+#include "runtime/det/cpu_slots.hpp"
 #include "weft/error.hpp"
 
 namespace weft::runtime::det {
@@ -153,9 +149,8 @@ std::string slots_divergence_message(const SlotPlan& plan) {
            counters + ") keep their values from before the launch";
 }
 
-std::unique_ptr<SlotAllocation> prepare_slots(Device device, SlotPlan plan, const LaunchSite& site) {
-    if (device.is_cpu()) return std::make_unique<CpuSlots>(std::move(plan), site);
-    return prepare_cuda_slots(device.ordinal(), std::move(plan), site);
+std::unique_ptr<SlotAllocation> prepare_cpu_slots(SlotPlan plan, const LaunchSite& site) {
+    return std::make_unique<CpuSlots>(std::move(plan), site);
 }
 
 }  // namespace weft::runtime::det

@@ -46,8 +46,6 @@ public:
     virtual void finish() = 0;
 };
 
-std::unique_ptr<SlotAllocation> prepare_slots(Device device, SlotPlan plan, const LaunchSite& site);
-
 // Error messages shared by the backends.
 std::string slots_overflow_message(const SlotPlan& plan);
 std::string slots_divergence_message(const SlotPlan& plan);

@@ -1,0 +1,100 @@
+// The launch ABI: every structure the host writes and a kernel reads (or the other way), in one
+// place. Plain structs of fixed-width fields, included by the generated code (through the
+// prelude), the library kernels and the host side alike, so that no layout is written twice.
+#pragma once
+
+namespace wf {
+
+using i32 = int;
+using u32 = unsigned int;
+using i64 = long long;
+using u64 = unsigned long long;
+static_assert(sizeof(i64) == 8 && sizeof(u32) == 4 && sizeof(void*) == 8, "unexpected widths");
+
+struct DetTarget;
+
+// An array argument: element 0's address, extents, strides in bytes (dimensions past the
+// array's own have extent 1 and stride 0), and for a deterministic accumulation target or a
+// slot-allocation counter the state its atomics go to (null otherwise; views of the array share
+// it). A kernel's argument list points at one of these per array and at the value per scalar.
+struct ArrayDescriptor {
+    char* data;
+    i64 shape[4];
+    i64 strides[4];
+    DetTarget* det;  // a SlotCounter* for a slot-allocation counter
+};
+
+// The first error of a launch; `code` is 0 while there is none.
+struct Error {
+    i32 code;  // 1: index out of bounds
+    i32 site;  // which array access (the runtime keeps the table of sites)
+    i32 dim;
+    i32 pad;
+    i64 index;
+    i64 extent;
+};
+
+// What every kernel entry receives besides its arguments.
+struct Launch {
+    i64 dims[4];
+    i64 total;
+    i32 ndim;
+    i32 pad;
+    Error* error;  // null unless bounds checking is on
+};
+
+// What a deterministic target's atomics write to; built by the runtime for each launch.
+struct DetTarget {
+    char* base;  // the address of slot 0's element (the lowest element of the argument)
+    i64 count;   // slots
+    // How an element's address gives its slot: with dims == 0, one slot per element address
+    // from `base`; else the element's index along `dims` dimensions of the given byte strides
+    // (largest first, each larger than the reach of the ones after it) and extents, row-major.
+    i32 dims;
+    i32 carrying;  // exact sums: carry words into the next (the launch may overflow a word)
+    i64 stride[4];
+    i64 extent[4];
+    double inverse[4];  // 1 / stride, rounded: the division becomes a multiplication
+    i64* words;         // exact sums: count * words_per_slot digits, slot-major; min/max: count keys
+    u32* flags;         // exact sums: one per slot
+    // The records strategy (sums): each contribution is appended as (slot, value bits) and
+    // reduced per slot after the kernel. Null `records` selects the exact strategy.
+    u64* records;
+    u32* record_slots;
+    // Records appended, including any beyond `capacity` (an overflow); for exact sums that
+    // carry, the runtime's count of slots whose top word overflowed.
+    u64* cursor;
+    i64 capacity;
+};
+
+// Deterministic slot allocation: one launch's reservation state.
+struct SlotLaunch {
+    u64* keys;       // per reservation: (counter << 40) | element
+    i32* counts;     // per reservation: the number of slots asked for (0 where none)
+    i32* offsets;    // per reservation: its first slot minus the counter's value before the launch
+    i32* reserved;   // per thread: reservations made in the counting pass
+    i64 per_thread;  // reservation positions per thread
+    u32* status;     // kSlotsOverflow, kSlotsDiverged
+};
+
+enum : u32 { kSlotsOverflow = 1, kSlotsDiverged = 2 };
+
+// A counter argument of one launch (the `det` field of its array descriptor points here).
+struct SlotCounter {
+    SlotLaunch* launch;
+    u64 id;
+    char* base;  // element 0 of the counter's span
+};
+
+// A GPU stream's status area, in device memory for the stream's lifetime: where work on the
+// stream (launched directly or replayed from a captured graph) leaves the failures it finds, and
+// where the stream's next synchronization reads them. Each word and fault record belongs to one
+// kind of report the host registered (a target's records overflow, a slot divergence, a kernel's
+// bounds faults); 0 means nothing failed. Words are counts (largest wins) or bits (or-ed).
+enum : u32 { kStatusWords = 1024, kStatusFaults = 64 };
+struct StatusArea {
+    u64 words[kStatusWords];
+    Error faults[kStatusFaults];
+};
+
+}  // namespace wf

@@ -1,0 +1,130 @@
+// The CUDA backend: work is queued on the thread's current stream of the GPU and reports its
+// failures at the stream's next synchronization.
+#include "runtime/cuda/cuda_backend.hpp"
+
+#include <array>
+
+#include "codegen/generated.hpp"
+#include "runtime/cuda/context.hpp"
+#include "runtime/cuda/cuda_module.hpp"
+#include "runtime/cuda/scan.hpp"
+#include "runtime/cuda/stream_handles.hpp"
+#include "runtime/det/cuda_accumulation.hpp"
+#include "runtime/det/cuda_slots.hpp"
+#include "runtime/memory.hpp"
+#include "weft/error.hpp"
+
+namespace weft::runtime::cuda {
+
+namespace {
+
+CUdeviceptr dptr(const void* p) {
+    return reinterpret_cast<CUdeviceptr>(p);
+}
+
+class CudaBackend final : public Backend {
+public:
+    explicit CudaBackend(int ordinal) : ordinal_(ordinal) {}
+
+    void allocate(detail::Allocation& a) const override {
+        // A request larger than the GPU is refused before the driver is asked: the message can
+        // say why, and the stream-ordered pool is never asked to grow for it.
+        const size_t total = context(ordinal_).total_memory;
+        if (a.bytes > total)
+            throw Error("cannot allocate " + std::to_string(a.bytes) +
+                        " bytes on cuda:" + std::to_string(ordinal_) + ", which has " +
+                        std::to_string(total) + " bytes of memory; use smaller arrays or split the work");
+        a.stream = cuda::current_stream(ordinal_);
+        CUdeviceptr p = 0;
+        const CUresult r = require_driver().cuMemAllocAsync(&p, a.bytes == 0 ? 1 : a.bytes, a.stream->stream);
+        if (r != CUDA_SUCCESS)
+            throw Error("cannot allocate " + std::to_string(a.bytes) +
+                        " bytes on cuda:" + std::to_string(ordinal_) + " (CUDA error " + std::to_string(r) +
+                        "); free arrays you no longer need");
+        a.ptr = reinterpret_cast<void*>(p);
+    }
+    // Freed in order on the stream it was allocated on.
+    void release(detail::Allocation& a) const noexcept override {
+        if (a.ptr && bind_for_release(ordinal_)) driver()->cuMemFreeAsync(dptr(a.ptr), a.stream->stream);
+    }
+    void zero(void* dst, size_t bytes) const override {
+        check(require_driver().cuMemsetD8Async(dptr(dst), 0, bytes, stream()), "memset");
+    }
+    void copy_from_host(void* dst, const void* src, size_t bytes) const override {
+        const auto s = cuda::current_stream(ordinal_);
+        check(require_driver().cuMemcpyHtoDAsync(dptr(dst), src, bytes, s->stream), "host-to-device copy");
+        cuda::synchronize(*s);
+    }
+    void copy_to_host(void* dst, const void* src, size_t bytes) const override {
+        const auto s = cuda::current_stream(ordinal_);
+        check(require_driver().cuMemcpyDtoHAsync(dst, dptr(src), bytes, s->stream), "device-to-host copy");
+        cuda::synchronize(*s);
+    }
+    void copy_within(void* dst, const void* src, size_t bytes) const override {
+        check(require_driver().cuMemcpyDtoDAsync(dptr(dst), dptr(src), bytes, stream()),
+              "device-to-device copy");
+    }
+    bool host_addressable() const override { return false; }
+
+    codegen::Dialect dialect() const override { return codegen::Dialect::Cuda; }
+    std::shared_ptr<DeviceModule> load_module(codegen::Generated generated, const plan::ProgramPlan& plan,
+                                              const Options& options) const override {
+        return CudaModule::load(std::move(generated), plan, options, ordinal_);
+    }
+
+    std::unique_ptr<det::Accumulation> accumulation(std::vector<det::TargetPlan> plans,
+                                                    const det::LaunchSite& site) const override {
+        return det::prepare_cuda(ordinal_, std::move(plans), site);
+    }
+    std::unique_ptr<det::SlotAllocation> slot_allocation(det::SlotPlan plan,
+                                                         const det::LaunchSite& site) const override {
+        return det::prepare_cuda_slots(ordinal_, std::move(plan), site);
+    }
+    void scan(DType dtype, const void* in, void* out, int64_t n, bool inclusive) const override {
+        cuda::scan(ordinal_, dtype, in, out, n, inclusive);
+    }
+
+    bool finds_failures_at_launch() const override { return false; }
+    void synchronize() const override { cuda::synchronize(*cuda::current_stream(ordinal_)); }
+    std::shared_ptr<detail::StreamHandle> create_stream() const override {
+        return std::make_shared<detail::StreamHandle>(detail::StreamHandle{cuda::create_stream(ordinal_)});
+    }
+    std::shared_ptr<detail::StreamHandle> current_stream() const override {
+        return std::make_shared<detail::StreamHandle>(detail::StreamHandle{cuda::current_stream(ordinal_)});
+    }
+    std::shared_ptr<detail::EventHandle> create_event() const override {
+        context(ordinal_);
+        auto e = std::make_shared<detail::EventHandle>();
+        e->ordinal = ordinal_;
+        check(require_driver().cuEventCreate(&e->event, CU_EVENT_DEFAULT), "cuEventCreate");
+        return e;
+    }
+    DeviceInfo info() const override {
+        const DeviceContext& c = context(ordinal_);
+        return {c.name, c.cc_major, c.cc_minor, c.sm_count, c.total_memory};
+    }
+
+private:
+    CUstream stream() const { return cuda::current_stream(ordinal_)->stream; }
+    int ordinal_;
+};
+
+constexpr int kMaxOrdinals = 64;
+
+}  // namespace
+
+const Backend& cuda_backend(int ordinal) {
+    // Never destroyed, so that arrays held in static objects can still be freed during exit.
+    static const auto* backends = [] {
+        auto* all = new std::array<std::unique_ptr<CudaBackend>, kMaxOrdinals>();
+        for (int i = 0; i < kMaxOrdinals; ++i)
+            (*all)[static_cast<size_t>(i)] = std::make_unique<CudaBackend>(i);
+        return all;
+    }();
+    if (ordinal < 0 || ordinal >= kMaxOrdinals)
+        throw Error("device cuda:" + std::to_string(ordinal) + " does not exist; this machine has " +
+                    std::to_string(device_count()) + " GPU(s)");
+    return *(*backends)[static_cast<size_t>(ordinal)];
+}
+
+}  // namespace weft::runtime::cuda
