@@ -7,14 +7,16 @@
 
 namespace weft {
 
-// Float16 is reserved for the composite-types work; the rest are live.
-enum class DType : uint8_t { Bool, Int32, UInt32, Int64, UInt64, Float16, Float32, Float64 };
+// Float16 is IEEE binary16 and BFloat16 the brain float (float32's top 16 bits); their host
+// types are in weft/half.hpp.
+enum class DType : uint8_t { Bool, Int32, UInt32, Int64, UInt64, Float16, Float32, Float64, BFloat16 };
 
 const char* dtype_name(DType t);
 size_t dtype_size(DType t);
 bool is_float(DType t);
 bool is_integer(DType t);  // bool is neither integer nor float
 bool is_signed(DType t);
+bool is_half(DType t);  // float16 or bfloat16
 
 template <class T>
 struct DTypeOf;

@@ -64,7 +64,7 @@ struct ArgFits<Array<T, N>, A> : std::true_type {
 template <ElementType T, int N>
 struct ArgFits<Array<T, N>, AnyArray> : std::true_type {};  // checked at run time
 template <ElementType T, class A>
-requires std::is_arithmetic_v<A>
+requires std::is_arithmetic_v<A> || std::is_same_v<A, T>
 struct ArgFits<Scalar<T>, A> : std::true_type {
 };
 
@@ -74,8 +74,10 @@ struct ArgFits<Scalar<T>, A> : std::true_type {
 // nearest float or double is not a change of value in this sense: 0.1 for a Float is fine.)
 template <ElementType T, class A>
 bool scalar_fits(A value) {
-    if constexpr (std::is_same_v<A, bool>) {
+    if constexpr (std::is_same_v<A, bool> || std::is_same_v<A, T>) {
         return true;
+    } else if constexpr (std::is_same_v<T, float16> || std::is_same_v<T, bfloat16>) {
+        return !std::isfinite(static_cast<double>(value)) || std::isfinite(static_cast<float>(T(value)));
     } else if constexpr (std::is_same_v<T, bool>) {
         return value == A(0) || value == A(1);
     } else if constexpr (std::is_integral_v<T> && std::is_integral_v<A>) {

@@ -15,6 +15,7 @@
 #include <type_traits>
 
 #include "weft/detail/trace_api.hpp"
+#include "weft/half.hpp"
 
 namespace weft {
 
@@ -183,6 +184,8 @@ using Int64 = Scalar<int64_t>;
 using UInt64 = Scalar<uint64_t>;
 using Float = Scalar<float>;
 using Double = Scalar<double>;
+using Float16 = Scalar<float16>;
+using BFloat16 = Scalar<bfloat16>;
 
 namespace detail {
 

@@ -120,6 +120,8 @@ void reject_scalar(const KernelState& kernel, const Dim& dim, size_t index, cons
         case DType::UInt32: holds = "whole numbers from 0 to 4294967295"; break;
         case DType::Int64: holds = "whole numbers from -9223372036854775808 to 9223372036854775807"; break;
         case DType::UInt64: holds = "whole numbers from 0 to 18446744073709551615"; break;
+        case DType::Float16: holds = "finite values up to 65504 in magnitude"; break;
+        case DType::BFloat16: holds = "finite values up to 3.38953139e+38 in magnitude"; break;
         default:
             holds = std::string("finite values up to ") +
                     (dtype == DType::Float32 ? "3.40282347e+38" : "1.7976931348623157e+308") +

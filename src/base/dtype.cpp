@@ -15,6 +15,7 @@ const char* dtype_name(DType t) {
         case DType::Float16: return "float16";
         case DType::Float32: return "float32";
         case DType::Float64: return "float64";
+        case DType::BFloat16: return "bfloat16";
     }
     return "?";
 }
@@ -22,7 +23,8 @@ const char* dtype_name(DType t) {
 size_t dtype_size(DType t) {
     switch (t) {
         case DType::Bool: return 1;
-        case DType::Float16: return 2;
+        case DType::Float16:
+        case DType::BFloat16: return 2;
         case DType::Int32:
         case DType::UInt32:
         case DType::Float32: return 4;
@@ -34,7 +36,11 @@ size_t dtype_size(DType t) {
 }
 
 bool is_float(DType t) {
-    return t == DType::Float16 || t == DType::Float32 || t == DType::Float64;
+    return is_half(t) || t == DType::Float32 || t == DType::Float64;
+}
+
+bool is_half(DType t) {
+    return t == DType::Float16 || t == DType::BFloat16;
 }
 
 bool is_integer(DType t) {

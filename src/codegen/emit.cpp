@@ -22,7 +22,8 @@ const char* c_type(DType t) {
         case DType::UInt32: return "wf::u32";
         case DType::Int64: return "wf::i64";
         case DType::UInt64: return "wf::u64";
-        case DType::Float16: return "wf::half";
+        case DType::Float16: return "wf::f16";
+        case DType::BFloat16: return "wf::bf16";
         case DType::Float32: return "float";
         case DType::Float64: return "double";
     }
@@ -67,7 +68,10 @@ std::string literal(DType t, uint64_t bits) {
             if (s.find_first_of(".e") == std::string::npos) s += ".0";
             return s;
         }
-        case DType::Float16: return "wf::half_bits(" + std::to_string(bits) + ")";
+        case DType::Float16:
+        case DType::BFloat16:
+            return std::string(c_type(t)) + "::from_bits(" + std::to_string(static_cast<uint16_t>(bits)) +
+                   ")";
     }
     return "?";
 }
@@ -352,7 +356,8 @@ private:
             const char conv = f[++i];
             const std::string arg = v(n.args[next++]);
             if (std::strchr("fFeEgGaA", conv)) {
-                args += ", double(" + arg + ")";
+                args += is_half(type(n.args[next - 1]).dtype) ? ", double(wf::to_float(" + arg + "))"
+                                                              : ", double(" + arg + ")";
             } else if (conv == 'c') {
                 args += ", int(" + arg + ")";
             } else {
@@ -417,7 +422,10 @@ private:
                             def(n) + v(n.args[0]) + " ? " + v(n.args[1]) + " : " + v(n.args[2]) + ";");
             case K::Cast:
                 return line(s, depth,
-                            def(n) + "static_cast<" + c_type(type(n.result)) + ">(" + v(n.args[0]) + ");");
+                            def(n) + "static_cast<" + c_type(type(n.result)) + ">(" +
+                                (is_half(type(n.args[0]).dtype) ? "wf::to_float(" + v(n.args[0]) + ")"
+                                                                : v(n.args[0])) +
+                                ");");
             case K::Shape:
                 return line(s, depth,
                             def(n) + "wf::i32(" + v(n.args[0]) + ".shape[" + std::to_string(n.sub) + "]);");

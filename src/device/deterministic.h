@@ -63,20 +63,35 @@ WEFT_FUNC char* slot_address(const DetTarget& t, i64 slot, i64 element_size) {
 // range (2^169 for float32, 2^1068 for float64) that the words cannot follow exactly.
 enum : u32 { kFlagPosInf = 1, kFlagNegInf = 2, kFlagNan = 4, kFlagPosZero = 8, kFlagOverflow = 16 };
 
+// The type whose digits and keys a target of T keeps. float16 and bfloat16 values convert to
+// float32 exactly, so they use float32's state; only the resolve's rounding (to T) differs.
 template <class T>
-struct Exact;
+struct StateOf {
+    using type = T;
+    static WEFT_METHOD T of(T v) { return v; }
+};
+template <>
+struct StateOf<f16> {
+    using type = float;
+    static WEFT_METHOD float of(f16 v) { return to_float(v); }
+};
+template <>
+struct StateOf<bf16> {
+    using type = float;
+    static WEFT_METHOD float of(bf16 v) { return to_float(v); }
+};
+
+// A slot's number of digit words.
+template <class T>
+struct Exact {
+    static constexpr int kWords = Exact<typename StateOf<T>::type>::kWords;
+};
 template <>
 struct Exact<float> {
-    using Bits = u32;
-    static constexpr int kMantissaBits = 23;
-    static constexpr int kExponentMask = 0xff;
     static constexpr int kWords = 9;  // (254 + 24 bits) / 32, rounded up
 };
 template <>
 struct Exact<double> {
-    using Bits = u64;
-    static constexpr int kMantissaBits = 52;
-    static constexpr int kExponentMask = 0x7ff;
     static constexpr int kWords = 66;  // (2046 + 53 bits) / 32, rounded up
 };
 
@@ -91,7 +106,7 @@ struct Split {
 
 template <class T>
 WEFT_FUNC Split<T> split(T v) {
-    using E = Exact<T>;
+    using E = Format<T>;
     const u64 bits = static_cast<u64>(bit_cast<typename E::Bits>(v));
     const int exponent = static_cast<int>((bits >> E::kMantissaBits) & E::kExponentMask);
     const u64 mantissa = bits & ((u64(1) << E::kMantissaBits) - 1);
@@ -104,7 +119,7 @@ WEFT_FUNC Split<T> split(T v) {
 // nothing).
 template <class T>
 WEFT_FUNC u32 special_flag(T v) {
-    using E = Exact<T>;
+    using E = Format<T>;
     const u64 bits = static_cast<u64>(bit_cast<typename E::Bits>(v));
     const int exponent = static_cast<int>((bits >> E::kMantissaBits) & E::kExponentMask);
     const u64 mantissa = bits & ((u64(1) << E::kMantissaBits) - 1);
@@ -273,10 +288,9 @@ WEFT_FUNC void add_digits(i64* slot_words, const Digits& d, Add add) {
         if (d.d[k] != 0) add(d.first + k, d.d[k]);
 }
 
-// Adds `v` (already negated for a subtraction) to the slot of element `p` of target `t`.
+// Adds `v` (already negated for a subtraction, and in its state type) to slot `slot` of `t`.
 template <class T>
-WEFT_FUNC void det_add(Ctx& ctx, DetTarget* t, const T* p, T v) {
-    const i64 slot = slot_of(t, reinterpret_cast<const char*>(p), static_cast<i64>(sizeof(T)));
+WEFT_FUNC void det_add_to_slot(Ctx& ctx, DetTarget* t, i64 slot, T v) {
     if (t->records) {
 #if defined(__CUDACC__)
         const u64 at = atomicAdd(reinterpret_cast<unsigned long long*>(t->cursor), 1ull);
@@ -285,7 +299,7 @@ WEFT_FUNC void det_add(Ctx& ctx, DetTarget* t, const T* p, T v) {
 #endif
         if (at < static_cast<u64>(t->capacity)) {
             t->record_slots[at] = static_cast<u32>(slot);
-            t->records[at] = static_cast<u64>(bit_cast<typename Exact<T>::Bits>(v));
+            t->records[at] = static_cast<u64>(bit_cast<typename Format<T>::Bits>(v));
         }
         return;
     }
@@ -307,6 +321,13 @@ WEFT_FUNC void det_add(Ctx& ctx, DetTarget* t, const T* p, T v) {
     }
 }
 
+// Adds `v` (already negated for a subtraction) to the slot of element `p` of target `t`.
+template <class T>
+WEFT_FUNC void det_add(Ctx& ctx, DetTarget* t, const T* p, T v) {
+    const i64 slot = slot_of(t, reinterpret_cast<const char*>(p), static_cast<i64>(sizeof(T)));
+    det_add_to_slot(ctx, t, slot, StateOf<T>::of(v));
+}
+
 // Order-preserving integer keys: a < b under the total order iff key(a) < key(b).
 template <class T>
 struct KeyOf;
@@ -322,6 +343,10 @@ struct KeyOf<double> {
     static constexpr Key kMin = -9223372036854775807ll - 1;
     static constexpr Key kMax = 9223372036854775807ll;
 };
+template <>
+struct KeyOf<f16> : KeyOf<float> {};
+template <>
+struct KeyOf<bf16> : KeyOf<float> {};
 
 // NaNs take the extreme key of the family, so that a NaN wins: kMax for max, kMin for min.
 template <class T>
@@ -335,9 +360,9 @@ WEFT_FUNC typename KeyOf<T>::Key order_key(T v, bool for_max) {
 // The NaN every deterministic result that is NaN has: the quiet NaN with no payload.
 template <class T>
 WEFT_FUNC T canonical_nan() {
-    using Bits = typename Exact<T>::Bits;
-    constexpr int kMantissa = Exact<T>::kMantissaBits;
-    return bit_cast<T>(static_cast<Bits>((static_cast<Bits>(Exact<T>::kExponentMask) << kMantissa) |
+    using Bits = typename Format<T>::Bits;
+    constexpr int kMantissa = Format<T>::kMantissaBits;
+    return bit_cast<T>(static_cast<Bits>((static_cast<Bits>(Format<T>::kExponentMask) << kMantissa) |
                                          (Bits(1) << (kMantissa - 1))));
 }
 
@@ -353,7 +378,7 @@ WEFT_FUNC void det_minmax(DetTarget* t, const T* p, T v, bool is_max) {
     using K = typename KeyOf<T>::Key;
     const i64 slot = slot_of(t, reinterpret_cast<const char*>(p), static_cast<i64>(sizeof(T)));
     K* key = reinterpret_cast<K*>(t->words) + slot;
-    const K k = order_key(v, is_max);
+    const K k = order_key(StateOf<T>::of(v), is_max);
 #if defined(__CUDACC__)
     if (is_max)
         atomicMax(key, k);
@@ -408,9 +433,10 @@ WEFT_FUNC void accumulate(Ctx& ctx, DetTarget* t, T* p, T v) {
 
 // Adds one recorded contribution to a slot's digits and flags (the records strategy's reduce).
 // `atomic` selects atomic updates, for digits shared by several threads.
-template <class T>
+template <class Target>
 WEFT_FUNC void add_record(i64* words, u32* flags, u64 record, bool atomic) {
-    const T v = bit_cast<T>(static_cast<typename Exact<T>::Bits>(record));
+    using T = typename StateOf<Target>::type;  // what det_add_to_slot recorded
+    const T v = bit_cast<T>(static_cast<typename Format<T>::Bits>(record));
     const u32 flag = special_flag(v);
     const Split<T> s = split(v);
     if (flag != 0 || s.significand == 0) {
@@ -440,15 +466,17 @@ WEFT_FUNC int count_leading_zeros(u32 x) {
 
 // The slot's sum plus `initial`, correctly rounded. `words` are the slot's digits.
 template <class T>
-WEFT_FUNC T resolve_sum(const i64* words, u32 flags, T initial) {
-    using E = Exact<T>;
-    constexpr int kLimbs = E::kWords + 2;
+WEFT_FUNC T resolve_sum(const i64* words, u32 flags, T target_initial) {
+    using S = typename StateOf<T>::type;  // the digits are in units of S's smallest subnormal
+    using F = Format<T>;                  // the result's format
+    constexpr int kLimbs = Exact<S>::kWords + 2;
+    const S initial = StateOf<T>::of(target_initial);
     flags |= special_flag(initial);
     const bool pos_inf = (flags & kFlagPosInf) != 0;
     const bool neg_inf = (flags & kFlagNegInf) != 0;
-    using Bits = typename E::Bits;
-    constexpr Bits kSign = Bits(1) << (sizeof(T) * 8 - 1);
-    constexpr Bits kInf = static_cast<Bits>(E::kExponentMask) << E::kMantissaBits;
+    using Bits = typename F::Bits;
+    constexpr Bits kSign = static_cast<Bits>(Bits(1) << (sizeof(T) * 8 - 1));
+    constexpr Bits kInf = static_cast<Bits>(static_cast<Bits>(F::kExponentMask) << F::kMantissaBits);
     if ((flags & kFlagNan) || (pos_inf && neg_inf)) return canonical_nan<T>();
     if (pos_inf) return bit_cast<T>(kInf);
     if (neg_inf) return bit_cast<T>(static_cast<Bits>(kInf | kSign));
@@ -456,10 +484,10 @@ WEFT_FUNC T resolve_sum(const i64* words, u32 flags, T initial) {
     // Carry-propagate digits (plus the initial value's) into 32-bit limbs of a two's
     // complement integer; the last limb keeps the sign.
     i64 acc[kLimbs];
-    for (int k = 0; k < kLimbs; ++k) acc[k] = k < E::kWords ? words[k] : 0;
-    const Split<T> s = split(initial);
+    for (int k = 0; k < kLimbs; ++k) acc[k] = k < Exact<S>::kWords ? words[k] : 0;
+    const Split<S> s = split(initial);
     if (s.significand != 0) {
-        const Digits d = digits<T>(s);
+        const Digits d = digits<S>(s);
         for (int k = 0; k < 3 && d.first + k < kLimbs; ++k) acc[d.first + k] += d.d[k];
     }
     u32 limb[kLimbs];
@@ -504,22 +532,9 @@ WEFT_FUNC T resolve_sum(const i64* words, u32 flags, T initial) {
             sticky = sticky || (limb[k] & ((1u << -at) - 1)) != 0;
         }
     }
-    constexpr int kSig = E::kMantissaBits + 1;
-    const Bits sign = negative ? kSign : Bits(0);
-    if (top < kSig - 1) return bit_cast<T>(static_cast<Bits>(sign | window));  // subnormal, exact
-    const int drop = top - low - (kSig - 1);  // window bits below the significand (>= 0)
-    u64 sig = window >> drop;
-    const bool round = drop > 0 && ((window >> (drop - 1)) & 1) != 0;
-    sticky = sticky || (drop > 1 && (window & ((u64(1) << (drop - 1)) - 1)) != 0);
-    if (round && (sticky || (sig & 1))) ++sig;
-    int exponent = top - (kSig - 1) + 1;
-    if (sig >> kSig) {
-        sig >>= 1;
-        ++exponent;
-    }
-    if (exponent >= E::kExponentMask) return bit_cast<T>(static_cast<Bits>(sign | kInf));
-    return bit_cast<T>(static_cast<Bits>(sign | (static_cast<Bits>(exponent) << E::kMantissaBits) |
-                                         (static_cast<Bits>(sig) & ((Bits(1) << E::kMantissaBits) - 1))));
+    // Rounded once, straight to T (a half type's sum is never rounded to float32 first).
+    return bit_cast<T>(
+        static_cast<Bits>(round_to_format<F>(negative, window, low + Format<S>::kUnit, sticky)));
 }
 
 // The slot's winning key combined with `initial` under the total order.
@@ -529,8 +544,10 @@ WEFT_FUNC T resolve_minmax(typename KeyOf<T>::Key key, T initial, bool is_max) {
     // element keeps its bits (a NaN its payload; a slot between a strided view's elements is
     // not the view's at all).
     if (key == (is_max ? KeyOf<T>::kMin : KeyOf<T>::kMax)) return initial;
-    const auto k0 = order_key(initial, is_max);
-    return from_order_key<T>(is_max ? (key > k0 ? key : k0) : (key < k0 ? key : k0));
+    using S = typename StateOf<T>::type;
+    const auto k0 = order_key(StateOf<T>::of(initial), is_max);
+    // The winner is a T value (or the canonical NaN), so narrowing it back is exact.
+    return static_cast<T>(from_order_key<S>(is_max ? (key > k0 ? key : k0) : (key < k0 ? key : k0)));
 }
 
 }  // namespace wf

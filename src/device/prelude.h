@@ -350,6 +350,12 @@ struct Same<A, A> {
     static constexpr bool value = true;
 };
 
+// float16 and bfloat16 (src/device/half.h): their atomics are compare-and-swap loops everywhere.
+template <class T>
+struct IsHalf {
+    static constexpr bool value = false;
+};
+
 template <class Op, class T>
 WEFT_FUNC T atomic(T* p, T v) {
 #if defined(__CUDACC__)
@@ -357,7 +363,9 @@ WEFT_FUNC T atomic(T* p, T v) {
     // exchange go through the unsigned form, which has the same bits.
     constexpr bool i64_as_u64 = Same<T, i64>::value;
     using H = typename BitsOf<T>::type;
-    if constexpr (Same<Op, OpAdd>::value || Same<Op, OpSub>::value) {
+    if constexpr (IsHalf<T>::value) {
+        // no 16-bit instructions: the compare-and-swap loop below
+    } else if constexpr (Same<Op, OpAdd>::value || Same<Op, OpSub>::value) {
         const T operand = Same<Op, OpSub>::value ? static_cast<T>(-v) : v;
         if constexpr (i64_as_u64)
             return static_cast<T>(atomicAdd(reinterpret_cast<u64*>(p), static_cast<u64>(operand)));

@@ -283,8 +283,7 @@ ValueId Builder::atomic(AtomicOp op, ValueId array, const std::vector<ValueId>& 
     const DType elem = type(array).dtype;
     const bool arithmetic =
         op == AtomicOp::Add || op == AtomicOp::Sub || op == AtomicOp::Min || op == AtomicOp::Max;
-    const bool ok = arithmetic ? (is_integer(elem) || elem == DType::Float32 || elem == DType::Float64)
-                               : is_integer(elem);
+    const bool ok = arithmetic ? (is_integer(elem) || is_float(elem)) : is_integer(elem);
     if (!ok)
         fail(loc, std::string("atomic_") + detail::op_name(op) + " is not supported on an array of " +
                       dtype_name(elem) +

@@ -5,6 +5,7 @@
 #include <sstream>
 
 #include "base/text.hpp"
+#include "weft/half.hpp"
 
 namespace weft::ir {
 
@@ -34,7 +35,16 @@ std::string constant_text(const Type& t, uint64_t bits) {
             s << d;
             return s.str();
         }
-        case DType::Float16: return "half(" + std::to_string(bits) + ")";
+        case DType::Float16:
+        case DType::BFloat16: {
+            const auto b = static_cast<uint16_t>(bits);
+            const float f = t.dtype == DType::Float16 ? static_cast<float>(float16::from_bits(b))
+                                                      : static_cast<float>(bfloat16::from_bits(b));
+            std::ostringstream s;
+            s.precision(5);
+            s << f << (t.dtype == DType::Float16 ? "h" : "bf");
+            return s.str();
+        }
     }
     return "?";
 }

@@ -74,7 +74,6 @@ bool operator==(const Shape& a, const Shape& b) {
 
 AnyArray::AnyArray(DType dtype, const Shape& shape, Device device, std::source_location s)
     : dtype_(dtype), shape_(shape), device_(device) {
-    if (dtype == DType::Float16) located_error(s, "float16 arrays are not supported yet");
     check_extents(shape.dims, shape.ndim, s);
     int64_t bytes = 0;
     if (__builtin_mul_overflow(shape.size(), static_cast<int64_t>(dtype_size(dtype)), &bytes))

@@ -2,6 +2,7 @@
 // generated kernels and the resolve share, the launch's choice to carry, and a full launch.
 // clang-format off
 #include "device/prelude.h"
+#include "device/half.h"
 #include "device/deterministic.h"
 // clang-format on
 

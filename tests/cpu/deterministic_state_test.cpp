@@ -2,6 +2,7 @@
 // addresses it spans; state that cannot be allocated is a weft::Error naming the target.
 // clang-format off
 #include "device/prelude.h"
+#include "device/half.h"
 #include "device/deterministic.h"
 // clang-format on
 

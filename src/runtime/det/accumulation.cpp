@@ -189,7 +189,7 @@ std::string late_failure_note(const LaunchSite& site, const std::vector<std::str
 std::string range_message(const TargetPlan& plan, uint64_t slots, const LaunchSite& site) {
     return "the deterministic sum of " + std::to_string(slots) + " element(s) of array '" + plan.name +
            "' went beyond the exact accumulator's range (2^" +
-           (plan.target.dtype == DType::Float32 ? "169" : "1068") + ", far past the largest " +
+           (plan.target.dtype == DType::Float64 ? "1068" : "169") + ", far past the largest " +
            dtype_name(plan.target.dtype) +
            ") on the way, so it cannot be rounded exactly. The array keeps its value from before the launch. "
            "Scale the values down, or split the accumulation over several launches" +

@@ -2,6 +2,7 @@
 // device header compiled into the library.
 // clang-format off
 #include "device/prelude.h"
+#include "device/half.h"
 #include "device/deterministic.h"
 // clang-format on
 
@@ -148,10 +149,11 @@ public:
         : plans_(std::move(plans)), storage_(plans_.size()), site_(site) {
         for (size_t i = 0; i < plans_.size(); ++i) {
             if (plans_[i].shared_with >= 0) continue;
-            if (plans_[i].target.dtype == DType::Float32)
-                initialise<float>(plans_[i], storage_[i], site_);
-            else
+            // Half-precision targets keep float32's state (src/device/deterministic.h).
+            if (plans_[i].target.dtype == DType::Float64)
                 initialise<double>(plans_[i], storage_[i], site_);
+            else
+                initialise<float>(plans_[i], storage_[i], site_);
         }
     }
 
@@ -173,10 +175,12 @@ public:
         for (size_t i = 0; i < plans_.size(); ++i) {
             if (plans_[i].shared_with >= 0) continue;
             try {  // (the records strategy groups its records in memory of its own)
-                if (plans_[i].target.dtype == DType::Float32)
-                    resolve_target<float>(plans_[i], storage_[i]);
-                else
-                    resolve_target<double>(plans_[i], storage_[i]);
+                switch (plans_[i].target.dtype) {
+                    case DType::Float16: resolve_target<wf::f16>(plans_[i], storage_[i]); break;
+                    case DType::BFloat16: resolve_target<wf::bf16>(plans_[i], storage_[i]); break;
+                    case DType::Float64: resolve_target<double>(plans_[i], storage_[i]); break;
+                    default: resolve_target<float>(plans_[i], storage_[i]);
+                }
             } catch (const std::bad_alloc&) {
                 state_allocation_failed(plans_[i], "host memory for grouping its records is not available",
                                         site_);

@@ -126,6 +126,12 @@ extern "C" __global__ void det_resolve_f32(wf::DetTarget t, int family, wf::u64*
 extern "C" __global__ void det_resolve_f64(wf::DetTarget t, int family, wf::u64* report) {
     resolve_exact<double>(t, family, report);
 }
+extern "C" __global__ void det_resolve_f16(wf::DetTarget t, int family, wf::u64* report) {
+    resolve_exact<wf::f16>(t, family, report);
+}
+extern "C" __global__ void det_resolve_bf16(wf::DetTarget t, int family, wf::u64* report) {
+    resolve_exact<wf::bf16>(t, family, report);
+}
 extern "C" __global__ void det_count_records(wf::DetTarget t, int* counts, wf::u64* report) {
     count_records(t, counts, report);
 }
@@ -137,6 +143,12 @@ extern "C" __global__ void det_reduce_records_f32(wf::DetTarget t, const int* en
 }
 extern "C" __global__ void det_reduce_records_f64(wf::DetTarget t, const int* ends, const wf::u64* grouped) {
     reduce_records<double>(t, ends, grouped);
+}
+extern "C" __global__ void det_reduce_records_f16(wf::DetTarget t, const int* ends, const wf::u64* grouped) {
+    reduce_records<wf::f16>(t, ends, grouped);
+}
+extern "C" __global__ void det_reduce_records_bf16(wf::DetTarget t, const int* ends, const wf::u64* grouped) {
+    reduce_records<wf::bf16>(t, ends, grouped);
 }
 )";
 
@@ -191,7 +203,16 @@ private:
         }
     }
     void zero(const Memory& m) const { detail::zero_bytes(m->ptr, Device::cuda(ordinal_), m->bytes); }
-    bool f32(const Target& t) const { return t.plan.target.dtype == DType::Float32; }
+    // Half-precision targets keep float32's state; only their resolve kernels are their own.
+    bool f32_state(const Target& t) const { return t.plan.target.dtype != DType::Float64; }
+    std::string resolve_kernel(const Target& t, const char* prefix) const {
+        switch (t.plan.target.dtype) {
+            case DType::Float16: return std::string(prefix) + "_f16";
+            case DType::BFloat16: return std::string(prefix) + "_bf16";
+            case DType::Float64: return std::string(prefix) + "_f64";
+            default: return std::string(prefix) + "_f32";
+        }
+    }
 
     Target make_target(TargetPlan plan) {
         Target t{std::move(plan)};
@@ -221,7 +242,7 @@ private:
             t.value.record_slots = static_cast<wf::u32*>(t.record_slots->ptr);
             t.value.capacity = p.capacity;
         } else {
-            const int64_t words_per_slot = add ? (f32(t) ? 9 : 66) : 1;
+            const int64_t words_per_slot = add ? (f32_state(t) ? 9 : 66) : 1;
             int64_t words = 0;
             if (__builtin_mul_overflow(m.count, words_per_slot, &words)) words = -1;
             t.words = allocate(p, words, 8);
@@ -237,7 +258,7 @@ private:
         int is_max = p.target.family == detail::AtomicOp::Max ? 1 : 0;
         void* state_ptr = t.state->ptr;
         void* params[] = {&state_ptr, &t.value, &keys, &is_max};
-        launch(f32(t) ? "det_publish_f32" : "det_publish_f64", keys ? m.count : 1, params);
+        launch(f32_state(t) ? "det_publish_f32" : "det_publish_f64", keys ? m.count : 1, params);
         return t;
     }
 
@@ -251,7 +272,7 @@ private:
         int family = family_code(t.plan.target.family);
         wf::u64* report = ticket.word();
         void* params[] = {&t.value, &family, &report};
-        launch(f32(t) ? "det_resolve_f32" : "det_resolve_f64", t.plan.slots.count, params);
+        launch(resolve_kernel(t, "det_resolve").c_str(), t.plan.slots.count, params);
     }
 
     // The status word in which the resolve kernels leave the target's count (records emitted,
@@ -287,7 +308,7 @@ private:
         void* group_params[] = {&t.value, &counts_ptr, &ends_ptr, &grouped_ptr};
         launch("det_group_records", t.plan.capacity, group_params);
         void* reduce_params[] = {&t.value, &ends_ptr, &grouped_ptr};
-        launch(f32(t) ? "det_reduce_records_f32" : "det_reduce_records_f64", slots * 32, reduce_params);
+        launch(resolve_kernel(t, "det_reduce_records").c_str(), slots * 32, reduce_params);
     }
 
     void launch(const char* name, int64_t threads, void** params) const {
