@@ -183,6 +183,7 @@ WEFT_FUNC i32 add_wrapping(i32 i, i32 step) {
     WEFT_FUNC double name(double x, double y) { \
         return ::f64(x, y);                     \
     }
+#define WEFT_MINMAX WEFT_MATH2
 #else
 #define WEFT_MATH1(name, f32, f64)    \
     WEFT_FUNC float name(float x) {   \
@@ -198,6 +199,15 @@ WEFT_FUNC i32 add_wrapping(i32 i, i32 step) {
     WEFT_FUNC double name(double x, double y) { \
         return __builtin_##f64(x, y);           \
     }
+// The C library's fmin and fmax turn a signaling NaN operand into a NaN result; a GPU returns
+// the other operand, as for a quiet NaN. The CPU does what the GPU does.
+#define WEFT_MINMAX(name, f32, f64)                             \
+    WEFT_FUNC float name(float x, float y) {                    \
+        return x != x ? y : y != y ? x : __builtin_##f32(x, y); \
+    }                                                           \
+    WEFT_FUNC double name(double x, double y) {                 \
+        return x != x ? y : y != y ? x : __builtin_##f64(x, y); \
+    }
 #endif
 WEFT_MATH1(sqrt, sqrtf, sqrt)
 WEFT_MATH1(floor, floorf, floor)
@@ -207,12 +217,13 @@ WEFT_MATH1(cos, cosf, cos)
 WEFT_MATH1(exp, expf, exp)
 WEFT_MATH1(log, logf, log)
 WEFT_MATH1(abs, fabsf, fabs)
-WEFT_MATH2(min, fminf, fmin)
-WEFT_MATH2(max, fmaxf, fmax)
+WEFT_MINMAX(min, fminf, fmin)
+WEFT_MINMAX(max, fmaxf, fmax)
 WEFT_MATH2(pow, powf, pow)
 WEFT_MATH2(fmod, fmodf, fmod)
 #undef WEFT_MATH1
 #undef WEFT_MATH2
+#undef WEFT_MINMAX
 
 template <class T>
 WEFT_FUNC T min(T a, T b) {

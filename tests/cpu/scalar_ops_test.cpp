@@ -79,6 +79,7 @@ std::vector<T> edge_values() {
                 L::infinity(),
                 -L::infinity(),
                 L::quiet_NaN(),
+                L::signaling_NaN(),
                 std::numbers::pi_v<T>,
                 T(-std::numbers::e_v<T>)};
     }
@@ -166,17 +167,19 @@ T h_neg(T a) {
     else
         return -a;
 }
+// Float min/max are minNum/maxNum with every NaN quiet: a NaN operand, signaling or not, yields
+// the other operand (the C library's fmin gives a NaN for a signaling one).
 template <class T>
 T h_min(T a, T b) {
     if constexpr (std::is_floating_point_v<T>)
-        return std::fmin(a, b);
+        return std::isnan(a) ? b : std::isnan(b) ? a : std::fmin(a, b);
     else
         return b < a ? b : a;
 }
 template <class T>
 T h_max(T a, T b) {
     if constexpr (std::is_floating_point_v<T>)
-        return std::fmax(a, b);
+        return std::isnan(a) ? b : std::isnan(b) ? a : std::fmax(a, b);
     else
         return a < b ? b : a;
 }
