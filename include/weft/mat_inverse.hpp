@@ -19,12 +19,36 @@ struct Cofactors {
     }
 };
 
+// The 2x2 minors of a 4x4 matrix's top two rows (s) and bottom two rows (c): its determinant and
+// its inverse share them, so an inverse computes them once.
+struct Minors4 {
+    Ref s0, s1, s2, s3, s4, s5, c0, c1, c2, c3, c4, c5;  // computed in this order
+    template <class At>
+    Minors4(const Cofactors& f, At a)
+        : s0(f.det2(a(0, 0), a(0, 1), a(1, 0), a(1, 1))),
+          s1(f.det2(a(0, 0), a(0, 2), a(1, 0), a(1, 2))),
+          s2(f.det2(a(0, 0), a(0, 3), a(1, 0), a(1, 3))),
+          s3(f.det2(a(0, 1), a(0, 2), a(1, 1), a(1, 2))),
+          s4(f.det2(a(0, 1), a(0, 3), a(1, 1), a(1, 3))),
+          s5(f.det2(a(0, 2), a(0, 3), a(1, 2), a(1, 3))),
+          c0(f.det2(a(2, 0), a(2, 1), a(3, 0), a(3, 1))),
+          c1(f.det2(a(2, 0), a(2, 2), a(3, 0), a(3, 2))),
+          c2(f.det2(a(2, 0), a(2, 3), a(3, 0), a(3, 3))),
+          c3(f.det2(a(2, 1), a(2, 2), a(3, 1), a(3, 2))),
+          c4(f.det2(a(2, 1), a(2, 3), a(3, 1), a(3, 3))),
+          c5(f.det2(a(2, 2), a(2, 3), a(3, 2), a(3, 3))) {}
+    Ref determinant(const Cofactors& f) const {
+        const Ref first = f.alt3(s0, c5, s1, c4, s2, c3);
+        const Ref second = f.alt3(s3, c2, s4, c1, s5, c0);
+        return add(first, second, f.loc);
+    }
+};
+
 }  // namespace detail
 
 template <int N, ElementType T>
 requires(N >= 2 && N <= 4) Scalar<T> determinant(const mat<N, N, T>& m,
                                                  std::source_location s = std::source_location::current()) {
-    using detail::Ref;
     const detail::Cofactors f{detail::Loc::from(s)};
     auto a = [&](int i, int j) { return m.ref(i, j); };
     if constexpr (N == 2) {
@@ -34,22 +58,7 @@ requires(N >= 2 && N <= 4) Scalar<T> determinant(const mat<N, N, T>& m,
                                         f.det2(a(1, 0), a(1, 2), a(2, 0), a(2, 2)), a(0, 2),
                                         f.det2(a(1, 0), a(1, 1), a(2, 0), a(2, 1))));
     } else {
-        // 2x2 minors of the top two rows (s) and the bottom two rows (c).
-        const Ref s0 = f.det2(a(0, 0), a(0, 1), a(1, 0), a(1, 1)),
-                  s1 = f.det2(a(0, 0), a(0, 2), a(1, 0), a(1, 2)),
-                  s2 = f.det2(a(0, 0), a(0, 3), a(1, 0), a(1, 3)),
-                  s3 = f.det2(a(0, 1), a(0, 2), a(1, 1), a(1, 2)),
-                  s4 = f.det2(a(0, 1), a(0, 3), a(1, 1), a(1, 3)),
-                  s5 = f.det2(a(0, 2), a(0, 3), a(1, 2), a(1, 3));
-        const Ref c0 = f.det2(a(2, 0), a(2, 1), a(3, 0), a(3, 1)),
-                  c1 = f.det2(a(2, 0), a(2, 2), a(3, 0), a(3, 2)),
-                  c2 = f.det2(a(2, 0), a(2, 3), a(3, 0), a(3, 3)),
-                  c3 = f.det2(a(2, 1), a(2, 2), a(3, 1), a(3, 2)),
-                  c4 = f.det2(a(2, 1), a(2, 3), a(3, 1), a(3, 3)),
-                  c5 = f.det2(a(2, 2), a(2, 3), a(3, 2), a(3, 3));
-        const Ref first = f.alt3(s0, c5, s1, c4, s2, c3);
-        const Ref second = f.alt3(s3, c2, s4, c1, s5, c0);
-        return detail::scalar<T>(detail::add(first, second, f.loc));
+        return detail::scalar<T>(detail::Minors4(f, a).determinant(f));
     }
 }
 
@@ -61,8 +70,9 @@ requires(N >= 2 && N <= 4 && !std::is_integral_v<T>) mat<N, N, T> inverse(
     const detail::Cofactors f{detail::Loc::from(s)};
     const auto loc = f.loc;
     auto a = [&](int i, int j) { return m.ref(i, j); };
-    const Ref det = detail::Access::ref(determinant(m, s));
     std::array<Ref, N * N> adj;
+    Ref det;
+    if constexpr (N < 4) det = detail::Access::ref(determinant(m, s));
     if constexpr (N == 2) {
         adj = {detail::own(a(1, 1), loc), detail::neg(a(0, 1), loc), detail::neg(a(1, 0), loc),
                detail::own(a(0, 0), loc)};
@@ -73,18 +83,9 @@ requires(N >= 2 && N <= 4 && !std::is_integral_v<T>) mat<N, N, T> inverse(
                f.det2(a(1, 0), a(1, 1), a(2, 0), a(2, 1)), f.det2(a(0, 1), a(0, 0), a(2, 1), a(2, 0)),
                f.det2(a(0, 0), a(0, 1), a(1, 0), a(1, 1))};
     } else {
-        const Ref s0 = f.det2(a(0, 0), a(0, 1), a(1, 0), a(1, 1)),
-                  s1 = f.det2(a(0, 0), a(0, 2), a(1, 0), a(1, 2)),
-                  s2 = f.det2(a(0, 0), a(0, 3), a(1, 0), a(1, 3)),
-                  s3 = f.det2(a(0, 1), a(0, 2), a(1, 1), a(1, 2)),
-                  s4 = f.det2(a(0, 1), a(0, 3), a(1, 1), a(1, 3)),
-                  s5 = f.det2(a(0, 2), a(0, 3), a(1, 2), a(1, 3));
-        const Ref c0 = f.det2(a(2, 0), a(2, 1), a(3, 0), a(3, 1)),
-                  c1 = f.det2(a(2, 0), a(2, 2), a(3, 0), a(3, 2)),
-                  c2 = f.det2(a(2, 0), a(2, 3), a(3, 0), a(3, 3)),
-                  c3 = f.det2(a(2, 1), a(2, 2), a(3, 1), a(3, 2)),
-                  c4 = f.det2(a(2, 1), a(2, 3), a(3, 1), a(3, 3)),
-                  c5 = f.det2(a(2, 2), a(2, 3), a(3, 2), a(3, 3));
+        const detail::Minors4 minors(f, a);
+        det = minors.determinant(f);
+        const auto& [s0, s1, s2, s3, s4, s5, c0, c1, c2, c3, c4, c5] = minors;
         auto pos = [&](Ref x, Ref p, Ref y, Ref q, Ref z, Ref r) { return f.alt3(x, p, y, q, z, r); };
         auto negated = [&](Ref x, Ref p, Ref y, Ref q, Ref z, Ref r) {
             return detail::neg(f.alt3(x, p, y, q, z, r), loc);

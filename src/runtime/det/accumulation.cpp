@@ -5,6 +5,7 @@
 #include <cstdlib>
 #include <limits>
 
+#include "device/abi.h"
 #include "weft/error.hpp"
 
 namespace weft::runtime::det {
@@ -210,6 +211,19 @@ void state_allocation_failed(const TargetPlan& plan, const std::string& why, con
             std::to_string(plan.slots.count) + " elements): " + why +
             ". Accumulate into a smaller array (or view), or launch with deterministic = NotGuaranteed",
         site.kernel, site.file, site.line);
+}
+
+void describe_slots(const TargetPlan& plan, wf::DetTarget& state) {
+    const SlotMap& m = plan.slots;
+    state.base = m.base;
+    state.count = m.count;
+    state.dims = m.dims;
+    state.carrying = plan.carrying ? 1 : 0;
+    for (int d = 0; d < 4; ++d) {
+        state.stride[d] = m.stride[d];
+        state.extent[d] = m.extent[d];
+        state.inverse[d] = m.stride[d] != 0 ? 1.0 / static_cast<double>(m.stride[d]) : 0.0;
+    }
 }
 
 }  // namespace weft::runtime::det

@@ -9,6 +9,10 @@
 #include "weft/device_array.hpp"
 #include "weft/options.hpp"
 
+namespace wf {
+struct DetTarget;
+}
+
 namespace weft::runtime::det {
 
 // The address range of an array argument (a view may have negative or zero strides).
@@ -81,6 +85,10 @@ std::vector<TargetPlan> plan(const std::vector<plan::DetTarget>& targets,
 std::string overflow_message(const TargetPlan& plan, uint64_t emitted, const LaunchSite& site);
 // The message for a launch in which `slots` elements' running sums left the exact range.
 std::string range_message(const TargetPlan& plan, uint64_t slots, const LaunchSite& site);
+
+// Writes the plan's slot map and carrying choice into the state its kernels read; the backend
+// fills in the memory (words, flags, records).
+void describe_slots(const TargetPlan& plan, wf::DetTarget& state);
 
 // The bytes of `count` items of `size` bytes each, or a weft::Error naming the target when that
 // exceeds what memory can hold.

@@ -52,15 +52,7 @@ struct Storage {
 template <class T>
 void initialise(const TargetPlan& p, Storage& s, const LaunchSite& site) {
     const SlotMap& m = p.slots;
-    s.state.base = m.base;
-    s.state.count = m.count;
-    s.state.dims = m.dims;
-    s.state.carrying = p.carrying ? 1 : 0;
-    for (int d = 0; d < 4; ++d) {
-        s.state.stride[d] = m.stride[d];
-        s.state.extent[d] = m.extent[d];
-        s.state.inverse[d] = m.stride[d] != 0 ? 1.0 / static_cast<double>(m.stride[d]) : 0.0;
-    }
+    describe_slots(p, s.state);
     if (p.records) {
         s.records = Zeroed<wf::u64>(p, p.capacity, site);
         s.record_slots = Zeroed<wf::u32>(p, p.capacity, site);

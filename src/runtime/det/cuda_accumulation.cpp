@@ -219,15 +219,7 @@ private:
         const TargetPlan& p = t.plan;
         const SlotMap& m = p.slots;
         t.state = allocate(p, 1, sizeof(wf::DetTarget));
-        t.value.base = m.base;
-        t.value.count = m.count;
-        t.value.dims = m.dims;
-        t.value.carrying = p.carrying ? 1 : 0;
-        for (int d = 0; d < 4; ++d) {
-            t.value.stride[d] = m.stride[d];
-            t.value.extent[d] = m.extent[d];
-            t.value.inverse[d] = m.stride[d] != 0 ? 1.0 / static_cast<double>(m.stride[d]) : 0.0;
-        }
+        describe_slots(p, t.value);
         const bool add = p.target.family == detail::AtomicOp::Add;
         if (p.records || p.carrying) {
             // Records appended, or a carrying target's count of slots out of range.
