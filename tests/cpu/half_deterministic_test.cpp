@@ -22,6 +22,8 @@ using weft::test::Config;
 using weft::test::half_case;
 using weft::test::half_oracle;
 using weft::test::HalfCase;
+using weft::test::HalfNames;
+using weft::test::HalfTypes;
 using weft::test::hex;
 using weft::test::kConfigs;
 using weft::test::Op;
@@ -33,14 +35,6 @@ std::vector<uint16_t> run(const Config& config, Op op, const HalfCase<H>& c) {
 
 template <class H>
 class HalfDeterministic : public ::testing::Test {};
-using HalfTypes = ::testing::Types<float16, bfloat16>;
-class HalfNames {
-public:
-    template <class H>
-    static std::string GetName(int) {
-        return weft::dtype_name(weft::dtype_of<H>);
-    }
-};
 TYPED_TEST_SUITE(HalfDeterministic, HalfTypes, HalfNames);
 
 // float16: 2048 + 1000 ones is 3048 (a sequential float16 sum stays at 2048: 2049 rounds to even).

@@ -13,6 +13,7 @@
 #include <weft/weft.hpp>
 
 #include "support/errors.hpp"
+#include "support/half_cases.hpp"
 #include "support/half_reference.hpp"
 #include "support/test_device.hpp"
 
@@ -23,18 +24,12 @@ using weft::bfloat16;
 using weft::float16;
 using weft::test::half_is_nan;
 using weft::test::half_value;
+using weft::test::HalfNames;
+using weft::test::HalfTypes;
 using weft::test::reference_round;
 
 template <class H>
 class Half : public ::testing::Test {};
-using HalfTypes = ::testing::Types<float16, bfloat16>;
-class HalfNames {
-public:
-    template <class H>
-    static std::string GetName(int) {
-        return weft::dtype_name(weft::dtype_of<H>);
-    }
-};
 TYPED_TEST_SUITE(Half, HalfTypes, HalfNames);
 
 weft::Device dev() {

@@ -18,6 +18,16 @@
 
 namespace weft::test {
 
+// The half types for typed tests, named by their dtype (Half/float16, Half/bfloat16).
+using HalfTypes = ::testing::Types<float16, bfloat16>;
+class HalfNames {
+public:
+    template <class H>
+    static std::string GetName(int) {
+        return dtype_name(dtype_of<H>);
+    }
+};
+
 inline std::string hex(uint16_t b) {
     char text[8];
     std::snprintf(text, sizeof text, "0x%04x", b);
