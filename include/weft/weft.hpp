@@ -9,6 +9,7 @@
 #include "weft/device_array.hpp"
 #include "weft/dtype.hpp"
 #include "weft/error.hpp"
+#include "weft/graph.hpp"
 #include "weft/half.hpp"
 #include "weft/launch.hpp"
 #include "weft/mat.hpp"

@@ -5,7 +5,9 @@
 #include <optional>
 
 #include "api/module_state.hpp"
+#include "api/prepared_launch.hpp"
 #include "runtime/backend.hpp"
+#include "runtime/graph_capture.hpp"
 #include "runtime/launch_steps.hpp"
 #include "weft/error.hpp"
 
@@ -146,25 +148,60 @@ Dim::Dim(std::initializer_list<int64_t> extents, std::source_location s)
     }
 }
 
-void launch(const detail::KernelState& kernel, const Dim& dim, const std::vector<LaunchArg>& args) {
-    const int64_t threads = checked_threads(kernel, dim);
-    const Device target = checked_device(kernel, dim, args);
-    const auto compiled = kernel.module->compile(target, dim.loc);
-    const plan::KernelPlan& plan = *compiled->plan->find(kernel.body->name);
-    check_against_plan(kernel, dim, args, plan);
+namespace detail {
 
+PreparedLaunch prepare_launch(const KernelState& kernel, const Dim& dim, std::vector<LaunchArg> args) {
+    PreparedLaunch p{kernel, dim, std::move(args)};
+    p.threads = checked_threads(kernel, dim);
+    p.target = checked_device(kernel, dim, p.args);
+    p.compiled = kernel.module->compile(p.target, dim.loc);
+    p.plan = p.compiled->plan->find(kernel.body->name);
+    check_against_plan(kernel, dim, p.args, *p.plan);
+    return p;
+}
+
+void recheck_launch(PreparedLaunch& p) {
+    p.threads = checked_threads(p.kernel, p.dim);
+    const Device device = checked_device(p.kernel, p.dim, p.args);
+    if (device != p.target)
+        fail(p.kernel, p.dim,
+             "the launch was recorded for " + p.target.name() + " but its arguments are now on " +
+                 device.name() + "; record a launch for each device");
+    check_against_plan(p.kernel, p.dim, p.args, *p.plan);
+}
+
+void issue(const PreparedLaunch& p) {
+    runtime::Capture* capture = runtime::active_capture(p.target);
+    if (capture) {
+        // The graph holds what its work uses for as long as it lives.
+        capture->keep.push_back(p.compiled);
+        for (const LaunchArg& a : p.args)
+            if (const auto* arr = std::get_if<AnyArray>(&a))
+                capture->keep.push_back(std::make_shared<AnyArray>(*arr));
+        if (p.target.is_cpu()) {
+            capture->bodies.back().push_back([p] { issue(p); });
+            return;
+        }
+    }
     runtime::LaunchRequest request;
-    request.backend = &runtime::backend(target);
-    request.code = compiled->code.get();
-    request.kernel = &plan;
-    request.options = &compiled->options;
-    request.args = &args;
-    request.param_names = &kernel.body->param_names;
-    request.grid.ndim = dim.ndim;
-    for (int d = 0; d < 4; ++d) request.grid.dims[d] = dim.dims[d];
-    request.site = {kernel.body->name, dim.loc.file, dim.loc.line, threads};
+    request.backend = &runtime::backend(p.target);
+    request.code = p.compiled->code.get();
+    request.kernel = p.plan;
+    request.options = &p.compiled->options;
+    request.args = &p.args;
+    request.param_names = &p.kernel.body->param_names;
+    request.grid.ndim = p.dim.ndim;
+    for (int d = 0; d < 4; ++d) request.grid.dims[d] = p.dim.dims[d];
+    request.site = {p.kernel.body->name, p.dim.loc.file, p.dim.loc.line, p.threads};
+    request.captured = !p.target.is_cpu() && runtime::capturing(p.target);
     runtime::KernelLaunch launch(std::move(request));
     runtime::run(launch);  // plan, prepare, (count, assign,) execute, resolve
+}
+
+}  // namespace detail
+
+void launch(const detail::KernelState& kernel, const Dim& dim, const std::vector<LaunchArg>& args) {
+    detail::issue(detail::prepare_launch(kernel, dim, args));
 }
 
 }  // namespace weft

@@ -5,6 +5,7 @@
 
 #include "runtime/backend.hpp"
 #include "runtime/cuda/context.hpp"
+#include "runtime/graph_capture.hpp"
 #include "weft/error.hpp"
 
 namespace weft {
@@ -50,6 +51,7 @@ DeviceInfo device_info(Device device) {
 }
 
 void synchronize(Device device) {
+    runtime::refuse_in_capture(device, "synchronize()");
     runtime::backend(device).synchronize();
 }
 

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "runtime/backend.hpp"
+#include "runtime/graph_capture.hpp"
 #include "runtime/memory.hpp"
 #include "weft/error.hpp"
 
@@ -15,6 +16,12 @@ namespace {
 
 [[noreturn]] void located_error(const std::source_location& s, const std::string& message) {
     throw Error(message, "", s.file_name(), s.line());
+}
+
+// The CPU graph capture in progress on this thread that records work on `device`, if any (a GPU
+// capture records its stream's work itself).
+runtime::Capture* cpu_capture(Device device) {
+    return device.is_cpu() ? runtime::active_capture(device) : nullptr;
 }
 
 std::string extents_text(const int64_t* dims, int ndim) {
@@ -281,6 +288,10 @@ bool may_share_memory(const AnyArray& a, const AnyArray& b) {
 
 void AnyArray::zero_() {
     if (!valid()) return;
+    if (runtime::Capture* capture = cpu_capture(device_)) {
+        capture->bodies.back().push_back([array = *this]() mutable { array.zero_(); });
+        return;
+    }
     AnyArray reached = detail::without_broadcast(*this);  // each element once
     const size_t bytes = static_cast<size_t>(reached.size()) * dtype_size(dtype_);
     if (reached.is_contiguous()) {
@@ -303,6 +314,8 @@ void check_bytes(const AnyArray& a, size_t bytes, const char* what) {
 
 void AnyArray::copy_from_host(const void* src, size_t bytes) {
     check_bytes(*this, bytes, "copy to array");
+    runtime::refuse_in_capture(device_,
+                               "a copy from the host into an array (copy_from_host, from_vector, full)");
     if (is_contiguous())
         detail::copy_bytes(data(), device_, src, Device::cpu(), bytes);
     else
@@ -312,6 +325,7 @@ void AnyArray::copy_from_host(const void* src, size_t bytes) {
 
 void AnyArray::copy_to_host(void* dst, size_t bytes) const {
     check_bytes(*this, bytes, "copy from array");
+    runtime::refuse_in_capture(device_, "a copy from an array to the host (copy_to_host, to_vector)");
     if (is_contiguous())
         detail::copy_bytes(dst, Device::cpu(), data(), device_, bytes);
     else
@@ -334,7 +348,25 @@ void copy(const AnyArray& dst, const AnyArray& src, std::source_location s) {
                              " " + shape_text(dst.shape()) + " vs " + dtype_name(src.dtype()) + " " +
                              shape_text(src.shape()) + "); copy between arrays of one type and shape");
     const size_t bytes = static_cast<size_t>(src.size()) * dtype_size(src.dtype());
-    if (dst.is_contiguous() && src.is_contiguous() && !may_share_memory(dst, src)) {
+    if (runtime::Capture* capture =
+            cpu_capture(dst.device()) ? cpu_capture(dst.device()) : cpu_capture(src.device())) {
+        if (!src.device().is_cpu() || !dst.device().is_cpu())
+            located_error(s, "copy: a CPU graph capture cannot record a copy between " + src.device().name() +
+                                 " and " + dst.device().name() + "; copy before the capture begins");
+        capture->bodies.back().push_back([dst, src, s] { copy(dst, src, s); });
+        return;
+    }
+    const bool direct = dst.is_contiguous() && src.is_contiguous() && !may_share_memory(dst, src);
+    if (!direct)
+        for (const Device d : {src.device(), dst.device()})
+            if (runtime::capturing(d))
+                located_error(s,
+                              "copy: a copy between arrays that are not contiguous or that overlap goes "
+                              "through the host, so it cannot be part of a graph (work on " +
+                                  d.name() +
+                                  " is being captured); copy between contiguous arrays, or "
+                                  "copy before the capture begins");
+    if (direct) {
         detail::copy_bytes(dst.data(), dst.device(), src.data(), src.device(), bytes);
         return;
     }

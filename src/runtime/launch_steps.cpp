@@ -52,11 +52,31 @@ bool KernelLaunch::stream_ordered(Step step) const {
         case Step::Plan: return !(undo_ && options.deterministic_debug);
         case Step::Prepare: return true;
         case Step::Count:
-        case Step::Execute: return !kernel_checked;
+        case Step::Execute: return request_.captured || !kernel_checked;  // captured: checked at replay
         case Step::Assign: return !slots_on_host_;
-        case Step::Resolve: return !slots_on_host_ && !options.deterministic_debug;
+        case Step::Resolve: return !slots_on_host_ && !(deterministic_ && options.deterministic_debug);
     }
     return false;
+}
+
+void KernelLaunch::check_capturable() const {
+    if (!request_.captured) return;
+    for (Step step : steps()) {
+        if (stream_ordered(step)) continue;
+        const std::string why =
+            slots_on_host_ && (step == Step::Assign || step == Step::Resolve)
+                ? "allocates slots in several counter elements, which the host groups (it reads the "
+                  "reservations back and waits for the GPU). Capture slot allocations whose counter index is "
+                  "a "
+                  "compile-time constant, or launch this kernel outside the capture"
+                : "runs with the option deterministic_debug, which checks each deterministic launch on the "
+                  "host "
+                  "(it waits for the GPU). Capture it without that option";
+        const det::LaunchSite& site = request_.site;
+        throw weft::Error(std::string("this launch cannot be captured into a graph: its ") + step_name(step) +
+                              " step " + why,
+                          site.kernel, site.file, site.line);
+    }
 }
 
 void KernelLaunch::run(Step step) {
@@ -105,6 +125,7 @@ void KernelLaunch::plan() {
         slots_on_host_ = !slot_plan_->single_element && !request_.backend->finds_failures_at_launch();
         locked.insert(locked.end(), counters.begin(), counters.end());
     }
+    deterministic_ = !locked.empty();
     // Launches from several host threads into the same targets or counters run one at a time.
     if (!locked.empty()) locks_.emplace(locked);
 
@@ -119,8 +140,10 @@ void KernelLaunch::plan() {
     });
     const bool may_diverge = slot_plan_ && kernel.slots.reservations_may_diverge;
     const bool diverges_late = may_diverge && slot_plan_->single_element && !found_at_launch;
-    undo_ = options.bounds_check || (found_at_launch && (may_overflow || may_diverge)) ||
-            (may_diverge && !diverges_late);
+    // (A captured launch is never undone: its failures are found in replays.)
+    undo_ =
+        !request_.captured && (options.bounds_check || (found_at_launch && (may_overflow || may_diverge)) ||
+                               (may_diverge && !diverges_late));
     if (undo_) {
         // A broadcast view is copied once per element it reaches, not once per index.
         for (size_t i = 0; i < args.size(); ++i) {
@@ -194,6 +217,7 @@ void run(KernelLaunch& launch) {
     for (Step step : launch.steps()) {
         try {
             launch.run(step);
+            if (step == Step::Plan) launch.check_capturable();
         } catch (const weft::Error& e) {
             if (std::optional<weft::Error> instead = launch.recover(step, e)) throw *instead;
             throw;

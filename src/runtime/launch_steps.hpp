@@ -44,6 +44,9 @@ struct LaunchRequest {
     const std::vector<std::string>* param_names = nullptr;
     LaunchGrid grid;
     det::LaunchSite site;
+    // The launch is being captured into a graph (runtime/graph_capture.hpp): it only queues
+    // work, is never undone from a snapshot (a replay cannot be), and must be stream-ordered.
+    bool captured = false;
 };
 
 class KernelLaunch {
@@ -62,6 +65,10 @@ public:
     // next synchronization. (On the CPU every step runs to its end as it is queued.)
     bool stream_ordered(Step step) const;
     void run(Step step);
+    // For a captured launch, after the plan step: throws the weft::Error naming the kernel and
+    // the first step that is not stream-ordered (a graph could not replay it), before anything
+    // is queued.
+    void check_capturable() const;
     // After `step` threw `error`: puts back what the launch wrote where it can be undone, and
     // returns the error the user sees instead, if it says more (what stays applied).
     std::optional<weft::Error> recover(Step step, const weft::Error& error);
@@ -87,6 +94,7 @@ private:
     std::optional<det::TargetLocks> locks_;
     bool undo_ = false;
     bool slots_on_host_ = false;  // a GPU launch whose slots the host groups (it synchronizes)
+    bool deterministic_ = false;  // it has deterministic targets or allocates slots
     // A copy of the arrays the launch may write, put back if it fails (docs/design/0006).
     std::vector<std::pair<AnyArray, AnyArray>> snapshot_;
 

@@ -2,6 +2,7 @@
 #include "runtime/memory.hpp"
 
 #include "runtime/backend.hpp"
+#include "runtime/graph_capture.hpp"
 
 namespace weft::detail {
 
@@ -15,6 +16,8 @@ std::shared_ptr<Allocation> allocate(Device device, size_t bytes) {
     a->bytes = bytes;
     a->device = device;
     backend.allocate(*a);
+    // Memory made while a graph is captured may be used by its work: the graph keeps it.
+    if (runtime::Capture* capture = runtime::active_capture(device)) capture->keep.push_back(a);
     return a;
 }
 

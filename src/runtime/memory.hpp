@@ -19,6 +19,9 @@ struct Allocation {
     Device device = Device::cpu();
     // GPU memory is freed in order on the stream it was allocated on (set by its backend).
     std::shared_ptr<runtime::cuda::StreamState> stream;
+    // GPU memory allocated while its stream was being captured into a graph: outside stream
+    // order, so that it exists for every replay (the graph holds it), and freed the same way.
+    bool captured = false;
     ~Allocation();
 };
 

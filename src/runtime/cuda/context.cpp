@@ -280,6 +280,13 @@ StatusTicket status_fault(const std::shared_ptr<StreamState>& s, const std::stri
 
 void synchronize(StreamState& s) {
     context(s.ordinal);
+    // Synchronizing a capturing stream would end its capture with a CUDA error.
+    if (capturing(s))
+        throw Error(
+            "synchronizing a stream cannot be part of a graph: work on this stream of cuda:" +
+            std::to_string(s.ordinal) +
+            " is being captured, and a graph cannot replay a wait for the GPU. Synchronize before the "
+            "capture begins or after Graph::launch (the capture stays open)");
     const ClaimsRead claims = claims_before_waiting(s);
     const CUresult r = require_driver().cuStreamSynchronize(s.stream);
     std::vector<std::string> kernels;

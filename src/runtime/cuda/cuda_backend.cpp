@@ -3,14 +3,17 @@
 #include "runtime/cuda/cuda_backend.hpp"
 
 #include <array>
+#include <utility>
 
 #include "codegen/generated.hpp"
 #include "runtime/cuda/context.hpp"
+#include "runtime/cuda/cuda_graph.hpp"
 #include "runtime/cuda/cuda_module.hpp"
 #include "runtime/cuda/scan.hpp"
 #include "runtime/cuda/stream_handles.hpp"
 #include "runtime/det/cuda_accumulation.hpp"
 #include "runtime/det/cuda_slots.hpp"
+#include "runtime/graph_capture.hpp"
 #include "runtime/memory.hpp"
 #include "weft/error.hpp"
 
@@ -36,7 +39,18 @@ public:
                         std::to_string(total) + " bytes of memory; use smaller arrays or split the work");
         a.stream = cuda::current_stream(ordinal_);
         CUdeviceptr p = 0;
-        const CUresult r = require_driver().cuMemAllocAsync(&p, a.bytes == 0 ? 1 : a.bytes, a.stream->stream);
+        // While Weft captures the stream into a graph, memory is allocated outside the capture:
+        // a stream-ordered allocation would become the graph's own node, freed inside it, and a
+        // conditional body may hold none.
+        const Capture* capture = active_capture(Device::cuda(ordinal_));
+        a.captured = capture && capture->stream == a.stream.get() && capturing(*a.stream);
+        CUresult r = 0;
+        if (a.captured) {
+            const UnsafeCallsAllowed unsafe;
+            r = require_driver().cuMemAlloc(&p, a.bytes == 0 ? 1 : a.bytes);
+        } else {
+            r = require_driver().cuMemAllocAsync(&p, a.bytes == 0 ? 1 : a.bytes, a.stream->stream);
+        }
         if (r != CUDA_SUCCESS)
             throw Error("cannot allocate " + std::to_string(a.bytes) +
                         " bytes on cuda:" + std::to_string(ordinal_) + " (CUDA error " + std::to_string(r) +
@@ -45,17 +59,46 @@ public:
     }
     // Freed in order on the stream it was allocated on.
     void release(detail::Allocation& a) const noexcept override {
-        if (a.ptr && bind_for_release(ordinal_)) driver()->cuMemFreeAsync(dptr(a.ptr), a.stream->stream);
+        if (!a.ptr || !bind_for_release(ordinal_)) return;
+        const Driver& d = *driver();
+        if (a.captured) {
+            int previous = CU_STREAM_CAPTURE_MODE_RELAXED;
+            d.cuThreadExchangeStreamCaptureMode(&previous);
+            d.cuMemFree(dptr(a.ptr));
+            d.cuThreadExchangeStreamCaptureMode(&previous);
+            return;
+        }
+        // Freed while its stream is being captured by Weft: a free there would become a node of
+        // the graph, which may only free the graph's own memory. The graph frees it instead.
+        int status = 0;
+        Capture* capture = nullptr;
+        try {
+            capture = active_capture(Device::cuda(ordinal_));
+            if (capture && capture->stream == a.stream.get() &&
+                d.cuStreamIsCapturing(a.stream->stream, &status) == CUDA_SUCCESS && status != 0) {
+                auto later = std::make_shared<detail::Allocation>();
+                later->ptr = std::exchange(a.ptr, nullptr);
+                later->bytes = a.bytes;
+                later->device = a.device;
+                later->stream = a.stream;
+                capture->keep.push_back(std::move(later));
+                return;
+            }
+        } catch (...) {
+        }
+        d.cuMemFreeAsync(dptr(a.ptr), a.stream->stream);
     }
     void zero(void* dst, size_t bytes) const override {
         check(require_driver().cuMemsetD8Async(dptr(dst), 0, bytes, stream()), "memset");
     }
     void copy_from_host(void* dst, const void* src, size_t bytes) const override {
+        refuse_in_capture(Device::cuda(ordinal_), "a copy from the host into GPU memory");
         const auto s = cuda::current_stream(ordinal_);
         check(require_driver().cuMemcpyHtoDAsync(dptr(dst), src, bytes, s->stream), "host-to-device copy");
         cuda::synchronize(*s);
     }
     void copy_to_host(void* dst, const void* src, size_t bytes) const override {
+        refuse_in_capture(Device::cuda(ordinal_), "a copy from GPU memory to the host");
         const auto s = cuda::current_stream(ordinal_);
         check(require_driver().cuMemcpyDtoHAsync(dst, dptr(src), bytes, s->stream), "device-to-host copy");
         cuda::synchronize(*s);
@@ -69,6 +112,7 @@ public:
     codegen::Dialect dialect() const override { return codegen::Dialect::Cuda; }
     std::shared_ptr<DeviceModule> load_module(codegen::Generated generated, const plan::ProgramPlan& plan,
                                               const Options& options) const override {
+        const UnsafeCallsAllowed unsafe;  // a kernel first launched inside a capture loads here
         return CudaModule::load(std::move(generated), plan, options, ordinal_);
     }
 

@@ -11,13 +11,14 @@ namespace weft::runtime::cuda {
 
 namespace {
 
+using GetProcAddress = CUresult (*)(const char*, void**, int, unsigned long long, int*);
+
 struct Loaded {
     Driver driver;
+    GetProcAddress get = nullptr;
     bool ok = false;
     std::string reason;
 };
-
-using GetProcAddress = CUresult (*)(const char*, void**, int, unsigned long long, int*);
 
 Loaded load() {
     Loaded l;
@@ -58,6 +59,7 @@ Loaded load() {
         return l;
     }
     d.cuDriverGetVersion(&d.version);
+    l.get = get;
     l.ok = true;
     return l;
 }
@@ -71,6 +73,13 @@ const Loaded& loaded() {
 
 const Driver* driver() {
     return loaded().ok ? &loaded().driver : nullptr;
+}
+
+void* driver_symbol(const char* name, int version) {
+    if (!loaded().ok) return nullptr;
+    void* fn = nullptr;
+    if (loaded().get(name, &fn, version, 0, nullptr) != CUDA_SUCCESS) return nullptr;
+    return fn;
 }
 
 const std::string& unavailable_reason() {

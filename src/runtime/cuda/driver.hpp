@@ -29,6 +29,7 @@ inline constexpr int CU_MEMPOOL_ATTR_RELEASE_THRESHOLD = 4;
 inline constexpr unsigned CU_STREAM_NON_BLOCKING = 1;
 inline constexpr unsigned CU_EVENT_DEFAULT = 0;
 inline constexpr int CU_STREAM_CAPTURE_MODE_THREAD_LOCAL = 1;
+inline constexpr int CU_STREAM_CAPTURE_MODE_RELAXED = 2;
 
 // name, return type, parameters. Each is resolved with cuGetProcAddress for the CUDA 12.0 ABI,
 // which picks the right versioned symbol (cuMemAlloc -> cuMemAlloc_v2 and so on).
@@ -48,6 +49,9 @@ inline constexpr int CU_STREAM_CAPTURE_MODE_THREAD_LOCAL = 1;
     X(cuCtxSynchronize)                                                                                 \
     X(cuMemAllocAsync, CUdeviceptr*, size_t, CUstream)                                                  \
     X(cuMemFreeAsync, CUdeviceptr, CUstream)                                                            \
+    X(cuMemAlloc, CUdeviceptr*, size_t)                                                                 \
+    X(cuMemFree, CUdeviceptr)                                                                           \
+    X(cuThreadExchangeStreamCaptureMode, int*)                                                          \
     X(cuMemcpyHtoDAsync, CUdeviceptr, const void*, size_t, CUstream)                                    \
     X(cuMemcpyDtoHAsync, void*, CUdeviceptr, size_t, CUstream)                                          \
     X(cuMemcpyDtoDAsync, CUdeviceptr, CUdeviceptr, size_t, CUstream)                                    \
@@ -88,6 +92,9 @@ const std::string& unavailable_reason();
 
 // The driver, or a weft::Error naming the reason it is unavailable.
 const Driver& require_driver();
+// Entry point `name` for the ABI of CUDA `version` (12040 for 12.4), or nullptr when the driver
+// lacks it: for the few functions that newer drivers only have (conditional graph nodes).
+void* driver_symbol(const char* name, int version);
 // Throws weft::Error "<what>: <driver's message>" unless `r` is CUDA_SUCCESS.
 void check(CUresult r, const char* what);
 

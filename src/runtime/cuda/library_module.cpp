@@ -7,6 +7,7 @@
 #include "base/hash.hpp"
 #include "runtime/cache.hpp"
 #include "runtime/cuda/context.hpp"
+#include "runtime/cuda/cuda_graph.hpp"
 #include "runtime/cuda/nvrtc.hpp"
 #include "runtime/files.hpp"
 #include "weft/error.hpp"
@@ -25,6 +26,7 @@ CUfunction library_function(int ordinal, const std::string& module, const std::s
         const std::string key =
             base::Hasher().add(source).add(nvrtc_version()).add(static_cast<uint64_t>(arch)).hex();
         const Driver& d = require_driver();
+        const UnsafeCallsAllowed unsafe;  // first used inside a graph capture, it loads here
         cached_build(
             "cuda-lib-" + module + "-sm" + std::to_string(arch) + "-" + key + ".cubin",
             [&](const std::filesystem::path& out) {

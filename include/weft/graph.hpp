@@ -1,0 +1,117 @@
+// Graphs: the work queued on a device's stream captured once and replayed many times, with
+// conditional bodies; and recorded launches, checked once and issued many times.
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <source_location>
+#include <string>
+#include <vector>
+
+#include "weft/launch.hpp"
+#include "weft/stream.hpp"
+
+namespace weft {
+
+namespace detail {
+struct GraphState;
+struct CaptureState;
+struct PreparedLaunch;
+}  // namespace detail
+
+// Work captured by a ScopedCapture (or capture()): on a GPU a CUDA graph, on the CPU the
+// recorded operations, replayed in order. A graph holds everything its work uses (arrays,
+// deterministic state, modules) for its whole life, whatever happens to the handles that made
+// them. Failures found by a replay on a GPU (a records overflow, a slot divergence, a bounds
+// fault) are reported at the next synchronization of the stream the graph was captured on.
+class Graph {
+public:
+    Graph() = default;
+    bool valid() const { return state_ != nullptr; }
+    Device device() const;
+    // Replays the graph on the current stream of its device, or on `stream` (same device).
+    void launch() const;
+    void launch(const Stream& stream) const;
+
+private:
+    friend class ScopedCapture;
+    explicit Graph(std::shared_ptr<const detail::GraphState> state) : state_(std::move(state)) {}
+    std::shared_ptr<const detail::GraphState> state_;
+};
+
+// Captures the work this thread queues on `device`'s current stream from construction to end():
+// launches (deterministic ones included), zeroing and copies between arrays of the device, and
+// capture_while / capture_if bodies. Work a graph cannot replay (a copy to or from the host, a
+// synchronization, a launch the host must finish) is a weft::Error naming it; the capture stays
+// usable. Destroyed before end() (an exception), the capture is abandoned.
+class ScopedCapture {
+public:
+    explicit ScopedCapture(Device device = default_device(),
+                           std::source_location s = std::source_location::current());
+    ~ScopedCapture();
+    ScopedCapture(const ScopedCapture&) = delete;
+    ScopedCapture& operator=(const ScopedCapture&) = delete;
+    // Ends the capture and returns its graph (once).
+    Graph end();
+
+private:
+    std::unique_ptr<detail::CaptureState> state_;
+};
+
+// The graph of the work `work()` queues on `device`.
+template <class F>
+Graph capture(Device device, F&& work, std::source_location s = std::source_location::current()) {
+    ScopedCapture scope(device, s);
+    std::forward<F>(work)();
+    return scope.end();
+}
+
+// Inside a capture: `body`'s work, replayed as long as (capture_while) or once if (capture_if)
+// the int32 element `condition` holds (an array or view of one element, on the capture's device)
+// is nonzero when the replay reaches it; on a GPU a conditional graph node, the condition read
+// on the device. capture_while reads the element again after each run of the body. Outside a
+// capture, the body runs now, the element read on the host (a GPU synchronizes for each read).
+void capture_while(const AnyArray& condition, const std::function<void()>& body,
+                   std::source_location s = std::source_location::current());
+void capture_if(const AnyArray& condition, const std::function<void()>& body,
+                std::source_location s = std::source_location::current());
+
+// A launch whose arguments are checked and whose kernel is compiled once, issued by launch()
+// any number of times (inside a capture too); set() replaces an argument by name between
+// issues. A replacement keeps the argument's kind, dtype and shape class (its number of
+// dimensions and whether it is contiguous); extents, data and scalar values may change.
+class RecordedLaunch {
+public:
+    template <class... P, class... A>
+    RecordedLaunch(const Kernel<P...>& kernel, const Dim& dim, const A&... args)
+        : RecordedLaunch(*kernel.state(), dim, arguments<P...>(*kernel.state(), dim, args...)) {}
+    RecordedLaunch(const detail::KernelState& kernel, const Dim& dim, std::vector<LaunchArg> args);
+
+    void set(const std::string& name, const AnyArray& array,
+             std::source_location s = std::source_location::current());
+    template <ElementType T>
+    void set(const std::string& name, T value, std::source_location s = std::source_location::current()) {
+        set_scalar(name, scalar_arg(value), s);
+    }
+    // Replaces the launch's thread grid.
+    void set_dim(const Dim& dim);
+    // Runs (CPU) or queues (GPU) the launch with its current arguments.
+    void launch() const;
+
+private:
+    template <class... P, class... A>
+    static std::vector<LaunchArg> arguments(const detail::KernelState& kernel, const Dim& dim,
+                                            const A&... args) {
+        static_assert(sizeof...(P) == sizeof...(A),
+                      "weft::RecordedLaunch: the number of arguments differs from the kernel's parameters");
+        static_assert((detail::ArgFits<P, std::remove_cvref_t<A>>::value && ...),
+                      "weft::RecordedLaunch: an argument does not fit its parameter");
+        size_t index = 0;
+        return {detail::to_launch_arg<P>(kernel, dim, index++, args)...};
+    }
+    void set_scalar(const std::string& name, ScalarArg value, std::source_location s);
+    size_t find(const std::string& name, std::source_location s);
+    std::shared_ptr<detail::PreparedLaunch> prepared_;
+};
+
+}  // namespace weft

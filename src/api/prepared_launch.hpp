@@ -1,0 +1,33 @@
+// A launch whose arguments were checked against its kernel and whose module is compiled: what
+// weft::launch issues at once, a RecordedLaunch issues many times, and a CPU graph replays.
+#pragma once
+
+#include <memory>
+#include <vector>
+
+#include "api/module_state.hpp"
+#include "weft/launch.hpp"
+
+namespace weft::detail {
+
+struct PreparedLaunch {
+    KernelState kernel;  // a copy: holds the kernel's body and module
+    Dim dim;
+    std::vector<LaunchArg> args;
+    Device target = Device::cpu();
+    int64_t threads = 0;
+    std::shared_ptr<const CompiledModule> compiled;
+    const plan::KernelPlan* plan = nullptr;
+};
+
+// Checks `args` against `kernel` and compiles its module for their device (weft::Error naming
+// the kernel and the launch's line on a mismatch).
+PreparedLaunch prepare_launch(const KernelState& kernel, const Dim& dim, std::vector<LaunchArg> args);
+// Checks the arguments of `p` again after one of them was replaced (kind, dtype and dimensions
+// are the caller's to check): device, validity and what the compiled kernel requires.
+void recheck_launch(PreparedLaunch& p);
+// Runs (CPU) or queues (GPU) the launch. Inside a graph capture, the graph keeps what the launch
+// uses; on the CPU the launch is recorded into the graph instead, and runs at its replays.
+void issue(const PreparedLaunch& p);
+
+}  // namespace weft::detail

@@ -1,0 +1,264 @@
+// Stream capture, graph replay and conditional nodes through the CUDA driver.
+#include "runtime/cuda/cuda_graph.hpp"
+
+#include <sys/stat.h>
+
+#include <map>
+#include <mutex>
+
+#include "base/hash.hpp"
+#include "runtime/cache.hpp"
+#include "runtime/cuda/device_link.hpp"
+#include "runtime/cuda/nvrtc.hpp"
+#include "runtime/files.hpp"
+#include "weft/error.hpp"
+
+namespace weft::runtime::cuda {
+
+namespace {
+
+using CUgraphNode = struct CUgraphNode_st*;
+using CUgraphConditionalHandle = unsigned long long;
+struct CUgraphEdgeData;
+
+// CUgraphNodeParams of cuda.h (CUDA 12.4 and later) as far as a conditional node needs it.
+struct ConditionalParams {
+    CUgraphConditionalHandle handle;
+    int type;  // CU_GRAPH_COND_TYPE_IF (0) or _WHILE (1)
+    unsigned size;
+    CUgraph* body_out;
+    CUcontext ctx;
+};
+struct NodeParams {
+    int type;  // CU_GRAPH_NODE_TYPE_CONDITIONAL (13)
+    int reserved0[3];
+    union {
+        long long reserved1[29];
+        ConditionalParams conditional;
+    };
+    long long reserved2;
+};
+static_assert(sizeof(NodeParams) == 256, "the layout of CUgraphNodeParams");
+static_assert(offsetof(NodeParams, conditional) == 16, "the layout of CUgraphNodeParams");
+
+constexpr int kNodeConditional = 13;
+constexpr int kCondIf = 0;
+constexpr int kCondWhile = 1;
+constexpr unsigned kSetDependencies = 1;
+constexpr int kCaptureActive = 1;
+
+// The entry points of conditional nodes (CUDA 12.4 ABI), looked up at first use.
+struct GraphDriver {
+    CUresult (*cuStreamGetCaptureInfo)(CUstream, int*, unsigned long long*, CUgraph*, const CUgraphNode**,
+                                       const CUgraphEdgeData**, size_t*) = nullptr;
+    CUresult (*cuStreamUpdateCaptureDependencies)(CUstream, CUgraphNode*, const CUgraphEdgeData*, size_t,
+                                                  unsigned) = nullptr;
+    CUresult (*cuStreamBeginCaptureToGraph)(CUstream, CUgraph, const CUgraphNode*, const CUgraphEdgeData*,
+                                            size_t, int) = nullptr;
+    CUresult (*cuGraphAddNode)(CUgraphNode*, CUgraph, const CUgraphNode*, const CUgraphEdgeData*, size_t,
+                               NodeParams*) = nullptr;
+    CUresult (*cuGraphConditionalHandleCreate)(CUgraphConditionalHandle*, CUgraph, CUcontext, unsigned,
+                                               unsigned) = nullptr;
+};
+
+const GraphDriver& graph_driver() {
+    static const GraphDriver g = [] {
+        GraphDriver g;
+        const auto get = [](auto& fn, const char* name) {
+            fn = reinterpret_cast<std::remove_reference_t<decltype(fn)>>(driver_symbol(name, 12040));
+            return fn != nullptr;
+        };
+        if (!(get(g.cuStreamGetCaptureInfo, "cuStreamGetCaptureInfo") &&
+              get(g.cuStreamUpdateCaptureDependencies, "cuStreamUpdateCaptureDependencies") &&
+              get(g.cuStreamBeginCaptureToGraph, "cuStreamBeginCaptureToGraph") &&
+              get(g.cuGraphAddNode, "cuGraphAddNode") &&
+              get(g.cuGraphConditionalHandleCreate, "cuGraphConditionalHandleCreate")))
+            g = {};
+        return g;
+    }();
+    if (!g.cuGraphAddNode)
+        throw Error(
+            "capture_while and capture_if need conditional graph nodes, which this CUDA driver lacks; "
+            "install a driver for CUDA 12.4 or newer");
+    return g;
+}
+
+// Sets a conditional node's handle from an int32 in device memory: cudaGraphSetConditional is
+// a device runtime function, so the kernel is linked with libcudadevrt.a.
+const char* const kConditionSource = R"(
+extern "C" __global__ void weft_set_condition(unsigned long long handle, const int* element) {
+    cudaGraphSetConditional(handle, *element != 0 ? 1u : 0u);
+}
+)";
+
+CUfunction condition_kernel(int ordinal) {
+    static std::mutex mutex;
+    static std::map<int, CUmodule> loaded;
+    const DeviceContext& c = context(ordinal);
+    std::lock_guard lock(mutex);
+    CUmodule& m = loaded[ordinal];
+    const Driver& d = require_driver();
+    if (!m) {
+        const int arch = c.cc_major * 10 + c.cc_minor;
+        const std::string key = base::Hasher()
+                                    .add(kConditionSource)
+                                    .add(nvrtc_version())
+                                    .add(static_cast<uint64_t>(arch))
+                                    .add("linked with libcudadevrt")
+                                    .hex();
+        const UnsafeCallsAllowed unsafe;  // loading a module is not stream-ordered
+        cached_build(
+            "cuda-lib-graph-sm" + std::to_string(arch) + "-" + key + ".cubin",
+            [&](const std::filesystem::path& out) {
+                append_to_file(out,
+                               link_with_device_runtime(
+                                   compile_cubin(kConditionSource, "weft_graph", arch, {"-rdc=true"}), arch));
+            },
+            [&](const std::filesystem::path&, const std::string& image, EntryLoad why) {
+                if (why == EntryLoad::Published) return;
+                if (m) d.cuModuleUnload(m);
+                m = nullptr;
+                check(d.cuModuleLoadData(&m, image.data()), "loading Weft's graph kernels");
+            });
+    }
+    CUfunction f = nullptr;
+    check(d.cuModuleGetFunction(&f, m, "weft_set_condition"), "finding the graph condition kernel");
+    return f;
+}
+
+void set_condition(StreamState& s, CUgraphConditionalHandle handle, const void* element) {
+    const CUfunction f = condition_kernel(s.ordinal);
+    const void* at = element;
+    void* params[] = {&handle, &at};
+    check(require_driver().cuLaunchKernel(f, 1, 1, 1, 1, 1, 1, 0, s.stream, params, nullptr),
+          "launching the graph condition kernel");
+}
+
+}  // namespace
+
+UnsafeCallsAllowed::UnsafeCallsAllowed() : previous_(CU_STREAM_CAPTURE_MODE_RELAXED) {
+    check(require_driver().cuThreadExchangeStreamCaptureMode(&previous_),
+          "cuThreadExchangeStreamCaptureMode");
+}
+
+UnsafeCallsAllowed::~UnsafeCallsAllowed() {
+    require_driver().cuThreadExchangeStreamCaptureMode(&previous_);
+}
+
+CudaGraph::~CudaGraph() {
+    if (!bind_for_release(ordinal_)) return;
+    if (exec_) driver()->cuGraphExecDestroy(exec_);
+    if (graph_) driver()->cuGraphDestroy(graph_);
+}
+
+void CudaGraph::launch(StreamState& stream) const {
+    context(ordinal_);
+    check(require_driver().cuGraphLaunch(exec_, stream.stream), "cuGraphLaunch");
+    note_launch(stream, "a replayed graph");
+}
+
+StreamCapture::StreamCapture(std::shared_ptr<StreamState> stream) : stream_(std::move(stream)) {
+    context(stream_->ordinal);
+    if (capturing(*stream_))
+        throw Error(
+            "a capture is already in progress on this stream of cuda:" + std::to_string(stream_->ordinal) +
+            "; end it first, or capture on another stream (weft::Stream, weft::ScopedStream)");
+    check(require_driver().cuStreamBeginCapture(stream_->stream, CU_STREAM_CAPTURE_MODE_THREAD_LOCAL),
+          "cuStreamBeginCapture");
+}
+
+StreamCapture::~StreamCapture() {
+    if (!open_ || !bind_for_release(stream_->ordinal)) return;
+    const Driver& d = *driver();
+    int status = 0;
+    CUgraph abandoned = nullptr;
+    if (d.cuStreamIsCapturing(stream_->stream, &status) == CUDA_SUCCESS && status != 0)
+        d.cuStreamEndCapture(stream_->stream, &abandoned);
+    if (abandoned && abandoned != graph_) d.cuGraphDestroy(abandoned);
+    if (graph_) d.cuGraphDestroy(graph_);
+}
+
+std::unique_ptr<CudaGraph> StreamCapture::end() {
+    context(stream_->ordinal);
+    const Driver& d = require_driver();
+    open_ = false;
+    CUgraph graph = nullptr;
+    const CUresult r = d.cuStreamEndCapture(stream_->stream, &graph);
+    if (r != CUDA_SUCCESS) {
+        if (graph) d.cuGraphDestroy(graph);
+        if (graph_ && graph_ != graph) d.cuGraphDestroy(graph_);
+        check(r, "ending the graph capture (cuStreamEndCapture)");
+    }
+    CUgraphExec exec = nullptr;
+    const CUresult ri = d.cuGraphInstantiateWithFlags(&exec, graph, 0);
+    if (ri != CUDA_SUCCESS) {
+        d.cuGraphDestroy(graph);
+        check(ri, "instantiating the captured graph");
+    }
+    return std::make_unique<CudaGraph>(stream_->ordinal, graph, exec);
+}
+
+// The node goes after what the capture has queued; the body is captured into the node's body
+// graph by pausing the stream's capture (ending it, then capturing into the body graph, then
+// resuming into the graph after the node), so that the body's work is queued on the same
+// stream and reports its failures in that stream's status area.
+void StreamCapture::conditional(bool loop, const void* element, const std::function<void()>& body) {
+    const GraphDriver& g = graph_driver();
+    const Driver& d = require_driver();
+    const DeviceContext& c = context(stream_->ordinal);
+    CUstream s = stream_->stream;
+    const auto info = [&](const CUgraphNode** deps, const CUgraphEdgeData** edges, size_t* count) {
+        int status = 0;
+        unsigned long long id = 0;
+        CUgraph graph = nullptr;
+        check(g.cuStreamGetCaptureInfo(s, &status, &id, &graph, deps, edges, count),
+              "cuStreamGetCaptureInfo");
+        if (status != kCaptureActive)
+            throw Error("the graph capture on cuda:" + std::to_string(stream_->ordinal) +
+                        " was invalidated by an operation CUDA cannot capture; end it and capture again");
+        return graph;
+    };
+    const CUgraphNode* deps = nullptr;
+    const CUgraphEdgeData* edges = nullptr;
+    size_t count = 0;
+    const CUgraph graph = info(&deps, &edges, &count);
+    CUgraphConditionalHandle handle = 0;
+    check(g.cuGraphConditionalHandleCreate(&handle, graph, c.context, 0, 0),
+          "cuGraphConditionalHandleCreate");
+    set_condition(*stream_, handle, element);
+    info(&deps, &edges, &count);
+    NodeParams params{};
+    params.type = kNodeConditional;
+    params.conditional = {handle, loop ? kCondWhile : kCondIf, 1, nullptr, c.context};
+    CUgraphNode node = nullptr;
+    check(g.cuGraphAddNode(&node, graph, deps, edges, count, &params), "adding a conditional graph node");
+    check(g.cuStreamUpdateCaptureDependencies(s, &node, nullptr, 1, kSetDependencies),
+          "cuStreamUpdateCaptureDependencies");
+    const CUgraph body_graph = params.conditional.body_out[0];
+
+    CUgraph paused = nullptr;
+    check(d.cuStreamEndCapture(s, &paused), "pausing the graph capture");
+    graph_ = paused;
+    const auto resume = [&] {
+        check(
+            g.cuStreamBeginCaptureToGraph(s, graph_, &node, nullptr, 1, CU_STREAM_CAPTURE_MODE_THREAD_LOCAL),
+            "resuming the graph capture");
+    };
+    check(g.cuStreamBeginCaptureToGraph(s, body_graph, nullptr, nullptr, 0,
+                                        CU_STREAM_CAPTURE_MODE_THREAD_LOCAL),
+          "capturing a conditional body");
+    try {
+        body();
+        if (loop) set_condition(*stream_, handle, element);  // the condition for the next iteration
+    } catch (...) {
+        CUgraph ended = nullptr;
+        d.cuStreamEndCapture(s, &ended);
+        resume();
+        throw;
+    }
+    CUgraph ended = nullptr;
+    check(d.cuStreamEndCapture(s, &ended), "ending a conditional body's capture");
+    resume();
+}
+
+}  // namespace weft::runtime::cuda

@@ -1,0 +1,46 @@
+// The graph captures in progress on this thread: what a graph keeps alive, the CPU's recorded
+// operations, and the refusal of work that a graph cannot replay.
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "weft/device.hpp"
+
+namespace weft::runtime {
+
+// One operation of a CPU graph, run at each replay.
+using GraphOp = std::function<void()>;
+
+struct Capture {
+    Device device = Device::cpu();
+    // The GPU stream being captured (its StreamState), so that work on another stream is not
+    // mistaken for captured work; null on the CPU.
+    const void* stream = nullptr;
+    // Held for the graph's whole life: the memory its work reads and writes, temporaries
+    // included, the modules of its kernels, the stream whose status area its kernels write.
+    std::vector<std::shared_ptr<const void>> keep;
+    // CPU: the operations recorded so far; the back is the innermost body being recorded (a
+    // capture_while or capture_if body), the front the graph itself.
+    std::vector<std::vector<GraphOp>> bodies{1};
+    // GPU: records a conditional node running what `body` queues, once if the int32 at `element`
+    // is nonzero, or with `loop` as long as it is (runtime/cuda/cuda_graph.hpp).
+    std::function<void(bool loop, const void* element, const std::function<void()>& body)> conditional;
+};
+
+// The innermost capture of `device` in progress on this thread, or null.
+Capture* active_capture(Device device);
+// Makes `capture` the innermost capture of its device on this thread, until pop_capture.
+void push_capture(Capture& capture);
+void pop_capture(Capture& capture) noexcept;
+
+// Whether work queued now on `device`'s current stream is being captured into a graph (by
+// weft::ScopedCapture, or on a GPU by any CUDA stream capture).
+bool capturing(Device device);
+// Throws a weft::Error when capturing(device): `what` waits for the device or moves data between
+// it and the host, which a graph cannot replay. The capture stays open and usable.
+void refuse_in_capture(Device device, const std::string& what);
+
+}  // namespace weft::runtime
