@@ -164,6 +164,7 @@ TEST(Graph, ReplaysAfterTheHandlesThatMadeItWereReleased) {
     auto sums = weft::zeros<float>(kBins, dev());
     std::vector<float> expected;
     weft::Graph graph;
+    auto doomed = weft::zeros<float>(kThreads, dev());
     {
         Accumulate acc("graph_sum_released");
         auto values = weft::from_vector(mixed_values(kThreads), dev());
@@ -171,6 +172,7 @@ TEST(Graph, ReplaysAfterTheHandlesThatMadeItWereReleased) {
         weft::launch(acc.kernel, kThreads, values, bins, sums);
         expected = sums.to_vector();
         graph = weft::capture(dev(), [&] {
+            { const auto released = std::move(doomed); }      // made before the capture, released inside it
             auto scratch = weft::zeros<float>(kBins, dev());  // made and dropped inside the capture
             weft::launch(acc.kernel, kThreads, values, bins, scratch);
             sums.zero_();
