@@ -111,6 +111,8 @@ TEST(GraphApiGpu, ABoundsFaultInAReplayIsReportedAtTheNextSynchronization) {
     for (int i = 0; i < n; ++i) inside[i] = i;
     auto where = weft::from_vector(inside, gpu);
     auto out = weft::zeros<float>(n, gpu);
+    weft::launch(scatter, n, where, out);  // compiled and loaded before the capture
+    weft::synchronize(gpu);
     const weft::Graph graph = weft::capture(gpu, [&] { weft::launch(scatter, n, where, out); });
     graph.launch();
     EXPECT_EQ(synchronize_error("graph_api_scatter"), "");
@@ -187,6 +189,7 @@ TEST(GraphApiGpu, AGraphReplaysOnAnotherStream) {
     auto out = weft::zeros<int>(64, gpu);
     weft::launch(add_one, 64, out);
     const weft::Graph graph = weft::capture(gpu, [&] { weft::launch(add_one, 64, out); });
+    weft::synchronize(gpu);  // the direct launch ran on the default stream
     const weft::Stream other(gpu);
     graph.launch(other);
     other.synchronize();

@@ -142,7 +142,7 @@ UnsafeCallsAllowed::UnsafeCallsAllowed() : previous_(CU_STREAM_CAPTURE_MODE_RELA
 }
 
 UnsafeCallsAllowed::~UnsafeCallsAllowed() {
-    require_driver().cuThreadExchangeStreamCaptureMode(&previous_);
+    if (const Driver* d = driver()) d->cuThreadExchangeStreamCaptureMode(&previous_);
 }
 
 CudaGraph::~CudaGraph() {

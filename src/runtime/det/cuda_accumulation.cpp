@@ -2,6 +2,8 @@
 // resolved by library kernels built from the same device header the generated code uses.
 #include "runtime/det/cuda_accumulation.hpp"
 
+#include <algorithm>
+
 #include "codegen/generated.hpp"
 #include "device/abi.h"
 #include "runtime/cuda/context.hpp"
@@ -71,21 +73,28 @@ __device__ long long emitted(const wf::DetTarget& t) {
 }
 
 // Records strategy, step 1: records per slot. An overflow leaves the records emitted in the
-// target's status word, and the target unchanged.
+// target's status word, and the target unchanged. The grid is at most one wave whatever the
+// capacity, its threads striding over the records emitted: the work follows the count on the
+// device, not the capacity planned on the host.
 __device__ void count_records(wf::DetTarget t, int* counts, wf::u64* report) {
-    const long long r = static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x;
-    if (r == 0 && overflowed(t)) atomicMax(report, *t.cursor);
-    if (overflowed(t) || r >= emitted(t)) return;
-    atomicAdd(counts + t.record_slots[r], 1);
+    const long long first = static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x;
+    if (first == 0 && overflowed(t)) atomicMax(report, *t.cursor);
+    if (overflowed(t)) return;
+    const long long n = emitted(t);
+    for (long long r = first; r < n; r += static_cast<long long>(gridDim.x) * blockDim.x)
+        atomicAdd(counts + t.record_slots[r], 1);
 }
 
 // Step 3 (after an inclusive scan of the counts into `ends`): group the records by slot. The
 // order inside a slot's group does not matter: the reduction is exact.
 __device__ void group_records(wf::DetTarget t, int* counts, const int* ends, wf::u64* grouped) {
-    const long long r = static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x;
-    if (overflowed(t) || r >= emitted(t)) return;
-    const wf::u32 slot = t.record_slots[r];
-    grouped[ends[slot] - atomicSub(counts + slot, 1)] = t.records[r];
+    if (overflowed(t)) return;
+    const long long n = emitted(t);
+    for (long long r = static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x; r < n;
+         r += static_cast<long long>(gridDim.x) * blockDim.x) {
+        const wf::u32 slot = t.record_slots[r];
+        grouped[ends[slot] - atomicSub(counts + slot, 1)] = t.records[r];
+    }
 }
 
 // Step 4: one warp per slot sums its group exactly in shared memory, then rounds once.
@@ -295,10 +304,12 @@ private:
         const cu::StatusTicket ticket = status_word(t, true);
         wf::u64* report = ticket.word();
         void* count_params[] = {&t.value, &counts_ptr, &report};
-        launch("det_count_records", t.plan.capacity, count_params);
+        const int64_t wave = static_cast<int64_t>(cu::context(ordinal_).sm_count) * 2048;
+        const int64_t record_threads = std::min<int64_t>(t.plan.capacity, wave);
+        launch("det_count_records", record_threads, count_params);
         cu::scan(ordinal_, DType::Int32, counts->ptr, ends->ptr, slots, true);
         void* group_params[] = {&t.value, &counts_ptr, &ends_ptr, &grouped_ptr};
-        launch("det_group_records", t.plan.capacity, group_params);
+        launch("det_group_records", record_threads, group_params);
         void* reduce_params[] = {&t.value, &ends_ptr, &grouped_ptr};
         launch(resolve_kernel(t, "det_reduce_records").c_str(), slots * 32, reduce_params);
     }
