@@ -77,14 +77,20 @@ void conditional(bool loop, const AnyArray& condition, const std::function<void(
         if (current.get() != capture->stream)
             fail(s, std::string(what) + ": the current stream of " + device.name() +
                         " is not the one being captured; call it where the capture began");
-        capture->conditional(loop, condition.data(), body);
+        try {
+            capture->conditional(loop, condition.data(), body);
+        } catch (const Error& e) {
+            capture->failed = e.message();
+            throw;
+        }
         return;
     }
     capture->bodies.emplace_back();
     try {
         body();
-    } catch (...) {
+    } catch (const Error& e) {
         capture->bodies.pop_back();
+        capture->failed = e.message();
         throw;
     }
     std::vector<runtime::GraphOp> ops = std::move(capture->bodies.back());
@@ -114,10 +120,10 @@ void Graph::launch(const Stream& stream) const {
     if (stream.device() != state_->device)
         throw Error("Graph::launch: the graph was captured on " + state_->device.name() +
                     " but the stream is on " + stream.device().name());
-    if (state_->device.is_cpu()) return run_ops(state_->ops);
     if (runtime::capturing(state_->device))
         throw Error("Graph::launch: a graph cannot be launched while work on " + state_->device.name() +
                     " is being captured; launch it before or after the capture");
+    if (state_->device.is_cpu()) return run_ops(state_->ops);
     state_->cuda->launch(*stream.handle()->state);
 }
 
@@ -151,6 +157,12 @@ Graph ScopedCapture::end() {
     if (!state_) throw Error("ScopedCapture::end: the capture has already ended");
     std::unique_ptr<detail::CaptureState> capture = std::move(state_);
     runtime::pop_capture(capture->capture);
+    if (!capture->capture.failed.empty())  // (abandoned when `capture` goes)
+        throw Error(
+            "ScopedCapture::end: the capture cannot make a graph, since a capture_while or capture_if "
+            "body failed while it was recorded (" +
+                capture->capture.failed + "); capture again without what failed",
+            "", capture->loc.file, capture->loc.line);
     auto graph = std::make_shared<detail::GraphState>();
     graph->device = capture->capture.device;
     if (capture->cuda) graph->cuda = capture->cuda->end();

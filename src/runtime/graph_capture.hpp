@@ -28,6 +28,9 @@ struct Capture {
     // GPU: records a conditional node running what `body` queues, once if the int32 at `element`
     // is nonzero, or with `loop` as long as it is (runtime/cuda/cuda_graph.hpp).
     std::function<void(bool loop, const void* element, const std::function<void()>& body)> conditional;
+    // Set when a conditional body threw: its work may be half recorded, so the capture cannot
+    // end with a graph (end() reports this message).
+    std::string failed;
 };
 
 // The innermost capture of `device` in progress on this thread, or null.

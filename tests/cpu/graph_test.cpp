@@ -286,11 +286,16 @@ TEST(Graph, CapturesDoNotNestAndAnAbandonedCaptureLeavesTheDeviceUsable) {
     auto values = weft::from_vector(mixed_values(kThreads), dev());
     auto bins = weft::from_vector(bins_of(kThreads), dev());
     auto sums = weft::zeros<float>(kBins, dev());
+    const weft::Graph empty = weft::capture(dev(), [] {});
     {
         weft::ScopedCapture outer(dev());
         weft::launch(acc.kernel, kThreads, values, bins, sums);
         const weft::Error nested = error_from([&] { weft::ScopedCapture inner(dev()); });
         EXPECT_TRUE(has(nested.message(), "already in progress")) << nested.message();
+        const weft::Error inside = error_from([&] { empty.launch(); });
+        EXPECT_TRUE(
+            has(inside.message(), "cannot be launched while work on " + dev().name() + " is being captured"))
+            << inside.message();
     }  // abandoned: nothing it captured runs
     EXPECT_EQ(sums.to_vector(), std::vector<float>(kBins, 0.0f));
     weft::launch(acc.kernel, kThreads, values, bins, sums);
@@ -416,6 +421,60 @@ TEST(GraphConditional, CaptureIfRunsItsBodyOnlyWhenTheElementIsNonzero) {
     weft::copy(flags, weft::from_vector(std::vector<int>{0, 1}, dev()));
     graph.launch();
     expect_same_bits(sums.to_vector(), direct.to_vector(), "the body that ran");
+}
+
+// Bodies nest.
+TEST(GraphConditional, BodiesNest) {
+    Accumulate acc("graph_sum_nested");
+    Countdown countdown;
+    auto values = weft::from_vector(mixed_values(kThreads), dev());
+    auto bins = weft::from_vector(bins_of(kThreads), dev());
+    auto twice = weft::zeros<float>(kBins, dev());
+    weft::launch(acc.kernel, kThreads, values, bins, twice);
+    weft::launch(acc.kernel, kThreads, values, bins, twice);
+    auto left = weft::zeros<int>(1, dev());
+    weft::launch(countdown.kernel, 1, left);
+    auto flag = weft::full<int>(1, 1, dev());
+    auto sums = weft::zeros<float>(kBins, dev());
+    const weft::Graph graph = weft::capture(dev(), [&] {
+        sums.zero_();
+        weft::capture_while(left, [&] {
+            weft::capture_if(flag, [&] { weft::launch(acc.kernel, kThreads, values, bins, sums); });
+            weft::launch(countdown.kernel, 1, left);
+        });
+    });
+    weft::copy(left, weft::full<int>(1, 2, dev()));
+    graph.launch();
+    expect_same_bits(sums.to_vector(), twice.to_vector(), "two iterations of the inner body");
+    weft::copy(left, weft::full<int>(1, 2, dev()));
+    weft::copy(flag, weft::zeros<int>(1, dev()));
+    graph.launch();
+    EXPECT_EQ(sums.to_vector(), std::vector<float>(kBins, 0.0f));
+    EXPECT_EQ(left.to_vector(), std::vector<int>{0});
+}
+
+// A refusal inside a body leaves the body half recorded: the capture ends without a graph,
+// saying why, and the device stays usable.
+TEST(GraphConditional, ARefusalInsideABodyEndsTheCaptureWithoutAGraph) {
+    Countdown countdown;
+    auto left = weft::full<int>(1, 1, dev());
+    weft::launch(countdown.kernel, 1, left);
+    auto flag = weft::full<int>(1, 1, dev());
+    {
+        weft::ScopedCapture scope(dev());
+        const weft::Error refused = error_from([&] {
+            weft::capture_if(flag, [&] {
+                weft::launch(countdown.kernel, 1, left);
+                (void)left.to_vector();
+            });
+        });
+        EXPECT_TRUE(has(refused.message(), "cannot be part of a graph")) << refused.message();
+        const weft::Error ended = error_from([&] { (void)scope.end(); });
+        EXPECT_TRUE(has(ended.message(), "body failed while it was recorded")) << ended.message();
+        EXPECT_TRUE(has(ended.file(), "graph_test.cpp")) << ended.file();
+    }
+    weft::launch(countdown.kernel, 1, left);
+    EXPECT_EQ(left.to_vector(), std::vector<int>{-1}) << "nothing captured ran; the device works";
 }
 
 TEST(GraphConditional, OutsideACaptureTheBodyRunsNow) {

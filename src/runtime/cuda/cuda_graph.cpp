@@ -41,6 +41,7 @@ struct NodeParams {
 static_assert(sizeof(NodeParams) == 256, "the layout of CUgraphNodeParams");
 static_assert(offsetof(NodeParams, conditional) == 16, "the layout of CUgraphNodeParams");
 
+constexpr int kNodeEmpty = 5;
 constexpr int kNodeConditional = 13;
 constexpr int kCondIf = 0;
 constexpr int kCondWhile = 1;
@@ -236,14 +237,24 @@ void StreamCapture::conditional(bool loop, const void* element, const std::funct
           "cuStreamUpdateCaptureDependencies");
     const CUgraph body_graph = params.conditional.body_out[0];
 
+    // Paused is the graph being captured into: the capture's own graph, or the body of an
+    // enclosing conditional node. The first pause hands the capture's graph to this object.
     CUgraph paused = nullptr;
     check(d.cuStreamEndCapture(s, &paused), "pausing the graph capture");
-    graph_ = paused;
+    if (!graph_) graph_ = paused;
     const auto resume = [&] {
         check(
-            g.cuStreamBeginCaptureToGraph(s, graph_, &node, nullptr, 1, CU_STREAM_CAPTURE_MODE_THREAD_LOCAL),
+            g.cuStreamBeginCaptureToGraph(s, paused, &node, nullptr, 1, CU_STREAM_CAPTURE_MODE_THREAD_LOCAL),
             "resuming the graph capture");
     };
+    if (!loop) {
+        // An empty body hangs conditional nodes on drivers before CUDA 12.8; an empty node keeps
+        // the body of an if from being empty (a loop's body always sets its condition).
+        NodeParams empty{};
+        empty.type = kNodeEmpty;
+        CUgraphNode root = nullptr;
+        check(g.cuGraphAddNode(&root, body_graph, nullptr, nullptr, 0, &empty), "adding an empty graph node");
+    }
     check(g.cuStreamBeginCaptureToGraph(s, body_graph, nullptr, nullptr, 0,
                                         CU_STREAM_CAPTURE_MODE_THREAD_LOCAL),
           "capturing a conditional body");
@@ -251,6 +262,8 @@ void StreamCapture::conditional(bool loop, const void* element, const std::funct
         body();
         if (loop) set_condition(*stream_, handle, element);  // the condition for the next iteration
     } catch (...) {
+        // The body's work is half captured: the capture ends without a graph (ScopedCapture::end
+        // says why), but the stream goes back to capturing the graph, so it is abandoned cleanly.
         CUgraph ended = nullptr;
         d.cuStreamEndCapture(s, &ended);
         resume();
