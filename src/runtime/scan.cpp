@@ -2,6 +2,7 @@
 #include "weft/scan.hpp"
 
 #include "runtime/backend.hpp"
+#include "runtime/graph_capture.hpp"
 #include "weft/error.hpp"
 
 namespace weft {
@@ -21,6 +22,12 @@ void array_scan(const AnyArray& in, const AnyArray& out, bool inclusive) {
     if (in.device() != out.device())
         throw Error("array_scan: input is on " + in.device().name() + " but output is on " +
                     out.device().name());
+    // Inside a CPU graph capture the scan is recorded, and runs at each replay (a GPU capture
+    // records its kernels).
+    if (runtime::Capture* capture = in.device().is_cpu() ? runtime::active_capture(in.device()) : nullptr) {
+        capture->bodies.back().push_back([in, out, inclusive] { array_scan(in, out, inclusive); });
+        return;
+    }
     // Views: a strided array, or an output that overlaps the input without being the same
     // elements, is scanned in a contiguous copy. (One array scanned in place is fine.)
     const bool same_elements = in.data() == out.data() && (in.size() < 2 || in.stride(0) == out.stride(0));

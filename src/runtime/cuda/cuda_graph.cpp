@@ -1,10 +1,10 @@
 // Stream capture, graph replay and conditional nodes through the CUDA driver.
 #include "runtime/cuda/cuda_graph.hpp"
 
-#include <sys/stat.h>
-
+#include <cstddef>
 #include <map>
 #include <mutex>
+#include <type_traits>
 
 #include "base/hash.hpp"
 #include "runtime/cache.hpp"
