@@ -40,6 +40,7 @@ KernelLaunch::KernelLaunch(LaunchRequest request) : request_(std::move(request))
         }
     }
     const bool counts = request_.kernel->variants.counting >= 0;
+    deterministic_ = counts || !request_.kernel->det_targets.empty();
     for (Step s : {Step::Plan, Step::Prepare, Step::Count, Step::Assign, Step::Execute, Step::Resolve})
         if (counts || (s != Step::Count && s != Step::Assign)) steps_[step_count_++] = s;
 }
@@ -125,7 +126,6 @@ void KernelLaunch::plan() {
         slots_on_host_ = !slot_plan_->single_element && !request_.backend->finds_failures_at_launch();
         locked.insert(locked.end(), counters.begin(), counters.end());
     }
-    deterministic_ = !locked.empty();
     // Launches from several host threads into the same targets or counters run one at a time.
     if (!locked.empty()) locks_.emplace(locked);
 
