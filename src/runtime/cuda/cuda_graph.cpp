@@ -122,8 +122,12 @@ CUfunction condition_kernel(int ordinal) {
                 check(d.cuModuleLoadData(&m, image.data()), "loading Weft's graph kernels");
             });
     }
-    CUfunction f = nullptr;
-    check(d.cuModuleGetFunction(&f, m, "weft_set_condition"), "finding the graph condition kernel");
+    static std::map<int, CUfunction> functions;
+    CUfunction& f = functions[ordinal];
+    if (!f) {
+        const UnsafeCallsAllowed unsafe;  // with lazy loading, finding the function loads it
+        check(d.cuModuleGetFunction(&f, m, "weft_set_condition"), "finding the graph condition kernel");
+    }
     return f;
 }
 

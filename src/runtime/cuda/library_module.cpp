@@ -39,9 +39,14 @@ CUfunction library_function(int ordinal, const std::string& module, const std::s
                 check(d.cuModuleLoadData(&m, image.data()), "loading Weft's GPU library kernels");
             });
     }
-    CUfunction f = nullptr;
-    check(require_driver().cuModuleGetFunction(&f, m, name.c_str()),
-          ("finding library kernel " + name).c_str());
+    // Found once: with lazy loading, finding a function loads it, which a capture must allow.
+    static std::map<std::pair<CUmodule, std::string>, CUfunction> functions;
+    CUfunction& f = functions[{m, name}];
+    if (!f) {
+        const UnsafeCallsAllowed unsafe;
+        check(require_driver().cuModuleGetFunction(&f, m, name.c_str()),
+              ("finding library kernel " + name).c_str());
+    }
     return f;
 }
 
