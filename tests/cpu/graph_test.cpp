@@ -109,7 +109,10 @@ TEST_P(GraphAccumulation, ReplaysGiveTheBitsOfDirectLaunches) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Strategies, GraphAccumulation,
-                         ::testing::Values(DeterministicStrategy::Exact, DeterministicStrategy::Records));
+                         ::testing::Values(DeterministicStrategy::Exact, DeterministicStrategy::Records),
+                         [](const ::testing::TestParamInfo<DeterministicStrategy>& info) {
+                             return info.param == DeterministicStrategy::Exact ? "Exact" : "Records";
+                         });
 
 TEST(Graph, CapturedMinAndMaxGiveTheBitsOfDirectLaunches) {
     weft::Module m{"graph_minmax", {.deterministic = Deterministic::RunToRun}};
