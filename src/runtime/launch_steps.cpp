@@ -67,12 +67,10 @@ void KernelLaunch::check_capturable() const {
         const std::string why =
             slots_on_host_ && (step == Step::Assign || step == Step::Resolve)
                 ? "allocates slots in several counter elements, which the host groups (it reads the "
-                  "reservations back and waits for the GPU). Capture slot allocations whose counter index is "
-                  "a "
-                  "compile-time constant, or launch this kernel outside the capture"
-                : "runs with the option deterministic_debug, which checks each deterministic launch on the "
-                  "host "
-                  "(it waits for the GPU). Capture it without that option";
+                  "reservations back and waits for the GPU). Capture slot allocations whose counter "
+                  "index is a compile-time constant, or launch this kernel outside the capture"
+                : "runs with the option deterministic_debug, which checks each deterministic launch "
+                  "on the host (it waits for the GPU). Capture it without that option";
         const det::LaunchSite& site = request_.site;
         throw weft::Error(std::string("this launch cannot be captured into a graph: its ") + step_name(step) +
                               " step " + why,

@@ -84,7 +84,7 @@ public:
                 capture->keep.push_back(std::move(later));
                 return;
             }
-        } catch (...) {
+        } catch (...) {  // (no capture to hand it to: freed in stream order, as always)
         }
         d.cuMemFreeAsync(dptr(a.ptr), a.stream->stream);
     }
