@@ -83,6 +83,27 @@ struct Countdown {
         module.kernel("graph_countdown", {"left"}, [](Array<int> left) { left[0] = left[0] - 1; });
 };
 
+// The C++ twin of the spec's "CUDA Graph Capture" example: zero the output, capture the launch in
+// a scope, replay it.
+TEST(Graph, TheSpecsCaptureExample) {
+    Accumulate acc("graph_spec_example");
+    const int n = 1024;
+    auto values = weft::ones<float>(n, dev());
+    auto bins = weft::zeros<int>(n, dev());
+    auto output = weft::zeros<float>(kBins, dev());
+    output.zero_();
+    weft::Graph graph;
+    {
+        weft::ScopedCapture capture(dev());
+        weft::launch(acc.kernel, n, values, bins, output);
+        graph = capture.end();
+    }
+    graph.launch();
+    EXPECT_EQ(output.to_vector()[0], 1024.0f);
+    graph.launch();
+    EXPECT_EQ(output.to_vector()[0], 2048.0f);
+}
+
 class GraphAccumulation : public ::testing::TestWithParam<DeterministicStrategy> {};
 
 TEST_P(GraphAccumulation, ReplaysGiveTheBitsOfDirectLaunches) {

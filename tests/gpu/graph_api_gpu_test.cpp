@@ -196,4 +196,39 @@ TEST(GraphApiGpu, AGraphReplaysOnAnotherStream) {
     EXPECT_EQ(out.to_vector(), std::vector<int>(64, 2));
 }
 
+// Captured on another stream (ScopedStream), a graph's failures are reported by that stream's
+// synchronization.
+TEST(GraphApiGpu, AGraphCapturedOnAStreamReportsToThatStream) {
+    weft::Module m{"graph_stream_overflow",
+                   {.deterministic = Deterministic::RunToRun,
+                    .deterministic_strategy = weft::DeterministicStrategy::Records,
+                    .deterministic_max_records = 1}};
+    auto kernel = m.kernel("graph_stream_overflow", {"values", "trips", "sums"},
+                           [](Array<float> values, Array<int> trips, Array<float> sums) {
+                               auto t = weft::tid();
+                               weft::for_(trips[t], [&](Int) { weft::atomic_add(sums, t % 4, values[t]); });
+                           });
+    const int n = 1024;
+    auto values = weft::ones<float>(n, gpu);
+    auto trips = weft::full<int>(n, 2, gpu);
+    auto sums = weft::zeros<float>(4, gpu);
+    weft::launch(kernel, n, values, weft::full<int>(n, 1, gpu), sums);
+    weft::synchronize(gpu);
+    const weft::Stream stream(gpu);
+    weft::Graph graph;
+    {
+        const weft::ScopedStream on(stream);
+        graph = weft::capture(gpu, [&] { weft::launch(kernel, n, values, trips, sums); });
+    }
+    graph.launch(stream);
+    try {
+        stream.synchronize();
+        ADD_FAILURE() << "the replay's overflow was not reported";
+    } catch (const weft::Error& e) {
+        EXPECT_EQ(e.kernel(), "graph_stream_overflow");
+        EXPECT_TRUE(has(e.message(), "overflowed")) << e.message();
+    }
+    EXPECT_EQ(sums.to_vector(), std::vector<float>(4, 256.0f)) << "the target keeps its value";
+}
+
 }  // namespace
