@@ -150,50 +150,56 @@ Dim::Dim(std::initializer_list<int64_t> extents, std::source_location s)
 
 namespace detail {
 
+CheckedLaunch check_launch(const KernelState& kernel, const Dim& dim, const std::vector<LaunchArg>& args) {
+    CheckedLaunch c;
+    c.threads = checked_threads(kernel, dim);
+    c.target = checked_device(kernel, dim, args);
+    c.compiled = kernel.module->compile(c.target, dim.loc);
+    c.plan = c.compiled->plan->find(kernel.body->name);
+    check_against_plan(kernel, dim, args, *c.plan);
+    return c;
+}
+
 PreparedLaunch prepare_launch(const KernelState& kernel, const Dim& dim, std::vector<LaunchArg> args) {
-    PreparedLaunch p{kernel, dim, std::move(args)};
-    p.threads = checked_threads(kernel, dim);
-    p.target = checked_device(kernel, dim, p.args);
-    p.compiled = kernel.module->compile(p.target, dim.loc);
-    p.plan = p.compiled->plan->find(kernel.body->name);
-    check_against_plan(kernel, dim, p.args, *p.plan);
-    return p;
+    CheckedLaunch checked = check_launch(kernel, dim, args);
+    return {kernel, dim, std::move(args), std::move(checked)};
 }
 
 void recheck_launch(PreparedLaunch& p) {
-    p.threads = checked_threads(p.kernel, p.dim);
+    const int64_t threads = checked_threads(p.kernel, p.dim);
     const Device device = checked_device(p.kernel, p.dim, p.args);
-    if (device != p.target)
+    if (device != p.checked.target)
         fail(p.kernel, p.dim,
-             "the launch was recorded for " + p.target.name() + " but its arguments are now on " +
+             "the launch was recorded for " + p.checked.target.name() + " but its arguments are now on " +
                  device.name() + "; record a launch for each device");
-    check_against_plan(p.kernel, p.dim, p.args, *p.plan);
+    check_against_plan(p.kernel, p.dim, p.args, *p.checked.plan);
+    p.checked.threads = threads;
 }
 
-void issue(const PreparedLaunch& p) {
-    runtime::Capture* capture = runtime::active_capture(p.target);
-    if (capture) {
+void issue(const KernelState& kernel, const Dim& dim, const std::vector<LaunchArg>& args,
+           const CheckedLaunch& checked) {
+    if (runtime::Capture* capture = runtime::active_capture(checked.target)) {
         // The graph holds what its work uses for as long as it lives.
-        capture->keep.push_back(p.compiled);
-        for (const LaunchArg& a : p.args)
+        capture->keep.push_back(checked.compiled);
+        for (const LaunchArg& a : args)
             if (const auto* arr = std::get_if<AnyArray>(&a))
                 capture->keep.push_back(std::make_shared<AnyArray>(*arr));
-        if (p.target.is_cpu()) {
-            capture->bodies.back().push_back([p] { issue(p); });
+        if (checked.target.is_cpu()) {
+            capture->bodies.back().push_back([p = PreparedLaunch{kernel, dim, args, checked}] { issue(p); });
             return;
         }
     }
     runtime::LaunchRequest request;
-    request.backend = &runtime::backend(p.target);
-    request.code = p.compiled->code.get();
-    request.kernel = p.plan;
-    request.options = &p.compiled->options;
-    request.args = &p.args;
-    request.param_names = &p.kernel.body->param_names;
-    request.grid.ndim = p.dim.ndim;
-    for (int d = 0; d < 4; ++d) request.grid.dims[d] = p.dim.dims[d];
-    request.site = {p.kernel.body->name, p.dim.loc.file, p.dim.loc.line, p.threads};
-    request.captured = !p.target.is_cpu() && runtime::capturing(p.target);
+    request.backend = &runtime::backend(checked.target);
+    request.code = checked.compiled->code.get();
+    request.kernel = checked.plan;
+    request.options = &checked.compiled->options;
+    request.args = &args;
+    request.param_names = &kernel.body->param_names;
+    request.grid.ndim = dim.ndim;
+    for (int d = 0; d < 4; ++d) request.grid.dims[d] = dim.dims[d];
+    request.site = {kernel.body->name, dim.loc.file, dim.loc.line, checked.threads};
+    request.captured = !checked.target.is_cpu() && runtime::capturing(checked.target);
     runtime::KernelLaunch launch(std::move(request));
     runtime::run(launch);  // plan, prepare, (count, assign,) execute, resolve
 }
@@ -201,7 +207,7 @@ void issue(const PreparedLaunch& p) {
 }  // namespace detail
 
 void launch(const detail::KernelState& kernel, const Dim& dim, const std::vector<LaunchArg>& args) {
-    detail::issue(detail::prepare_launch(kernel, dim, args));
+    detail::issue(kernel, dim, args, detail::check_launch(kernel, dim, args));
 }
 
 }  // namespace weft

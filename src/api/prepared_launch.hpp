@@ -10,24 +10,35 @@
 
 namespace weft::detail {
 
-struct PreparedLaunch {
-    KernelState kernel;  // a copy: holds the kernel's body and module
-    Dim dim;
-    std::vector<LaunchArg> args;
+// What checking a launch found: its device, thread count, compiled module and kernel plan.
+struct CheckedLaunch {
     Device target = Device::cpu();
     int64_t threads = 0;
     std::shared_ptr<const CompiledModule> compiled;
     const plan::KernelPlan* plan = nullptr;
 };
 
+// A checked launch that owns its kernel and arguments.
+struct PreparedLaunch {
+    KernelState kernel;  // a copy: holds the kernel's body and module
+    Dim dim;
+    std::vector<LaunchArg> args;
+    CheckedLaunch checked;
+};
+
 // Checks `args` against `kernel` and compiles its module for their device (weft::Error naming
 // the kernel and the launch's line on a mismatch).
+CheckedLaunch check_launch(const KernelState& kernel, const Dim& dim, const std::vector<LaunchArg>& args);
 PreparedLaunch prepare_launch(const KernelState& kernel, const Dim& dim, std::vector<LaunchArg> args);
 // Checks the arguments of `p` again after one of them was replaced (kind, dtype and dimensions
 // are the caller's to check): device, validity and what the compiled kernel requires.
 void recheck_launch(PreparedLaunch& p);
-// Runs (CPU) or queues (GPU) the launch. Inside a graph capture, the graph keeps what the launch
-// uses; on the CPU the launch is recorded into the graph instead, and runs at its replays.
-void issue(const PreparedLaunch& p);
+// Runs (CPU) or queues (GPU) a checked launch. Inside a graph capture, the graph keeps what the
+// launch uses; on the CPU the launch is recorded into the graph instead, and runs at its replays.
+void issue(const KernelState& kernel, const Dim& dim, const std::vector<LaunchArg>& args,
+           const CheckedLaunch& checked);
+inline void issue(const PreparedLaunch& p) {
+    issue(p.kernel, p.dim, p.args, p.checked);
+}
 
 }  // namespace weft::detail
