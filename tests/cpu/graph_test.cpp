@@ -263,6 +263,29 @@ TEST(Graph, ACapturedScanRunsAtEachReplay) {
     EXPECT_EQ(out.to_vector(), std::vector<int>({5, 10, 15, 20}));
 }
 
+// More records than one wave of GPU threads (the records kernels stride over what was emitted):
+// a captured records launch of 2^20 contributions gives the bits of the exact strategy.
+TEST(Graph, ACapturedRecordsLaunchOfManyRecordsGivesTheExactBits) {
+    Accumulate exact("graph_many_exact", DeterministicStrategy::Exact);
+    Accumulate records("graph_many_records", DeterministicStrategy::Records);
+    const int n = 1 << 20, outputs = 1000;
+    auto values = weft::from_vector(mixed_values(n), dev());
+    std::vector<int> b(n);
+    for (int i = 0; i < n; ++i) b[i] = static_cast<int>((static_cast<int64_t>(i) * 7919) % outputs);
+    auto bins = weft::from_vector(b, dev());
+    auto expected = weft::zeros<float>(outputs, dev());
+    weft::launch(exact.kernel, n, values, bins, expected);
+    auto sums = weft::zeros<float>(outputs, dev());
+    weft::launch(records.kernel, n, values, bins, sums);
+    expect_same_bits(sums.to_vector(), expected.to_vector(), "a direct records launch");
+    const weft::Graph graph = weft::capture(dev(), [&] {
+        sums.zero_();
+        weft::launch(records.kernel, n, values, bins, sums);
+    });
+    graph.launch();
+    expect_same_bits(sums.to_vector(), expected.to_vector(), "a replayed records launch");
+}
+
 // The graph holds its arrays, its module and its deterministic temporaries: replays after every
 // handle that made them was released still give the same result.
 TEST(Graph, ReplaysAfterTheHandlesThatMadeItWereReleased) {
