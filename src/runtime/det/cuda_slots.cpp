@@ -1,15 +1,16 @@
-// Slot allocation on a GPU. One counter element (the common case: compaction): the slots are an
-// exclusive scan of the reservation counts, on the device, with no host synchronization. Several
-// elements: the host groups the reservations (this path synchronizes; a device sort would not).
+// Slot allocation on a GPU, with no host synchronization. One counter element (the common case:
+// compaction): the slots are an exclusive scan of the reservation counts. Several elements: the
+// reservations are grouped per element on the device (cuda_slot_groups, docs/design/0021).
 #include "runtime/det/cuda_slots.hpp"
 
-#include <map>
+#include <optional>
 
 #include "codegen/generated.hpp"
 #include "device/abi.h"
 #include "runtime/cuda/context.hpp"
 #include "runtime/cuda/library_module.hpp"
 #include "runtime/cuda/scan.hpp"
+#include "runtime/det/cuda_slot_groups.hpp"
 #include "runtime/memory.hpp"
 #include "weft/error.hpp"
 
@@ -71,62 +72,31 @@ public:
             void* params[] = {&launch_ptr, &v, &counter_ptr, &c};
             run("slots_publish", params);
         }
+        if (!plan_.single_element) groups_.emplace(ordinal_, plan_, launch_->ptr);
     }
 
     void* counter(size_t i) const override { return counters_[i]->ptr; }
 
     void assign_slots() override {
-        const int64_t n = plan_.threads * plan_.per_thread;
-        if (plan_.single_element) {
-            cu::scan(ordinal_, DType::Int32, counts_->ptr, offsets_->ptr, n, false);
-            return;
-        }
-        // Several counter elements: group on the host, in thread order.
-        const auto status = read<wf::u32>(status_, 1);
-        if (status[0] & wf::kSlotsOverflow)
-            throw Error(slots_overflow_message(plan_), site_.kernel, site_.file, site_.line);
-        const auto keys = read<wf::u64>(keys_, n);
-        const auto counts = read<wf::i32>(counts_, n);
-        const auto reserved = read<wf::i32>(reserved_, plan_.threads);
-        std::vector<wf::i32> offsets(static_cast<size_t>(n), 0);
-        for (int64_t t = 0; t < plan_.threads; ++t) {
-            for (int64_t k = 0; k < reserved[t]; ++k) {
-                const auto r = static_cast<size_t>(t * plan_.per_thread + k);
-                int64_t& running = totals_[keys[r]];
-                offsets[r] = static_cast<wf::i32>(running);
-                running += counts[r];
-            }
-        }
-        detail::copy_bytes(offsets_->ptr, Device::cuda(ordinal_), offsets.data(), Device::cpu(),
-                           offsets.size() * 4);
+        if (groups_) return groups_->assign();
+        cu::scan(ordinal_, DType::Int32, counts_->ptr, offsets_->ptr, plan_.threads * plan_.per_thread,
+                 false);
     }
 
     void finish() override {
-        if (plan_.single_element) {
-            void* launch_ptr = launch_->ptr;
-            void* element = plan_.single;
-            long long n = plan_.threads * plan_.per_thread;
-            const cu::StatusTicket ticket = status_word();
-            wf::u64* report = ticket.word();
-            void* params[] = {&launch_ptr, &element, &n, &report};
-            run("slots_add_total", params);
-            return;
-        }
-        const auto status = read<wf::u32>(status_, 1);
-        if (status[0] & wf::kSlotsDiverged)
-            throw Error(slots_divergence_message(plan_), site_.kernel, site_.file, site_.line);
-        for (const auto& [key, total] : totals_) {
-            char* element = plan_.spans[key >> 40].base + (key & ((wf::u64(1) << 40) - 1)) * 4;
-            int32_t value = 0;
-            detail::copy_bytes(&value, Device::cpu(), element, Device::cuda(ordinal_), 4);
-            value = static_cast<int32_t>(value + total);
-            detail::copy_bytes(element, Device::cuda(ordinal_), &value, Device::cpu(), 4);
-        }
+        const cu::StatusTicket ticket = status_word();
+        wf::u64* report = ticket.word();
+        if (groups_) return groups_->add_totals(report);
+        void* launch_ptr = launch_->ptr;
+        void* element = plan_.single;
+        long long n = plan_.threads * plan_.per_thread;
+        void* params[] = {&launch_ptr, &element, &n, &report};
+        run("slots_add_total", params);
     }
 
 private:
-    // Where the single-element path's failures go (the launch's status bits), reported at the
-    // stream's next synchronization; work captured into a graph keeps its word.
+    // Where the launch's failures go (its status bits), reported at the stream's next
+    // synchronization; work captured into a graph keeps its word.
     cu::StatusTicket status_word() const {
         const SlotPlan& plan = plan_;
         const LaunchSite& site = site_;
@@ -135,6 +105,8 @@ private:
         return cu::status_word(cu::current_stream(ordinal_), key, [plan, site](uint64_t bits) {
             if (bits & wf::kSlotsOverflow)
                 throw Error(slots_overflow_message(plan), site.kernel, site.file, site.line);
+            if (bits & wf::kSlotsTooMany)
+                throw Error(slots_too_many_message(plan), site.kernel, site.file, site.line);
             throw Error(slots_divergence_message(plan) + late_failure_note(site, plan.names), site.kernel,
                         site.file, site.line);
         });
@@ -144,14 +116,6 @@ private:
         return detail::allocate(Device::cuda(ordinal_), bytes == 0 ? 1 : bytes);
     }
     void zero(const Memory& m) const { detail::zero_bytes(m->ptr, Device::cuda(ordinal_), m->bytes); }
-
-    template <class T>
-    std::vector<T> read(const Memory& m, int64_t count) const {
-        std::vector<T> host(static_cast<size_t>(count));
-        detail::copy_bytes(host.data(), Device::cpu(), m->ptr, Device::cuda(ordinal_),
-                           host.size() * sizeof(T));
-        return host;
-    }
 
     void run(const char* name, void** params) const {
         const cu::CUfunction f = cu::library_function(ordinal_, "slots", codegen::prelude() + kKernels, name);
@@ -167,7 +131,7 @@ private:
     LaunchSite site_;
     Memory keys_, counts_, offsets_, reserved_, status_, launch_;
     std::vector<Memory> counters_;
-    std::map<wf::u64, int64_t> totals_;
+    std::optional<CudaSlotGroups> groups_;  // several counter elements
 };
 
 }  // namespace
