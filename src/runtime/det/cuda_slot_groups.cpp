@@ -43,6 +43,8 @@ constexpr int kWarpItems = kTile / kWarps;
 constexpr int kBins = 256;  // == kThreads: thread d owns digit d
 constexpr int kSpansPerPublish = 32;
 constexpr unsigned long long kElementMask = (1ull << 40) - 1;
+// In the order word: a reservation that reaches no counter element (n < 2^31, so bit 31 is free).
+constexpr unsigned kNoElement = 0x80000000u;
 
 struct GroupSpan {
     char* base;
@@ -78,24 +80,27 @@ extern "C" __global__ void slot_group_publish(GroupSpan* table, int first, int c
 
 // Each reservation position's compact key (its element's rank across the counters' spans) and
 // its own index. Positions a thread did not use, and elements outside every span (an index out
-// of range without bounds_check), get the sentinel key: they reach no counter element.
+// of range without bounds_check), are marked kNoElement: they add nothing to any element.
 extern "C" __global__ void slot_group_keys(const wf::SlotLaunch* launch, const GroupSpan* spans,
-                                           long long span_count, unsigned long long sentinel, long long n,
-                                           unsigned long long* keys, unsigned* order) {
+                                           long long span_count, long long n, unsigned long long* keys,
+                                           unsigned* order) {
     if (overflowed(launch)) return;
     const long long i = global_index();
     if (i >= n) return;
-    unsigned long long key = sentinel;
+    unsigned long long key = 0;
+    unsigned reaches = kNoElement;
     if (i % launch->per_thread < launch->reserved[i / launch->per_thread]) {
         const unsigned long long raw = launch->keys[i];
         const unsigned long long id = raw >> 40;
         const unsigned long long element = raw & kElementMask;
         if (id < static_cast<unsigned long long>(span_count) &&
-            element < static_cast<unsigned long long>(spans[id].count))
+            element < static_cast<unsigned long long>(spans[id].count)) {
             key = spans[id].first + element;
+            reaches = 0;
+        }
     }
     keys[i] = key;
-    order[i] = static_cast<unsigned>(i);
+    order[i] = static_cast<unsigned>(i) | reaches;
 }
 
 // Radix pass, step 1: how many keys of each tile of 1024 have each digit, digit-major.
@@ -183,7 +188,7 @@ extern "C" __global__ void slot_group_segments(const wf::SlotLaunch* launch, con
         Pair p = {0u, 0ll};
         if (i < n && keys) {
             p.head = i == 0 || keys[i] != keys[i - 1] ? 1u : 0u;
-            p.sum = launch->counts[order[i]];
+            p.sum = (order[i] & kNoElement) != 0 ? 0 : launch->counts[order[i]];
         } else if (i < n) {
             p = {heads[i], sums[i]};
         }
@@ -238,14 +243,13 @@ extern "C" __global__ void slot_group_carry(const wf::SlotLaunch* launch, unsign
 
 // Each reservation's offset: the counts before it on its element, in thread order. An element
 // passing 2^31 - 1 slots in the launch stops it (the execution pass then does nothing).
-extern "C" __global__ void slot_group_offsets(wf::SlotLaunch* launch, const unsigned long long* keys,
-                                              const unsigned* order, const long long* sums, long long n,
-                                              unsigned long long sentinel) {
+extern "C" __global__ void slot_group_offsets(wf::SlotLaunch* launch, const unsigned* order,
+                                              const long long* sums, long long n) {
     if (overflowed(launch)) return;
     const long long i = global_index();
     if (i >= n) return;
-    const unsigned r = order[i];
-    if (keys[i] == sentinel) {
+    const unsigned r = order[i] & ~kNoElement;
+    if (order[i] & kNoElement) {
         launch->offsets[r] = 0;
         return;
     }
@@ -253,22 +257,26 @@ extern "C" __global__ void slot_group_offsets(wf::SlotLaunch* launch, const unsi
     launch->offsets[r] = static_cast<wf::i32>(sums[i] - launch->counts[r]);
 }
 
-// After the execution pass: the last reservation of each element adds the element's total,
-// unless a pass failed; the failure bits go to the stream's status word.
+// After the execution pass: the last reservation of each key adds the element's total (a key
+// reached only by kNoElement positions totals 0), unless a pass failed; the failure bits go to
+// the stream's status word.
 extern "C" __global__ void slot_group_totals(const wf::SlotLaunch* launch, const GroupSpan* spans,
-                                             const unsigned long long* keys, const unsigned* order,
-                                             const long long* sums, long long n, unsigned long long sentinel,
-                                             wf::u64* report) {
+                                             long long span_count, const unsigned long long* keys,
+                                             const long long* sums, long long n, wf::u64* report) {
     const wf::u32 status = *launch->status;
     if (status != 0) {
         if (blockIdx.x == 0 && threadIdx.x == 0) atomicOr(report, static_cast<wf::u64>(status));
         return;
     }
     const long long i = global_index();
-    if (i >= n || keys[i] == sentinel || (i + 1 < n && keys[i + 1] == keys[i])) return;
-    const unsigned long long raw = launch->keys[order[i]];
-    wf::i32* element = reinterpret_cast<wf::i32*>(spans[raw >> 40].base) + (raw & kElementMask);
-    *element = static_cast<wf::i32>(static_cast<wf::u32>(*element) + static_cast<wf::u32>(sums[i]));
+    if (i >= n || sums[i] == 0 || (i + 1 < n && keys[i + 1] == keys[i])) return;
+    for (long long s = 0; s < span_count; ++s) {
+        const unsigned long long element = keys[i] - spans[s].first;
+        if (keys[i] < spans[s].first || element >= static_cast<unsigned long long>(spans[s].count)) continue;
+        wf::i32* at = reinterpret_cast<wf::i32*>(spans[s].base) + element;
+        *at = static_cast<wf::i32>(static_cast<wf::u32>(*at) + static_cast<wf::u32>(sums[i]));
+        return;
+    }
 }
 )";
 
@@ -283,8 +291,9 @@ CudaSlotGroups::CudaSlotGroups(int ordinal, const SlotPlan& plan, void* launch)
         table[i] = {plan.spans[i].base, owner ? plan.spans[i].count : 0, first};
         if (owner) first += static_cast<unsigned long long>(plan.spans[i].count);
     }
-    sentinel_ = first;
-    passes_ = (static_cast<int>(std::bit_width(sentinel_)) + kDigitBits - 1) / kDigitBits;
+    // Keys run from 0 to first - 1: one radix pass per 8 bits of the largest (none for one element).
+    key_bits_ = first > 0 ? static_cast<int>(std::bit_width(first - 1)) : 0;
+    passes_ = (key_bits_ + kDigitBits - 1) / kDigitBits;
     spans_count_ = static_cast<long long>(table.size());
     // Published by a kernel, not a copy from the host, so that the launch can be captured.
     spans_ = allocate(table.size() * sizeof(GroupSpan));
@@ -318,13 +327,12 @@ void CudaSlotGroups::assign() {
     {
         void* keys = keys_[0]->ptr;
         void* order = order_[0]->ptr;
-        void* params[] = {&launch, &spans, &spans_count_, &sentinel_, &n_, &keys, &order};
+        void* params[] = {&launch, &spans, &spans_count_, &n_, &keys, &order};
         run("slot_group_keys", elementwise, params);
     }
-    const int key_bits = static_cast<int>(std::bit_width(sentinel_));
     for (int pass = 0; pass < passes_; ++pass) {
         int shift = pass * kDigitBits;
-        int bits = std::min(kDigitBits, key_bits - shift);
+        int bits = std::min(kDigitBits, key_bits_ - shift);
         void* in_keys = keys_[pass % 2]->ptr;
         void* in_order = order_[pass % 2]->ptr;
         void* out_keys = keys_[1 - pass % 2]->ptr;
@@ -340,10 +348,9 @@ void CudaSlotGroups::assign() {
     }
     sorted_ = passes_ % 2;
     segmented_scan(heads_->ptr, sums_->ptr, n_, true);
-    void* keys = keys_[sorted_]->ptr;
     void* order = order_[sorted_]->ptr;
     void* sums = sums_->ptr;
-    void* params[] = {&launch, &keys, &order, &sums, &n_, &sentinel_};
+    void* params[] = {&launch, &order, &sums, &n_};
     run("slot_group_offsets", elementwise, params);
 }
 
@@ -351,9 +358,8 @@ void CudaSlotGroups::add_totals(wf::u64* report) {
     void* launch = launch_;
     void* spans = spans_->ptr;
     void* keys = n_ > 0 ? keys_[sorted_]->ptr : nullptr;
-    void* order = n_ > 0 ? order_[sorted_]->ptr : nullptr;
     void* sums = n_ > 0 ? sums_->ptr : nullptr;
-    void* params[] = {&launch, &spans, &keys, &order, &sums, &n_, &sentinel_, &report};
+    void* params[] = {&launch, &spans, &spans_count_, &keys, &sums, &n_, &report};
     run("slot_group_totals", std::max<long long>(1, (n_ + kThreads - 1) / kThreads), params);
 }
 

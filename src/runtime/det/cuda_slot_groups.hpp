@@ -34,9 +34,9 @@ private:
 
     int ordinal_;
     void* launch_;
-    long long n_;                  // reservation positions
-    unsigned long long sentinel_;  // the compact key of an unused or out-of-range reservation
-    int passes_;                   // radix passes of 8 bits
+    long long n_;       // reservation positions
+    int key_bits_ = 0;  // compact keys are below 2^key_bits_
+    int passes_;        // radix passes of 8 bits
     long long spans_count_;
     Memory spans_;               // per counter span: base, element count, first compact key
     Memory keys_[2], order_[2];  // compact keys and reservation indices, ping-ponged by the sort
