@@ -39,6 +39,19 @@ extern "C" __global__ void slots_add_total(const wf::SlotLaunch* launch, wf::i32
     if (n == 0) return;
     *element += launch->offsets[n - 1] + launch->counts[n - 1];
 }
+
+// The same for a one-pass launch: the total is the last tile's inclusive prefix. An element
+// outside the counter (null) reserved nothing with bounds_check, and is left alone without it.
+extern "C" __global__ void slots_add_total_one_pass(const wf::SlotLaunch* launch, wf::i32* element,
+                                                    long long tiles, wf::u64* report) {
+    if (*launch->status != 0) {
+        atomicOr(report, static_cast<wf::u64>(*launch->status));
+        return;
+    }
+    if (element == nullptr || tiles == 0) return;
+    *element = static_cast<wf::i32>(static_cast<wf::u32>(*element) +
+                                    static_cast<wf::u32>(launch->tile_states[tiles - 1]));
+}
 )";
 
 using Memory = std::shared_ptr<detail::Allocation>;
@@ -53,15 +66,24 @@ public:
         offsets_ = allocate(n * 4);
         reserved_ = allocate(static_cast<size_t>(plan_.threads) * 4);
         status_ = allocate(4);
-        zero(counts_);
+        if (!plan_.one_pass) zero(counts_);  // one pass: a count is read only where a thread reserved
         zero(status_);
+        wf::u64* next_tile = nullptr;
+        if (plan_.one_pass) {
+            tiles_ = (plan_.threads + plan_.block_dim - 1) / plan_.block_dim;
+            tile_states_ = allocate(static_cast<size_t>(tiles_ + 1) * 8);
+            zero(tile_states_);
+            next_tile = static_cast<wf::u64*>(tile_states_->ptr);
+        }
         launch_ = allocate(sizeof(wf::SlotLaunch));
         const wf::SlotLaunch value{static_cast<wf::u64*>(keys_->ptr),
                                    static_cast<wf::i32*>(counts_->ptr),
                                    static_cast<wf::i32*>(offsets_->ptr),
                                    static_cast<wf::i32*>(reserved_->ptr),
                                    plan_.per_thread,
-                                   static_cast<wf::u32*>(status_->ptr)};
+                                   static_cast<wf::u32*>(status_->ptr),
+                                   next_tile ? next_tile + 1 : nullptr,
+                                   next_tile};
         for (size_t i = 0; i < plan_.spans.size(); ++i) {
             counters_.push_back(allocate(sizeof(wf::SlotCounter)));
             const size_t owner = plan_.owner[i];
@@ -72,12 +94,13 @@ public:
             void* params[] = {&launch_ptr, &v, &counter_ptr, &c};
             run("slots_publish", params);
         }
-        if (!plan_.single_element) groups_.emplace(ordinal_, plan_, launch_->ptr);
+        if (!plan_.single_element && !plan_.one_pass) groups_.emplace(ordinal_, plan_, launch_->ptr);
     }
 
     void* counter(size_t i) const override { return counters_[i]->ptr; }
 
     void assign_slots() override {
+        if (plan_.one_pass) return;  // the counting entry assigns
         if (groups_) return groups_->assign();
         cu::scan(ordinal_, DType::Int32, counts_->ptr, offsets_->ptr, plan_.threads * plan_.per_thread,
                  false);
@@ -89,6 +112,11 @@ public:
         if (groups_) return groups_->add_totals(report);
         void* launch_ptr = launch_->ptr;
         void* element = plan_.single;
+        if (plan_.one_pass) {
+            long long tiles = tiles_;
+            void* params[] = {&launch_ptr, &element, &tiles, &report};
+            return run("slots_add_total_one_pass", params);
+        }
         long long n = plan_.threads * plan_.per_thread;
         void* params[] = {&launch_ptr, &element, &n, &report};
         run("slots_add_total", params);
@@ -130,6 +158,8 @@ private:
     SlotPlan plan_;
     LaunchSite site_;
     Memory keys_, counts_, offsets_, reserved_, status_, launch_;
+    Memory tile_states_;  // one pass: the next tile, then each tile's look-back state
+    int64_t tiles_ = 0;
     std::vector<Memory> counters_;
     std::optional<CudaSlotGroups> groups_;  // several counter elements
 };
