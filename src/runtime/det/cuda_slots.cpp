@@ -3,6 +3,7 @@
 // reservations are grouped per element on the device (cuda_slot_groups, docs/design/0021).
 #include "runtime/det/cuda_slots.hpp"
 
+#include <algorithm>
 #include <optional>
 
 #include "codegen/generated.hpp"
@@ -20,11 +21,21 @@ namespace cu = runtime::cuda;
 
 namespace {
 
+constexpr int kCountersPerPublish = 8;
+struct CounterChunk {
+    wf::SlotCounter counters[kCountersPerPublish];
+};
+
 const char* const kKernels = R"(
-extern "C" __global__ void slots_publish(wf::SlotLaunch* launch, wf::SlotLaunch value, wf::SlotCounter* counter,
-                                         wf::SlotCounter counter_value) {
+constexpr int kCountersPerPublish = 8;
+struct CounterChunk {
+    wf::SlotCounter counters[kCountersPerPublish];
+};
+
+extern "C" __global__ void slots_publish(wf::SlotLaunch* launch, wf::SlotLaunch value, wf::SlotCounter* counters,
+                                         int count, CounterChunk chunk) {
     *launch = value;
-    *counter = counter_value;
+    for (int i = 0; i < count; ++i) counters[i] = chunk.counters[i];
 }
 
 // After the execution pass: the counter element advances by the total reserved, unless a pass
@@ -60,57 +71,70 @@ class CudaSlots final : public SlotAllocation {
 public:
     CudaSlots(int ordinal, SlotPlan plan, const LaunchSite& site)
         : ordinal_(ordinal), plan_(std::move(plan)), site_(site) {
+        // One allocation and one memset per launch: the launch's state, its counters, then the
+        // words that start at zero (the status, one pass's tile states, else the counts).
         const auto n = static_cast<size_t>(plan_.threads * plan_.per_thread);
-        keys_ = allocate(n * 8);
-        counts_ = allocate(n * 4);
-        offsets_ = allocate(n * 4);
-        reserved_ = allocate(static_cast<size_t>(plan_.threads) * 4);
-        status_ = allocate(4);
-        if (!plan_.one_pass) zero(counts_);  // one pass: a count is read only where a thread reserved
-        zero(status_);
-        wf::u64* next_tile = nullptr;
-        if (plan_.one_pass) {
-            tiles_ = (plan_.threads + plan_.block_dim - 1) / plan_.block_dim;
-            tile_states_ = allocate(static_cast<size_t>(tiles_ + 1) * 8);
-            zero(tile_states_);
-            next_tile = static_cast<wf::u64*>(tile_states_->ptr);
-        }
-        launch_ = allocate(sizeof(wf::SlotLaunch));
-        const wf::SlotLaunch value{static_cast<wf::u64*>(keys_->ptr),
-                                   static_cast<wf::i32*>(counts_->ptr),
-                                   static_cast<wf::i32*>(offsets_->ptr),
-                                   static_cast<wf::i32*>(reserved_->ptr),
-                                   plan_.per_thread,
-                                   static_cast<wf::u32*>(status_->ptr),
-                                   next_tile ? next_tile + 1 : nullptr,
-                                   next_tile};
-        for (size_t i = 0; i < plan_.spans.size(); ++i) {
-            counters_.push_back(allocate(sizeof(wf::SlotCounter)));
-            const size_t owner = plan_.owner[i];
-            wf::SlotCounter c{static_cast<wf::SlotLaunch*>(launch_->ptr), owner, plan_.spans[owner].base};
-            void* launch_ptr = launch_->ptr;
-            void* counter_ptr = counters_.back()->ptr;
-            wf::SlotLaunch v = value;
-            void* params[] = {&launch_ptr, &v, &counter_ptr, &c};
+        if (plan_.one_pass) tiles_ = (plan_.threads + plan_.block_dim - 1) / plan_.block_dim;
+        size_t bytes = 0;
+        const auto take = [&bytes](size_t size) {
+            const size_t at = bytes;
+            bytes += (size + 15) / 16 * 16;
+            return at;
+        };
+        const size_t launch_at = take(sizeof(wf::SlotLaunch));
+        const size_t counters_at = take(plan_.spans.size() * sizeof(wf::SlotCounter));
+        const size_t status_at = take(8);
+        const size_t tiles_at = take(plan_.one_pass ? static_cast<size_t>(tiles_ + 1) * 8 : 0);
+        const size_t counts_at = take(n * 4);
+        const size_t zeroed_end = plan_.one_pass ? counts_at : bytes;  // one pass reads only counts it wrote
+        const size_t keys_at = take(n * 8);
+        const size_t offsets_at = take(n * 4);
+        const size_t reserved_at = take(static_cast<size_t>(plan_.threads) * 4);
+        state_ = detail::allocate(Device::cuda(ordinal_), bytes);
+        char* const base = static_cast<char*>(state_->ptr);
+        detail::zero_bytes(base + status_at, Device::cuda(ordinal_), zeroed_end - status_at);
+        launch_ = base + launch_at;
+        counters_ = reinterpret_cast<wf::SlotCounter*>(base + counters_at);
+        auto* const next_tile = plan_.one_pass ? reinterpret_cast<wf::u64*>(base + tiles_at) : nullptr;
+        wf::SlotLaunch value{reinterpret_cast<wf::u64*>(base + keys_at),
+                             reinterpret_cast<wf::i32*>(base + counts_at),
+                             reinterpret_cast<wf::i32*>(base + offsets_at),
+                             reinterpret_cast<wf::i32*>(base + reserved_at),
+                             plan_.per_thread,
+                             reinterpret_cast<wf::u32*>(base + status_at),
+                             next_tile ? next_tile + 1 : nullptr,
+                             next_tile};
+        counts_ = value.counts;
+        offsets_ = value.offsets;
+        // Published by a kernel, not copied from the host, so that the launch can be captured.
+        for (size_t at = 0; at < plan_.spans.size(); at += kCountersPerPublish) {
+            CounterChunk chunk{};
+            int count = static_cast<int>(std::min<size_t>(kCountersPerPublish, plan_.spans.size() - at));
+            for (int i = 0; i < count; ++i) {
+                const size_t owner = plan_.owner[at + i];
+                chunk.counters[i] = {static_cast<wf::SlotLaunch*>(launch_), owner, plan_.spans[owner].base};
+            }
+            void* launch_ptr = launch_;
+            void* counters_ptr = counters_ + at;
+            void* params[] = {&launch_ptr, &value, &counters_ptr, &count, &chunk};
             run("slots_publish", params);
         }
-        if (!plan_.single_element && !plan_.one_pass) groups_.emplace(ordinal_, plan_, launch_->ptr);
+        if (!plan_.single_element && !plan_.one_pass) groups_.emplace(ordinal_, plan_, launch_);
     }
 
-    void* counter(size_t i) const override { return counters_[i]->ptr; }
+    void* counter(size_t i) const override { return counters_ + i; }
 
     void assign_slots() override {
         if (plan_.one_pass) return;  // the counting entry assigns
         if (groups_) return groups_->assign();
-        cu::scan(ordinal_, DType::Int32, counts_->ptr, offsets_->ptr, plan_.threads * plan_.per_thread,
-                 false);
+        cu::scan(ordinal_, DType::Int32, counts_, offsets_, plan_.threads * plan_.per_thread, false);
     }
 
     void finish() override {
         const cu::StatusTicket ticket = status_word();
         wf::u64* report = ticket.word();
         if (groups_) return groups_->add_totals(report);
-        void* launch_ptr = launch_->ptr;
+        void* launch_ptr = launch_;
         void* element = plan_.single;
         if (plan_.one_pass) {
             long long tiles = tiles_;
@@ -140,11 +164,6 @@ private:
         });
     }
 
-    Memory allocate(size_t bytes) const {
-        return detail::allocate(Device::cuda(ordinal_), bytes == 0 ? 1 : bytes);
-    }
-    void zero(const Memory& m) const { detail::zero_bytes(m->ptr, Device::cuda(ordinal_), m->bytes); }
-
     void run(const char* name, void** params) const {
         const cu::CUfunction f = cu::library_function(ordinal_, "slots", codegen::prelude() + kKernels, name);
         const auto stream = cu::current_stream(ordinal_);
@@ -157,10 +176,12 @@ private:
     int ordinal_;
     SlotPlan plan_;
     LaunchSite site_;
-    Memory keys_, counts_, offsets_, reserved_, status_, launch_;
-    Memory tile_states_;  // one pass: the next tile, then each tile's look-back state
-    int64_t tiles_ = 0;
-    std::vector<Memory> counters_;
+    Memory state_;  // everything below lies in it
+    void* launch_ = nullptr;
+    wf::SlotCounter* counters_ = nullptr;
+    wf::i32* counts_ = nullptr;
+    wf::i32* offsets_ = nullptr;
+    int64_t tiles_ = 0;                     // one pass
     std::optional<CudaSlotGroups> groups_;  // several counter elements
 };
 
