@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <bit>
+#include <string>
 #include <vector>
 
 #include "codegen/generated.hpp"
@@ -280,6 +281,12 @@ extern "C" __global__ void slot_group_totals(const wf::SlotLaunch* launch, const
 }
 )";
 
+// Built once: a launch looks its kernels up several times, and the prelude is some 60 KB.
+const std::string& library_source() {
+    static const std::string source = codegen::prelude() + kKernels;
+    return source;
+}
+
 }  // namespace
 
 CudaSlotGroups::CudaSlotGroups(int ordinal, const SlotPlan& plan, void* launch)
@@ -387,8 +394,7 @@ CudaSlotGroups::Memory CudaSlotGroups::allocate(size_t bytes) const {
 }
 
 void CudaSlotGroups::run(const char* name, long long blocks, void** params) const {
-    const cu::CUfunction f =
-        cu::library_function(ordinal_, "slot_groups", codegen::prelude() + kKernels, name);
+    const cu::CUfunction f = cu::library_function(ordinal_, "slot_groups", library_source(), name);
     const auto stream = cu::current_stream(ordinal_);
     cu::check(cu::require_driver().cuLaunchKernel(f, static_cast<unsigned>(blocks), 1, 1,
                                                   static_cast<unsigned>(kThreads), 1, 1, 0, stream->stream,

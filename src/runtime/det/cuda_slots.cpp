@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <optional>
+#include <string>
 
 #include "codegen/generated.hpp"
 #include "device/abi.h"
@@ -64,6 +65,12 @@ extern "C" __global__ void slots_add_total_one_pass(const wf::SlotLaunch* launch
                                     static_cast<wf::u32>(launch->tile_states[tiles - 1]));
 }
 )";
+
+// Built once: a launch looks its kernels up several times, and the prelude is some 60 KB.
+const std::string& library_source() {
+    static const std::string source = codegen::prelude() + kKernels;
+    return source;
+}
 
 using Memory = std::shared_ptr<detail::Allocation>;
 
@@ -165,7 +172,7 @@ private:
     }
 
     void run(const char* name, void** params) const {
-        const cu::CUfunction f = cu::library_function(ordinal_, "slots", codegen::prelude() + kKernels, name);
+        const cu::CUfunction f = cu::library_function(ordinal_, "slots", library_source(), name);
         const auto stream = cu::current_stream(ordinal_);
         cu::check(
             cu::require_driver().cuLaunchKernel(f, 1, 1, 1, 1, 1, 1, 0, stream->stream, params, nullptr),
