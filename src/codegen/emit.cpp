@@ -565,44 +565,6 @@ void cuda_entry(std::ostringstream& s, const ir::Program& p, const Entry& e, siz
     s << "}\n";
 }
 
-// The counting entry of a one-pass slot-allocating kernel (plan::one_pass_slots, device/slots.h):
-// per tile of threads, the counting function, the slots, then the kernel itself.
-void cuda_one_pass_entry(std::ostringstream& s, const ir::Program& p, const Entry& e, size_t index,
-                         const std::string& symbol) {
-    const ir::Function& fn = *p.functions[index];
-    const size_t forward = e.kernel.variants.forward;
-    s << "extern \"C\" __global__ void " << symbol << "(";
-    std::string args;
-    for (size_t i = 0; i < fn.params.size(); ++i) {
-        s << c_type(fn.type_of(fn.params[i])) << " a" << i << ", ";
-        args += ", a" + std::to_string(i);
-    }
-    const std::string det = "a" + std::to_string(e.counter()) + ".det";
-    const std::string tid =
-        fn.tid_ndim ? "            wf::set_tid<" + std::to_string(fn.tid_ndim) + ">(ctx, launch, i);\n" : "";
-    s << "const wf::Launch launch) {\n"
-      << "    __shared__ wf::OnePassTile one_pass;\n"
-      << "    const wf::i64 tiles = (launch.total + blockDim.x - 1) / blockDim.x;\n"
-      << "    for (wf::i64 tile = wf::one_pass_next_tile(one_pass, " << det << "); tile < tiles;\n"
-      << "         tile = wf::one_pass_next_tile(one_pass, " << det << ")) {\n"
-      << "        const wf::i64 i = tile * blockDim.x + threadIdx.x;\n"
-      << "        const bool live = i < launch.total;\n"
-      << "        wf::Ctx ctx{{0, 0, 0, 0}, launch.error, nullptr, i, 0};\n"
-      << "        if (live) {\n"
-      << tid << "            f" << index << "_" << identifier(fn.name) << "(ctx" << args << ");\n"
-      << "            wf::reservations_end(ctx, " << det << ", true);\n"
-      << "        }\n"
-      << "        wf::one_pass_assign(one_pass, ctx, " << det << ", tile, live);\n"
-      << "        if (live) {\n"
-      << "            ctx.reservations = 0;\n"
-      << "            f" << forward << "_" << identifier(p.functions[forward]->name) << "(ctx" << args
-      << ");\n"
-      << "            wf::reservations_end(ctx, " << det << ", false);\n"
-      << "        }\n"
-      << "    }\n"
-      << "}\n";
-}
-
 std::vector<bool> functions_that_print(const ir::Program& p) {
     std::vector<bool> prints(p.functions.size(), false);
     for (bool changed = true; changed;) {
@@ -642,9 +604,7 @@ Generated emit(const ir::Program& program, const plan::ProgramPlan& plan, const 
         WEFT_INTERNAL_CHECK(kernel, "codegen", "kernel '" + program.functions[i]->name + "' has a plan");
         const Entry entry{*kernel, plan.functions[i].variant == plan::Variant::Counting};
         s << "\n";
-        if (options.dialect == Dialect::Cuda && entry.counting && plan::one_pass_slots(entry.kernel))
-            cuda_one_pass_entry(s, program, entry, i, g.entries.back());
-        else if (options.dialect == Dialect::Cuda)
+        if (options.dialect == Dialect::Cuda)
             cuda_entry(s, program, entry, i, g.entries.back());
         else
             cpu_entry(s, program, entry, i, g.entries.back());

@@ -75,10 +75,6 @@ struct SlotLaunch {
     i32* reserved;   // per thread: reservations made in the counting pass
     i64 per_thread;  // reservation positions per thread
     u32* status;     // kSlotsOverflow, kSlotsDiverged, kSlotsTooMany
-    // One-pass slot allocation on a GPU (device/slots.h): per tile of threads, its state for the
-    // look-back; and the next tile to take. Null otherwise.
-    u64* tile_states;
-    u64* next_tile;
 };
 
 // kSlotsTooMany: a counter element would pass 2^31 - 1 slots in one launch (found on a GPU).

@@ -69,15 +69,6 @@ struct KernelPlan {
     std::vector<uint8_t> shape_reads;
 };
 
-// Slot allocation in one kernel on a GPU (docs/design/0021): every thread reserves at most once,
-// outside any data-dependent loop, on one counter element at a constant index, and the kernel
-// accumulates nothing deterministically. The CUDA counting entry then counts, assigns the
-// slots and executes; the launch runs no separate scan or execution pass.
-inline bool one_pass_slots(const KernelPlan& k) {
-    return k.variants.counting >= 0 && k.slots.single_counter_element &&
-           k.slots.reservations_per_thread <= 1 && !k.slots.reservations_dynamic && k.det_targets.empty();
-}
-
 // Per function of the lowered program.
 struct FunctionPlan {
     std::string name;  // as users know it: a counting pass is named as the function it was made from

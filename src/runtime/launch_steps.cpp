@@ -67,11 +67,8 @@ void KernelLaunch::run(Step step) {
         case Step::Count:
             return request_.code->launch(static_cast<size_t>(kernel.variants.counting), request_.grid,
                                          pointers_.data(), *request_.options);
-        case Step::Assign:
-            if (one_pass_) return;  // done by the counting entry
-            return slots_->assign_slots();
+        case Step::Assign: return slots_->assign_slots();
         case Step::Execute:
-            if (one_pass_) return;
             return request_.code->launch(kernel.variants.forward, request_.grid, pointers_.data(),
                                          *request_.options);
         case Step::Resolve: return resolve();
@@ -105,9 +102,6 @@ void KernelLaunch::plan() {
             names.push_back(param_names[t.arg.param]);
         }
         slot_plan_ = det::plan_slots(kernel.slots, counters, names, options, site);
-        one_pass_ = request_.backend->dialect() == codegen::Dialect::Cuda && plan::one_pass_slots(kernel);
-        slot_plan_->one_pass = one_pass_;
-        slot_plan_->block_dim = options.block_dim;
         locked.insert(locked.end(), counters.begin(), counters.end());
     }
     // Launches from several host threads into the same targets or counters run one at a time.

@@ -84,7 +84,6 @@ private:
     // From the plan step.
     std::vector<det::TargetPlan> target_plans_;
     std::optional<det::SlotPlan> slot_plan_;
-    bool one_pass_ = false;  // on a GPU, the counting entry also assigns and executes
     std::optional<det::TargetLocks> locks_;
     bool undo_ = false;
     // A copy of the arrays the launch may write, put back if it fails (docs/design/0006).

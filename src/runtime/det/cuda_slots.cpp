@@ -51,19 +51,6 @@ extern "C" __global__ void slots_add_total(const wf::SlotLaunch* launch, wf::i32
     if (n == 0) return;
     *element += launch->offsets[n - 1] + launch->counts[n - 1];
 }
-
-// The same for a one-pass launch: the total is the last tile's inclusive prefix. An element
-// outside the counter (null) reserved nothing with bounds_check, and is left alone without it.
-extern "C" __global__ void slots_add_total_one_pass(const wf::SlotLaunch* launch, wf::i32* element,
-                                                    long long tiles, wf::u64* report) {
-    if (*launch->status != 0) {
-        atomicOr(report, static_cast<wf::u64>(*launch->status));
-        return;
-    }
-    if (element == nullptr || tiles == 0) return;
-    *element = static_cast<wf::i32>(static_cast<wf::u32>(*element) +
-                                    static_cast<wf::u32>(launch->tile_states[tiles - 1]));
-}
 )";
 
 // Built once: a launch looks its kernels up several times, and the prelude is some 60 KB.
@@ -79,9 +66,8 @@ public:
     CudaSlots(int ordinal, SlotPlan plan, const LaunchSite& site)
         : ordinal_(ordinal), plan_(std::move(plan)), site_(site) {
         // One allocation and one memset per launch: the launch's state, its counters, then the
-        // words that start at zero (the status, one pass's tile states, else the counts).
+        // words that start at zero (the status and the counts).
         const auto n = static_cast<size_t>(plan_.threads * plan_.per_thread);
-        if (plan_.one_pass) tiles_ = (plan_.threads + plan_.block_dim - 1) / plan_.block_dim;
         size_t bytes = 0;
         const auto take = [&bytes](size_t size) {
             const size_t at = bytes;
@@ -91,9 +77,8 @@ public:
         const size_t launch_at = take(sizeof(wf::SlotLaunch));
         const size_t counters_at = take(plan_.spans.size() * sizeof(wf::SlotCounter));
         const size_t status_at = take(8);
-        const size_t tiles_at = take(plan_.one_pass ? static_cast<size_t>(tiles_ + 1) * 8 : 0);
         const size_t counts_at = take(n * 4);
-        const size_t zeroed_end = plan_.one_pass ? counts_at : bytes;  // one pass reads only counts it wrote
+        const size_t zeroed_end = bytes;  // the status and the counts
         const size_t keys_at = take(n * 8);
         const size_t offsets_at = take(n * 4);
         const size_t reserved_at = take(static_cast<size_t>(plan_.threads) * 4);
@@ -102,15 +87,12 @@ public:
         detail::zero_bytes(base + status_at, Device::cuda(ordinal_), zeroed_end - status_at);
         launch_ = base + launch_at;
         counters_ = reinterpret_cast<wf::SlotCounter*>(base + counters_at);
-        auto* const next_tile = plan_.one_pass ? reinterpret_cast<wf::u64*>(base + tiles_at) : nullptr;
         wf::SlotLaunch value{reinterpret_cast<wf::u64*>(base + keys_at),
                              reinterpret_cast<wf::i32*>(base + counts_at),
                              reinterpret_cast<wf::i32*>(base + offsets_at),
                              reinterpret_cast<wf::i32*>(base + reserved_at),
                              plan_.per_thread,
-                             reinterpret_cast<wf::u32*>(base + status_at),
-                             next_tile ? next_tile + 1 : nullptr,
-                             next_tile};
+                             reinterpret_cast<wf::u32*>(base + status_at)};
         counts_ = value.counts;
         offsets_ = value.offsets;
         // Published by a kernel, not copied from the host, so that the launch can be captured.
@@ -126,13 +108,12 @@ public:
             void* params[] = {&launch_ptr, &value, &counters_ptr, &count, &chunk};
             run("slots_publish", params);
         }
-        if (!plan_.single_element && !plan_.one_pass) groups_.emplace(ordinal_, plan_, launch_);
+        if (!plan_.single_element) groups_.emplace(ordinal_, plan_, launch_);
     }
 
     void* counter(size_t i) const override { return counters_ + i; }
 
     void assign_slots() override {
-        if (plan_.one_pass) return;  // the counting entry assigns
         if (groups_) return groups_->assign();
         cu::scan(ordinal_, DType::Int32, counts_, offsets_, plan_.threads * plan_.per_thread, false);
     }
@@ -143,11 +124,6 @@ public:
         if (groups_) return groups_->add_totals(report);
         void* launch_ptr = launch_;
         void* element = plan_.single;
-        if (plan_.one_pass) {
-            long long tiles = tiles_;
-            void* params[] = {&launch_ptr, &element, &tiles, &report};
-            return run("slots_add_total_one_pass", params);
-        }
         long long n = plan_.threads * plan_.per_thread;
         void* params[] = {&launch_ptr, &element, &n, &report};
         run("slots_add_total", params);
@@ -188,7 +164,6 @@ private:
     wf::SlotCounter* counters_ = nullptr;
     wf::i32* counts_ = nullptr;
     wf::i32* offsets_ = nullptr;
-    int64_t tiles_ = 0;                     // one pass
     std::optional<CudaSlotGroups> groups_;  // several counter elements
 };
 

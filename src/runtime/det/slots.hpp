@@ -22,10 +22,6 @@ struct SlotPlan {
     bool single_element = false;  // one counter element: slots are a plain prefix sum
     char* single = nullptr;       // that element
     int64_t threads = 0;
-    // On a GPU, the kernel's counting entry also assigns and executes (plan::one_pass_slots),
-    // over tiles of `block_dim` threads.
-    bool one_pass = false;
-    int64_t block_dim = 0;
 };
 
 // Groups counters that share memory (one prefix sum per element, so aliases never hand out the

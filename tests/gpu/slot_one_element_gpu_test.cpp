@@ -1,6 +1,5 @@
-// One-pass slot allocation on a GPU (each thread reserves at most once on one counter element:
-// one kernel counts, chains tile prefixes by decoupled look-back and executes): the same slots
-// as the CPU backend for many tiles and every block size, and under graph capture and replay.
+// Slot allocation on one counter element on a GPU (count, scan, execute): the same slots as the
+// CPU backend for many scan tiles and every block size, and under graph capture and replay.
 #include <gtest/gtest.h>
 
 #include <cstdint>
@@ -23,7 +22,7 @@ const weft::Device cpu = weft::Device::cpu();
 using Compact = weft::Kernel<Array<int>, Array<int>, Array<int>, Array<int>>;
 
 Compact compact_kernel(weft::Module& m) {
-    return m.kernel("one_pass_compact", {"amounts", "count", "slots", "out"},
+    return m.kernel("one_element_compact", {"amounts", "count", "slots", "out"},
                     [](Array<int> amounts, Array<int> count, Array<int> slots, Array<int> out) {
                         auto t = weft::tid();
                         auto amount = amounts[t];
@@ -60,10 +59,10 @@ Result launch_on(const Compact& k, weft::Device device, const std::vector<int>& 
     return {count.to_vector(), slots.to_vector(), out.to_vector()};
 }
 
-TEST(SlotOnePassGpu, ManyTilesAndEveryBlockSizeEqualTheCpuBackend) {
+TEST(SlotOneElementGpu, ManyTilesAndEveryBlockSizeEqualTheCpuBackend) {
     for (int block : {32, 256, 1024}) {
         SCOPED_TRACE("block_dim " + std::to_string(block));
-        weft::Module m{"one_pass_block_" + std::to_string(block),
+        weft::Module m{"one_element_block_" + std::to_string(block),
                        {.deterministic = Deterministic::RunToRun, .block_dim = block}};
         const Compact k = compact_kernel(m);
         for (int n : {1, 31, 1000, 1 << 20, 3000001}) {
@@ -78,10 +77,10 @@ TEST(SlotOnePassGpu, ManyTilesAndEveryBlockSizeEqualTheCpuBackend) {
     }
 }
 
-// The tile counter and the tiles' look-back states are reset inside the graph: every replay
-// hands out the next slots in thread order.
-TEST(SlotOnePassGpu, ACapturedLaunchReplaysInThreadOrder) {
-    weft::Module m{"one_pass_graph", {.deterministic = Deterministic::RunToRun}};
+// The reservation state is reset inside the graph: every replay hands out the next slots in
+// thread order.
+TEST(SlotOneElementGpu, ACapturedLaunchReplaysInThreadOrder) {
+    weft::Module m{"one_element_graph", {.deterministic = Deterministic::RunToRun}};
     const Compact k = compact_kernel(m);
     const int n = 500000;
     const auto amounts = amounts_for(n, 17);
