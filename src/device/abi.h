@@ -74,10 +74,11 @@ struct SlotLaunch {
     i32* offsets;    // per reservation: its first slot minus the counter's value before the launch
     i32* reserved;   // per thread: reservations made in the counting pass
     i64 per_thread;  // reservation positions per thread
-    u32* status;     // kSlotsOverflow, kSlotsDiverged
+    u32* status;     // kSlotsOverflow, kSlotsDiverged, kSlotsTooMany
 };
 
-enum : u32 { kSlotsOverflow = 1, kSlotsDiverged = 2 };
+// kSlotsTooMany: a counter element would pass 2^31 - 1 slots in one launch (found on a GPU).
+enum : u32 { kSlotsOverflow = 1, kSlotsDiverged = 2, kSlotsTooMany = 4 };
 
 // A counter argument of one launch (the `det` field of its array descriptor points here).
 struct SlotCounter {

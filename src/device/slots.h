@@ -48,9 +48,10 @@ WEFT_FUNC i32 reserve(Ctx& ctx, void* det, i32* p, i32 n) {
     return *p + launch->offsets[r];
 }
 
-// The execution pass does nothing when the counting pass overflowed, so nothing is written.
+// The execution pass does nothing when the counting pass overflowed, or a counter element would
+// pass 2^31 - 1 slots, so nothing is written.
 WEFT_FUNC bool slots_overflowed(void* det) {
-    return (*static_cast<const SlotCounter*>(det)->launch->status & kSlotsOverflow) != 0;
+    return (*static_cast<const SlotCounter*>(det)->launch->status & (kSlotsOverflow | kSlotsTooMany)) != 0;
 }
 
 // At the end of each thread: the counting pass stores how many reservations it made; the

@@ -54,8 +54,8 @@ bool KernelLaunch::stream_ordered(Step step) const {
         case Step::Prepare: return true;
         case Step::Count:
         case Step::Execute: return request_.captured || !kernel_checked;  // captured: checked at replay
-        case Step::Assign: return !slots_on_host_;
-        case Step::Resolve: return !slots_on_host_ && !(deterministic_ && options.deterministic_debug);
+        case Step::Assign: return true;
+        case Step::Resolve: return !(deterministic_ && options.deterministic_debug);
     }
     return false;
 }
@@ -65,12 +65,8 @@ void KernelLaunch::check_capturable() const {
     for (Step step : steps()) {
         if (stream_ordered(step)) continue;
         const std::string why =
-            slots_on_host_ && (step == Step::Assign || step == Step::Resolve)
-                ? "allocates slots in several counter elements, which the host groups (it reads the "
-                  "reservations back and waits for the GPU). Capture slot allocations whose counter "
-                  "index is a compile-time constant, or launch this kernel outside the capture"
-                : "runs with the option deterministic_debug, which checks each deterministic launch "
-                  "on the host (it waits for the GPU). Capture it without that option";
+            "runs with the option deterministic_debug, which checks each deterministic launch "
+            "on the host (it waits for the GPU). Capture it without that option";
         const det::LaunchSite& site = request_.site;
         throw weft::Error(std::string("this launch cannot be captured into a graph: its ") + step_name(step) +
                               " step " + why,
@@ -121,7 +117,6 @@ void KernelLaunch::plan() {
             names.push_back(param_names[t.arg.param]);
         }
         slot_plan_ = det::plan_slots(kernel.slots, counters, names, options, site);
-        slots_on_host_ = !slot_plan_->single_element && !request_.backend->finds_failures_at_launch();
         locked.insert(locked.end(), counters.begin(), counters.end());
     }
     // Launches from several host threads into the same targets or counters run one at a time.
@@ -129,19 +124,16 @@ void KernelLaunch::plan() {
 
     // A launch that can fail after it has written is undone from a snapshot (docs/design/0006):
     // with bounds_check, and when a records overflow or a slot divergence is possible and is
-    // found at the launch (always on the CPU; on a GPU with deterministic_debug, and a
-    // divergence on the several-element slot path, which synchronizes). A GPU finds the others
-    // after the launch has returned; their errors say what stays applied.
+    // found at the launch (always on the CPU; on a GPU with deterministic_debug). A GPU finds the
+    // others after the launch has returned; their errors say what stays applied.
     const bool found_at_launch = request_.backend->finds_failures_at_launch() || options.deterministic_debug;
     const bool may_overflow = std::any_of(target_plans_.begin(), target_plans_.end(), [](const auto& p) {
         return p.records && (p.target.dynamic || p.per_thread < p.target.records_per_thread);
     });
     const bool may_diverge = slot_plan_ && kernel.slots.reservations_may_diverge;
-    const bool diverges_late = may_diverge && slot_plan_->single_element && !found_at_launch;
+    const bool diverges_late = may_diverge && !found_at_launch;
     // (A captured launch is never undone: its failures are found in replays.)
-    undo_ =
-        !request_.captured && (options.bounds_check || (found_at_launch && (may_overflow || may_diverge)) ||
-                               (may_diverge && !diverges_late));
+    undo_ = !request_.captured && (options.bounds_check || (found_at_launch && (may_overflow || may_diverge)));
     if (undo_) {
         // A broadcast view is copied once per element it reaches, not once per index.
         for (size_t i = 0; i < args.size(); ++i) {

@@ -93,7 +93,6 @@ private:
     std::optional<det::SlotPlan> slot_plan_;
     std::optional<det::TargetLocks> locks_;
     bool undo_ = false;
-    bool slots_on_host_ = false;  // a GPU launch whose slots the host groups (it synchronizes)
     bool deterministic_ = false;  // it has deterministic targets or allocates slots
     // A copy of the arrays the launch may write, put back if it fails (docs/design/0006).
     std::vector<std::pair<AnyArray, AnyArray>> snapshot_;

@@ -218,13 +218,9 @@ TEST(Graph, SlicedTargetsFunctionAtomicsAndCarryingSumsReplayLikeDirectLaunches)
     expect_same_bits(looped.to_vector(), direct_looped.to_vector(), "the carrying target");
 }
 
-// Slot allocation with a data-dependent counter index. A GPU groups those reservations on the
-// host until the device path lands (runtime/det/cuda_slots), and such a launch is refused under
-// capture there (tests/gpu/graph_api_gpu_test.cpp); the CPU records it.
+// Slot allocation with a data-dependent counter index: on a GPU every step of it (the grouping of
+// reservations by counter element too, runtime/det/cuda_slot_groups) is on the stream.
 TEST(Graph, CapturedSlotAllocationOnDataDependentCountersGivesTheSlotsOfADirectLaunch) {
-    if (!dev().is_cpu())
-        GTEST_SKIP()
-            << "refused under capture on GPUs until the device path for several counter elements lands";
     weft::Module m{"graph_binned_slots", {.deterministic = Deterministic::RunToRun}};
     auto binned = m.kernel("graph_binned_slots", {"bins", "counts", "out"},
                            [](Array<int> bins, Array<int> counts, Array<int> out) {

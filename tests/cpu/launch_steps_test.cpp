@@ -80,6 +80,19 @@ TEST(LaunchSteps, OnAGpuCheckedKernelsAndDebugResolvesAreNotStreamOrdered) {
     }
 }
 
+// Slots on several counter elements are grouped on the device (docs/design/0021): planned on a
+// GPU, every step of the launch is stream-ordered, so a capture can record it.
+TEST(LaunchSteps, OnAGpuSlotsOnSeveralCounterElementsAreStreamOrdered) {
+    Request r(true);
+    r.kernel.slots.counters = {weft::plan::SlotTarget{{0, {}}}};
+    r.kernel.slots.reservations_per_thread = 1;
+    r.kernel.slots.single_counter_element = false;
+    r.args[0] = weft::AnyArray(weft::zeros<int>(16, weft::Device::cpu()));  // only its address is planned
+    KernelLaunch launch(r.on(weft::Device::cuda(0)));
+    launch.run(Step::Plan);
+    for (Step s : launch.steps()) EXPECT_TRUE(launch.stream_ordered(s)) << weft::runtime::step_name(s);
+}
+
 TEST(LaunchSteps, OnTheCpuEveryStepRunsToItsEnd) {
     Request r(true);
     r.options.bounds_check = true;

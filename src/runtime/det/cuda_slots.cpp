@@ -1,15 +1,18 @@
-// Slot allocation on a GPU. One counter element (the common case: compaction): the slots are an
-// exclusive scan of the reservation counts, on the device, with no host synchronization. Several
-// elements: the host groups the reservations (this path synchronizes; a device sort would not).
+// Slot allocation on a GPU, with no host synchronization. One counter element (the common case:
+// compaction): the slots are an exclusive scan of the reservation counts. Several elements: the
+// reservations are grouped per element on the device (cuda_slot_groups, docs/design/0021).
 #include "runtime/det/cuda_slots.hpp"
 
-#include <map>
+#include <algorithm>
+#include <optional>
+#include <string>
 
 #include "codegen/generated.hpp"
 #include "device/abi.h"
 #include "runtime/cuda/context.hpp"
 #include "runtime/cuda/library_module.hpp"
 #include "runtime/cuda/scan.hpp"
+#include "runtime/det/cuda_slot_groups.hpp"
 #include "runtime/memory.hpp"
 #include "weft/error.hpp"
 
@@ -19,11 +22,21 @@ namespace cu = runtime::cuda;
 
 namespace {
 
+constexpr int kCountersPerPublish = 8;
+struct CounterChunk {
+    wf::SlotCounter counters[kCountersPerPublish];
+};
+
 const char* const kKernels = R"(
-extern "C" __global__ void slots_publish(wf::SlotLaunch* launch, wf::SlotLaunch value, wf::SlotCounter* counter,
-                                         wf::SlotCounter counter_value) {
+constexpr int kCountersPerPublish = 8;
+struct CounterChunk {
+    wf::SlotCounter counters[kCountersPerPublish];
+};
+
+extern "C" __global__ void slots_publish(wf::SlotLaunch* launch, wf::SlotLaunch value, wf::SlotCounter* counters,
+                                         int count, CounterChunk chunk) {
     *launch = value;
-    *counter = counter_value;
+    for (int i = 0; i < count; ++i) counters[i] = chunk.counters[i];
 }
 
 // After the execution pass: the counter element advances by the total reserved, unless a pass
@@ -40,93 +53,85 @@ extern "C" __global__ void slots_add_total(const wf::SlotLaunch* launch, wf::i32
 }
 )";
 
+// Built once: a launch looks its kernels up several times, and the prelude is some 60 KB.
+const std::string& library_source() {
+    static const std::string source = codegen::prelude() + kKernels;
+    return source;
+}
+
 using Memory = std::shared_ptr<detail::Allocation>;
 
 class CudaSlots final : public SlotAllocation {
 public:
     CudaSlots(int ordinal, SlotPlan plan, const LaunchSite& site)
         : ordinal_(ordinal), plan_(std::move(plan)), site_(site) {
+        // One allocation and one memset per launch: the launch's state, its counters, then the
+        // words that start at zero (the status and the counts).
         const auto n = static_cast<size_t>(plan_.threads * plan_.per_thread);
-        keys_ = allocate(n * 8);
-        counts_ = allocate(n * 4);
-        offsets_ = allocate(n * 4);
-        reserved_ = allocate(static_cast<size_t>(plan_.threads) * 4);
-        status_ = allocate(4);
-        zero(counts_);
-        zero(status_);
-        launch_ = allocate(sizeof(wf::SlotLaunch));
-        const wf::SlotLaunch value{static_cast<wf::u64*>(keys_->ptr),
-                                   static_cast<wf::i32*>(counts_->ptr),
-                                   static_cast<wf::i32*>(offsets_->ptr),
-                                   static_cast<wf::i32*>(reserved_->ptr),
-                                   plan_.per_thread,
-                                   static_cast<wf::u32*>(status_->ptr)};
-        for (size_t i = 0; i < plan_.spans.size(); ++i) {
-            counters_.push_back(allocate(sizeof(wf::SlotCounter)));
-            const size_t owner = plan_.owner[i];
-            wf::SlotCounter c{static_cast<wf::SlotLaunch*>(launch_->ptr), owner, plan_.spans[owner].base};
-            void* launch_ptr = launch_->ptr;
-            void* counter_ptr = counters_.back()->ptr;
-            wf::SlotLaunch v = value;
-            void* params[] = {&launch_ptr, &v, &counter_ptr, &c};
+        size_t bytes = 0;
+        const auto take = [&bytes](size_t size) {
+            const size_t at = bytes;
+            bytes += (size + 15) / 16 * 16;
+            return at;
+        };
+        const size_t launch_at = take(sizeof(wf::SlotLaunch));
+        const size_t counters_at = take(plan_.spans.size() * sizeof(wf::SlotCounter));
+        const size_t status_at = take(8);
+        const size_t counts_at = take(n * 4);
+        const size_t zeroed_end = bytes;  // the status and the counts
+        const size_t keys_at = take(n * 8);
+        const size_t offsets_at = take(n * 4);
+        const size_t reserved_at = take(static_cast<size_t>(plan_.threads) * 4);
+        state_ = detail::allocate(Device::cuda(ordinal_), bytes);
+        char* const base = static_cast<char*>(state_->ptr);
+        detail::zero_bytes(base + status_at, Device::cuda(ordinal_), zeroed_end - status_at);
+        launch_ = base + launch_at;
+        counters_ = reinterpret_cast<wf::SlotCounter*>(base + counters_at);
+        wf::SlotLaunch value{reinterpret_cast<wf::u64*>(base + keys_at),
+                             reinterpret_cast<wf::i32*>(base + counts_at),
+                             reinterpret_cast<wf::i32*>(base + offsets_at),
+                             reinterpret_cast<wf::i32*>(base + reserved_at),
+                             plan_.per_thread,
+                             reinterpret_cast<wf::u32*>(base + status_at)};
+        counts_ = value.counts;
+        offsets_ = value.offsets;
+        // Published by a kernel, not copied from the host, so that the launch can be captured.
+        for (size_t at = 0; at < plan_.spans.size(); at += kCountersPerPublish) {
+            CounterChunk chunk{};
+            int count = static_cast<int>(std::min<size_t>(kCountersPerPublish, plan_.spans.size() - at));
+            for (int i = 0; i < count; ++i) {
+                const size_t owner = plan_.owner[at + i];
+                chunk.counters[i] = {static_cast<wf::SlotLaunch*>(launch_), owner, plan_.spans[owner].base};
+            }
+            void* launch_ptr = launch_;
+            void* counters_ptr = counters_ + at;
+            void* params[] = {&launch_ptr, &value, &counters_ptr, &count, &chunk};
             run("slots_publish", params);
         }
+        if (!plan_.single_element) groups_.emplace(ordinal_, plan_, launch_);
     }
 
-    void* counter(size_t i) const override { return counters_[i]->ptr; }
+    void* counter(size_t i) const override { return counters_ + i; }
 
     void assign_slots() override {
-        const int64_t n = plan_.threads * plan_.per_thread;
-        if (plan_.single_element) {
-            cu::scan(ordinal_, DType::Int32, counts_->ptr, offsets_->ptr, n, false);
-            return;
-        }
-        // Several counter elements: group on the host, in thread order.
-        const auto status = read<wf::u32>(status_, 1);
-        if (status[0] & wf::kSlotsOverflow)
-            throw Error(slots_overflow_message(plan_), site_.kernel, site_.file, site_.line);
-        const auto keys = read<wf::u64>(keys_, n);
-        const auto counts = read<wf::i32>(counts_, n);
-        const auto reserved = read<wf::i32>(reserved_, plan_.threads);
-        std::vector<wf::i32> offsets(static_cast<size_t>(n), 0);
-        for (int64_t t = 0; t < plan_.threads; ++t) {
-            for (int64_t k = 0; k < reserved[t]; ++k) {
-                const auto r = static_cast<size_t>(t * plan_.per_thread + k);
-                int64_t& running = totals_[keys[r]];
-                offsets[r] = static_cast<wf::i32>(running);
-                running += counts[r];
-            }
-        }
-        detail::copy_bytes(offsets_->ptr, Device::cuda(ordinal_), offsets.data(), Device::cpu(),
-                           offsets.size() * 4);
+        if (groups_) return groups_->assign();
+        cu::scan(ordinal_, DType::Int32, counts_, offsets_, plan_.threads * plan_.per_thread, false);
     }
 
     void finish() override {
-        if (plan_.single_element) {
-            void* launch_ptr = launch_->ptr;
-            void* element = plan_.single;
-            long long n = plan_.threads * plan_.per_thread;
-            const cu::StatusTicket ticket = status_word();
-            wf::u64* report = ticket.word();
-            void* params[] = {&launch_ptr, &element, &n, &report};
-            run("slots_add_total", params);
-            return;
-        }
-        const auto status = read<wf::u32>(status_, 1);
-        if (status[0] & wf::kSlotsDiverged)
-            throw Error(slots_divergence_message(plan_), site_.kernel, site_.file, site_.line);
-        for (const auto& [key, total] : totals_) {
-            char* element = plan_.spans[key >> 40].base + (key & ((wf::u64(1) << 40) - 1)) * 4;
-            int32_t value = 0;
-            detail::copy_bytes(&value, Device::cpu(), element, Device::cuda(ordinal_), 4);
-            value = static_cast<int32_t>(value + total);
-            detail::copy_bytes(element, Device::cuda(ordinal_), &value, Device::cpu(), 4);
-        }
+        const cu::StatusTicket ticket = status_word();
+        wf::u64* report = ticket.word();
+        if (groups_) return groups_->add_totals(report);
+        void* launch_ptr = launch_;
+        void* element = plan_.single;
+        long long n = plan_.threads * plan_.per_thread;
+        void* params[] = {&launch_ptr, &element, &n, &report};
+        run("slots_add_total", params);
     }
 
 private:
-    // Where the single-element path's failures go (the launch's status bits), reported at the
-    // stream's next synchronization; work captured into a graph keeps its word.
+    // Where the launch's failures go (its status bits), reported at the stream's next
+    // synchronization; work captured into a graph keeps its word.
     cu::StatusTicket status_word() const {
         const SlotPlan& plan = plan_;
         const LaunchSite& site = site_;
@@ -135,26 +140,15 @@ private:
         return cu::status_word(cu::current_stream(ordinal_), key, [plan, site](uint64_t bits) {
             if (bits & wf::kSlotsOverflow)
                 throw Error(slots_overflow_message(plan), site.kernel, site.file, site.line);
+            if (bits & wf::kSlotsTooMany)
+                throw Error(slots_too_many_message(plan), site.kernel, site.file, site.line);
             throw Error(slots_divergence_message(plan) + late_failure_note(site, plan.names), site.kernel,
                         site.file, site.line);
         });
     }
 
-    Memory allocate(size_t bytes) const {
-        return detail::allocate(Device::cuda(ordinal_), bytes == 0 ? 1 : bytes);
-    }
-    void zero(const Memory& m) const { detail::zero_bytes(m->ptr, Device::cuda(ordinal_), m->bytes); }
-
-    template <class T>
-    std::vector<T> read(const Memory& m, int64_t count) const {
-        std::vector<T> host(static_cast<size_t>(count));
-        detail::copy_bytes(host.data(), Device::cpu(), m->ptr, Device::cuda(ordinal_),
-                           host.size() * sizeof(T));
-        return host;
-    }
-
     void run(const char* name, void** params) const {
-        const cu::CUfunction f = cu::library_function(ordinal_, "slots", codegen::prelude() + kKernels, name);
+        const cu::CUfunction f = cu::library_function(ordinal_, "slots", library_source(), name);
         const auto stream = cu::current_stream(ordinal_);
         cu::check(
             cu::require_driver().cuLaunchKernel(f, 1, 1, 1, 1, 1, 1, 0, stream->stream, params, nullptr),
@@ -165,9 +159,12 @@ private:
     int ordinal_;
     SlotPlan plan_;
     LaunchSite site_;
-    Memory keys_, counts_, offsets_, reserved_, status_, launch_;
-    std::vector<Memory> counters_;
-    std::map<wf::u64, int64_t> totals_;
+    Memory state_;  // everything below lies in it
+    void* launch_ = nullptr;
+    wf::SlotCounter* counters_ = nullptr;
+    wf::i32* counts_ = nullptr;
+    wf::i32* offsets_ = nullptr;
+    std::optional<CudaSlotGroups> groups_;  // several counter elements
 };
 
 }  // namespace

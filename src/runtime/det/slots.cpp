@@ -139,6 +139,14 @@ std::string slots_overflow_message(const SlotPlan& plan) {
            "the most reservations one thread makes";
 }
 
+std::string slots_too_many_message(const SlotPlan& plan) {
+    std::string counters;
+    for (const std::string& n : plan.names) counters += (counters.empty() ? "'" : ", '") + n + "'";
+    return "slot allocation on " + counters +
+           ": a counter element would pass 2^31 - 1 slots in one launch; nothing was written and the "
+           "counters keep their values. Launch fewer threads at a time";
+}
+
 std::string slots_divergence_message(const SlotPlan& plan) {
     std::string counters;
     for (const std::string& n : plan.names) counters += (counters.empty() ? "'" : ", '") + n + "'";

@@ -49,5 +49,6 @@ public:
 // Error messages shared by the backends.
 std::string slots_overflow_message(const SlotPlan& plan);
 std::string slots_divergence_message(const SlotPlan& plan);
+std::string slots_too_many_message(const SlotPlan& plan);
 
 }  // namespace weft::runtime::det

@@ -1,0 +1,406 @@
+// Slot allocation with several counter elements on a GPU: a stable LSD radix sort of compact
+// element keys, a segmented scan of the counts in sorted order, offsets scattered back to the
+// reservations, totals added to the elements. All kernels are Weft's own (NVRTC, sm of the GPU).
+#include "runtime/det/cuda_slot_groups.hpp"
+
+#include <algorithm>
+#include <bit>
+#include <string>
+#include <vector>
+
+#include "codegen/generated.hpp"
+#include "runtime/cuda/context.hpp"
+#include "runtime/cuda/library_module.hpp"
+#include "runtime/cuda/scan.hpp"
+
+namespace weft::runtime::det {
+
+namespace cu = runtime::cuda;
+
+namespace {
+
+constexpr long long kThreads = 256;
+constexpr long long kTile = 1024;  // kThreads * 4 items
+constexpr int kDigitBits = 8;
+constexpr int kSpansPerPublish = 32;
+
+// A counter span as the kernels see it: compact keys of its elements are first + element.
+struct GroupSpan {
+    char* base;
+    long long count;  // 0 for a counter that shares another's span
+    unsigned long long first;
+};
+struct SpanChunk {
+    GroupSpan spans[kSpansPerPublish];
+};
+
+const char* const kKernels = R"(
+namespace {
+constexpr int kThreads = 256;
+constexpr int kItems = 4;
+constexpr long long kTile = kThreads * kItems;
+constexpr int kWarps = kThreads / 32;
+constexpr int kWarpItems = kTile / kWarps;
+constexpr int kBins = 256;  // == kThreads: thread d owns digit d
+constexpr int kSpansPerPublish = 32;
+constexpr unsigned long long kElementMask = (1ull << 40) - 1;
+// In the order word: a reservation that reaches no counter element (n < 2^31, so bit 31 is free).
+constexpr unsigned kNoElement = 0x80000000u;
+
+struct GroupSpan {
+    char* base;
+    long long count;
+    unsigned long long first;
+};
+struct SpanChunk {
+    GroupSpan spans[kSpansPerPublish];
+};
+
+// A launch whose counting pass overflowed writes nothing: every step leaves its work undone.
+__device__ bool overflowed(const wf::SlotLaunch* launch) {
+    return (*launch->status & wf::kSlotsOverflow) != 0;
+}
+
+__device__ long long global_index() {
+    return static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x;
+}
+
+// The segmented sum operator: a head flag starts a new segment.
+struct Pair {
+    unsigned head;
+    long long sum;
+};
+__device__ Pair combine(Pair a, Pair b) {
+    return {a.head | b.head, b.head ? b.sum : a.sum + b.sum};
+}
+}  // namespace
+
+extern "C" __global__ void slot_group_publish(GroupSpan* table, int first, int count, SpanChunk chunk) {
+    for (int i = 0; i < count; ++i) table[first + i] = chunk.spans[i];
+}
+
+// Each reservation position's compact key (its element's rank across the counters' spans) and
+// its own index. Positions a thread did not use, and elements outside every span (an index out
+// of range without bounds_check), are marked kNoElement: they add nothing to any element.
+extern "C" __global__ void slot_group_keys(const wf::SlotLaunch* launch, const GroupSpan* spans,
+                                           long long span_count, long long n, unsigned long long* keys,
+                                           unsigned* order) {
+    if (overflowed(launch)) return;
+    const long long i = global_index();
+    if (i >= n) return;
+    unsigned long long key = 0;
+    unsigned reaches = kNoElement;
+    if (i % launch->per_thread < launch->reserved[i / launch->per_thread]) {
+        const unsigned long long raw = launch->keys[i];
+        const unsigned long long id = raw >> 40;
+        const unsigned long long element = raw & kElementMask;
+        if (id < static_cast<unsigned long long>(span_count) &&
+            element < static_cast<unsigned long long>(spans[id].count)) {
+            key = spans[id].first + element;
+            reaches = 0;
+        }
+    }
+    keys[i] = key;
+    order[i] = static_cast<unsigned>(i) | reaches;
+}
+
+// Radix pass, step 1: how many keys of each tile of 1024 have each digit, digit-major.
+extern "C" __global__ void slot_group_histogram(const wf::SlotLaunch* launch, const unsigned long long* keys,
+                                                long long n, int shift, int bits, long long tiles,
+                                                int* histogram) {
+    if (overflowed(launch)) return;
+    __shared__ int counts[kBins];
+    const unsigned mask = (1u << bits) - 1u;
+    counts[threadIdx.x] = 0;
+    __syncthreads();
+    const long long base = static_cast<long long>(blockIdx.x) * kTile;
+    for (int k = 0; k < kItems; ++k) {
+        const long long i = base + k * kThreads + threadIdx.x;
+        if (i < n) atomicAdd(&counts[static_cast<unsigned>(keys[i] >> shift) & mask], 1);
+    }
+    __syncthreads();
+    if (threadIdx.x <= mask) histogram[threadIdx.x * tiles + blockIdx.x] = counts[threadIdx.x];
+}
+
+// Radix pass, step 3 (after an exclusive scan of the histogram): each key moves to its digit's
+// offset for its tile, plus the keys of that digit before it in the tile. Warp w ranks items
+// [w * 128, w * 128 + 128) of the tile in rounds of 32 consecutive items, so ranks follow item
+// order: the sort is stable.
+extern "C" __global__ void slot_group_scatter(const wf::SlotLaunch* launch, const unsigned long long* keys_in,
+                                              const unsigned* order_in, unsigned long long* keys_out,
+                                              unsigned* order_out, long long n, int shift, int bits,
+                                              long long tiles, const int* offsets) {
+    if (overflowed(launch)) return;
+    __shared__ int warp_counts[kWarps][kBins];
+    __shared__ int tile_offsets[kBins];
+    const unsigned mask = (1u << bits) - 1u;
+    const int warp = threadIdx.x / 32;
+    const unsigned lane = threadIdx.x % 32;
+    for (int w = 0; w < kWarps; ++w) warp_counts[w][threadIdx.x] = 0;
+    __syncthreads();
+    const long long base = static_cast<long long>(blockIdx.x) * kTile + warp * kWarpItems;
+    unsigned long long key[kItems];
+    unsigned order[kItems];
+    unsigned digit[kItems];
+    int rank[kItems];
+    for (int k = 0; k < kItems; ++k) {
+        const long long i = base + k * 32 + lane;
+        const bool valid = i < n;
+        key[k] = valid ? keys_in[i] : 0ull;
+        order[k] = valid ? order_in[i] : 0u;
+        digit[k] = valid ? (static_cast<unsigned>(key[k] >> shift) & mask) : kBins;
+        const unsigned peers = __match_any_sync(0xffffffffu, digit[k]);
+        rank[k] = valid ? warp_counts[warp][digit[k]] + __popc(peers & ((1u << lane) - 1u)) : 0;
+        __syncwarp();
+        if (valid && (peers >> lane) == 1u) warp_counts[warp][digit[k]] += __popc(peers);
+        __syncwarp();
+    }
+    __syncthreads();
+    int running = 0;
+    for (int w = 0; w < kWarps; ++w) {
+        const int c = warp_counts[w][threadIdx.x];
+        warp_counts[w][threadIdx.x] = running;
+        running += c;
+    }
+    tile_offsets[threadIdx.x] = threadIdx.x <= mask ? offsets[threadIdx.x * tiles + blockIdx.x] : 0;
+    __syncthreads();
+    for (int k = 0; k < kItems; ++k) {
+        if (digit[k] == kBins) continue;
+        const int at = tile_offsets[digit[k]] + warp_counts[warp][digit[k]] + rank[k];
+        keys_out[at] = key[k];
+        order_out[at] = order[k];
+    }
+}
+
+// Segmented inclusive scan, one tile of 1024: from the sorted keys (a segment per key; the
+// counts gathered through the order) when `keys` is set, else of (head, sum) pairs in place.
+// Writes each item's inclusive pair and the tile's total pair.
+extern "C" __global__ void slot_group_segments(const wf::SlotLaunch* launch, const unsigned long long* keys,
+                                               const unsigned* order, unsigned* heads, long long* sums,
+                                               long long n, unsigned* tile_heads, long long* tile_sums) {
+    if (overflowed(launch)) return;
+    __shared__ unsigned thread_heads[kThreads];
+    __shared__ long long thread_sums[kThreads];
+    const long long base = static_cast<long long>(blockIdx.x) * kTile + threadIdx.x * kItems;
+    Pair item[kItems];
+    Pair running = {0u, 0ll};
+    for (int k = 0; k < kItems; ++k) {
+        const long long i = base + k;
+        Pair p = {0u, 0ll};
+        if (i < n && keys) {
+            p.head = i == 0 || keys[i] != keys[i - 1] ? 1u : 0u;
+            p.sum = (order[i] & kNoElement) != 0 ? 0 : launch->counts[order[i]];
+        } else if (i < n) {
+            p = {heads[i], sums[i]};
+        }
+        running = combine(running, p);
+        item[k] = running;
+    }
+    thread_heads[threadIdx.x] = running.head;
+    thread_sums[threadIdx.x] = running.sum;
+    __syncthreads();
+    for (int offset = 1; offset < kThreads; offset <<= 1) {
+        const bool has = threadIdx.x >= offset;
+        Pair earlier = {0u, 0ll};
+        if (has) earlier = {thread_heads[threadIdx.x - offset], thread_sums[threadIdx.x - offset]};
+        __syncthreads();
+        if (has) {
+            const Pair c = combine(earlier, {thread_heads[threadIdx.x], thread_sums[threadIdx.x]});
+            thread_heads[threadIdx.x] = c.head;
+            thread_sums[threadIdx.x] = c.sum;
+        }
+        __syncthreads();
+    }
+    const Pair before = threadIdx.x > 0 ? Pair{thread_heads[threadIdx.x - 1], thread_sums[threadIdx.x - 1]}
+                                        : Pair{0u, 0ll};
+    for (int k = 0; k < kItems; ++k) {
+        const long long i = base + k;
+        if (i >= n) break;
+        const Pair p = combine(before, item[k]);
+        heads[i] = p.head;
+        sums[i] = p.sum;
+    }
+    if (threadIdx.x == kThreads - 1) {
+        tile_heads[blockIdx.x] = thread_heads[kThreads - 1];
+        tile_sums[blockIdx.x] = thread_sums[kThreads - 1];
+    }
+}
+
+// Tile t + 1 continues the segment open at the end of tile t (inclusive pairs of the tiles).
+extern "C" __global__ void slot_group_carry(const wf::SlotLaunch* launch, unsigned* heads, long long* sums,
+                                            long long n, const unsigned* tile_heads,
+                                            const long long* tile_sums) {
+    if (overflowed(launch)) return;
+    const long long tile = static_cast<long long>(blockIdx.x) + 1;
+    const unsigned carry_head = tile_heads[tile - 1];
+    const long long carry = tile_sums[tile - 1];
+    for (int k = 0; k < kItems; ++k) {
+        const long long i = tile * kTile + k * kThreads + threadIdx.x;
+        if (i >= n) break;
+        if (!heads[i]) sums[i] += carry;
+        heads[i] |= carry_head;
+    }
+}
+
+// Each reservation's offset: the counts before it on its element, in thread order. An element
+// passing 2^31 - 1 slots in the launch stops it (the execution pass then does nothing).
+extern "C" __global__ void slot_group_offsets(wf::SlotLaunch* launch, const unsigned* order,
+                                              const long long* sums, long long n) {
+    if (overflowed(launch)) return;
+    const long long i = global_index();
+    if (i >= n) return;
+    const unsigned r = order[i] & ~kNoElement;
+    if (order[i] & kNoElement) {
+        launch->offsets[r] = 0;
+        return;
+    }
+    if (sums[i] > 2147483647ll) wf::set_status(launch->status, wf::kSlotsTooMany);
+    launch->offsets[r] = static_cast<wf::i32>(sums[i] - launch->counts[r]);
+}
+
+// After the execution pass: the last reservation of each key adds the element's total (a key
+// reached only by kNoElement positions totals 0), unless a pass failed; the failure bits go to
+// the stream's status word.
+extern "C" __global__ void slot_group_totals(const wf::SlotLaunch* launch, const GroupSpan* spans,
+                                             long long span_count, const unsigned long long* keys,
+                                             const long long* sums, long long n, wf::u64* report) {
+    const wf::u32 status = *launch->status;
+    if (status != 0) {
+        if (blockIdx.x == 0 && threadIdx.x == 0) atomicOr(report, static_cast<wf::u64>(status));
+        return;
+    }
+    const long long i = global_index();
+    if (i >= n || sums[i] == 0 || (i + 1 < n && keys[i + 1] == keys[i])) return;
+    for (long long s = 0; s < span_count; ++s) {
+        const unsigned long long element = keys[i] - spans[s].first;
+        if (keys[i] < spans[s].first || element >= static_cast<unsigned long long>(spans[s].count)) continue;
+        wf::i32* at = reinterpret_cast<wf::i32*>(spans[s].base) + element;
+        *at = static_cast<wf::i32>(static_cast<wf::u32>(*at) + static_cast<wf::u32>(sums[i]));
+        return;
+    }
+}
+)";
+
+// Built once: a launch looks its kernels up several times, and the prelude is some 60 KB.
+const std::string& library_source() {
+    static const std::string source = codegen::prelude() + kKernels;
+    return source;
+}
+
+}  // namespace
+
+CudaSlotGroups::CudaSlotGroups(int ordinal, const SlotPlan& plan, void* launch)
+    : ordinal_(ordinal), launch_(launch), n_(plan.threads * plan.per_thread) {
+    std::vector<GroupSpan> table(plan.spans.size());
+    unsigned long long first = 0;
+    for (size_t i = 0; i < table.size(); ++i) {
+        const bool owner = plan.owner[i] == i;
+        table[i] = {plan.spans[i].base, owner ? plan.spans[i].count : 0, first};
+        if (owner) first += static_cast<unsigned long long>(plan.spans[i].count);
+    }
+    // Keys run from 0 to first - 1: one radix pass per 8 bits of the largest (none for one element).
+    key_bits_ = first > 0 ? static_cast<int>(std::bit_width(first - 1)) : 0;
+    passes_ = (key_bits_ + kDigitBits - 1) / kDigitBits;
+    spans_count_ = static_cast<long long>(table.size());
+    // Published by a kernel, not a copy from the host, so that the launch can be captured.
+    spans_ = allocate(table.size() * sizeof(GroupSpan));
+    for (size_t at = 0; at < table.size(); at += kSpansPerPublish) {
+        SpanChunk chunk{};
+        int count = static_cast<int>(std::min<size_t>(kSpansPerPublish, table.size() - at));
+        std::copy_n(table.begin() + static_cast<std::ptrdiff_t>(at), count, chunk.spans);
+        void* table_ptr = spans_->ptr;
+        int first_index = static_cast<int>(at);
+        void* params[] = {&table_ptr, &first_index, &count, &chunk};
+        run("slot_group_publish", 1, params);  // one thread would do; a block costs the same
+    }
+    if (n_ == 0) return;
+    const auto n = static_cast<size_t>(n_);
+    const auto tiles = static_cast<size_t>((n_ + kTile - 1) / kTile);
+    for (int b = 0; b < 2; ++b) {
+        keys_[b] = allocate(n * 8);
+        order_[b] = allocate(n * 4);
+    }
+    histogram_ = allocate((size_t{1} << kDigitBits) * tiles * 4);
+    heads_ = allocate(n * 4);
+    sums_ = allocate(n * 8);
+}
+
+void CudaSlotGroups::assign() {
+    if (n_ == 0) return;
+    const long long elementwise = (n_ + kThreads - 1) / kThreads;
+    const long long tiles = (n_ + kTile - 1) / kTile;
+    void* launch = launch_;
+    void* spans = spans_->ptr;
+    {
+        void* keys = keys_[0]->ptr;
+        void* order = order_[0]->ptr;
+        void* params[] = {&launch, &spans, &spans_count_, &n_, &keys, &order};
+        run("slot_group_keys", elementwise, params);
+    }
+    for (int pass = 0; pass < passes_; ++pass) {
+        int shift = pass * kDigitBits;
+        int bits = std::min(kDigitBits, key_bits_ - shift);
+        void* in_keys = keys_[pass % 2]->ptr;
+        void* in_order = order_[pass % 2]->ptr;
+        void* out_keys = keys_[1 - pass % 2]->ptr;
+        void* out_order = order_[1 - pass % 2]->ptr;
+        void* histogram = histogram_->ptr;
+        long long tile_count = tiles;
+        void* count_params[] = {&launch, &in_keys, &n_, &shift, &bits, &tile_count, &histogram};
+        run("slot_group_histogram", tiles, count_params);
+        cu::scan(ordinal_, DType::Int32, histogram, histogram, (int64_t{1} << bits) * tiles, false);
+        void* scatter_params[] = {&launch, &in_keys, &in_order, &out_keys,   &out_order,
+                                  &n_,     &shift,   &bits,     &tile_count, &histogram};
+        run("slot_group_scatter", tiles, scatter_params);
+    }
+    sorted_ = passes_ % 2;
+    segmented_scan(heads_->ptr, sums_->ptr, n_, true);
+    void* order = order_[sorted_]->ptr;
+    void* sums = sums_->ptr;
+    void* params[] = {&launch, &order, &sums, &n_};
+    run("slot_group_offsets", elementwise, params);
+}
+
+void CudaSlotGroups::add_totals(wf::u64* report) {
+    void* launch = launch_;
+    void* spans = spans_->ptr;
+    void* keys = n_ > 0 ? keys_[sorted_]->ptr : nullptr;
+    void* sums = n_ > 0 ? sums_->ptr : nullptr;
+    void* params[] = {&launch, &spans, &spans_count_, &keys, &sums, &n_, &report};
+    run("slot_group_totals", std::max<long long>(1, (n_ + kThreads - 1) / kThreads), params);
+}
+
+// The scan of one level: tiles, then (recursively) the tiles' totals, then the carry into each
+// tile from the segment open at the end of the tile before it.
+void CudaSlotGroups::segmented_scan(void* heads, void* sums, long long n, bool from_keys) const {
+    const long long tiles = (n + kTile - 1) / kTile;
+    const Memory tile_heads = allocate(static_cast<size_t>(tiles) * 4);
+    const Memory tile_sums = allocate(static_cast<size_t>(tiles) * 8);
+    void* launch = launch_;
+    void* keys = from_keys ? keys_[sorted_]->ptr : nullptr;
+    void* order = from_keys ? order_[sorted_]->ptr : nullptr;
+    void* th = tile_heads->ptr;
+    void* ts = tile_sums->ptr;
+    void* params[] = {&launch, &keys, &order, &heads, &sums, &n, &th, &ts};
+    run("slot_group_segments", tiles, params);
+    if (tiles == 1) return;
+    segmented_scan(th, ts, tiles, false);
+    void* carry_params[] = {&launch, &heads, &sums, &n, &th, &ts};
+    run("slot_group_carry", tiles - 1, carry_params);
+}
+
+CudaSlotGroups::Memory CudaSlotGroups::allocate(size_t bytes) const {
+    return detail::allocate(Device::cuda(ordinal_), bytes == 0 ? 1 : bytes);
+}
+
+void CudaSlotGroups::run(const char* name, long long blocks, void** params) const {
+    const cu::CUfunction f = cu::library_function(ordinal_, "slot_groups", library_source(), name);
+    const auto stream = cu::current_stream(ordinal_);
+    cu::check(cu::require_driver().cuLaunchKernel(f, static_cast<unsigned>(blocks), 1, 1,
+                                                  static_cast<unsigned>(kThreads), 1, 1, 0, stream->stream,
+                                                  params, nullptr),
+              name);
+    cu::note_launch(*stream, std::string("slot allocation (") + name + ")");
+}
+
+}  // namespace weft::runtime::det

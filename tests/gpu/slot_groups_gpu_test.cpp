@@ -1,0 +1,232 @@
+// Slot allocation with several counter elements on a GPU: the same slots and counters as the CPU
+// backend, bit for bit, from direct launches and from replays of a captured CUDA graph (the path
+// queues device work only, so it can be captured), with failures reported after a replay.
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "runtime/cuda/context.hpp"
+#include "support/test_device.hpp"
+
+namespace {
+
+namespace cu = weft::runtime::cuda;
+using weft::Array;
+using weft::Deterministic;
+using weft::Int;
+
+const weft::Device gpu = weft::Device::cuda(0);
+const weft::Device cpu = weft::Device::cpu();
+
+bool has(const std::string& text, const std::string& needle) {
+    return text.find(needle) != std::string::npos;
+}
+
+// The work `enqueue` queues on the GPU's current stream, captured into an executable graph. A
+// step that synchronized with the host or read device memory back would fail the capture.
+class CapturedGraph {
+public:
+    template <class Enqueue>
+    explicit CapturedGraph(Enqueue enqueue) {
+        const cu::Driver& d = cu::require_driver();
+        stream_ = cu::current_stream(gpu.ordinal())->stream;
+        cu::check(d.cuStreamBeginCapture(stream_, cu::CU_STREAM_CAPTURE_MODE_THREAD_LOCAL), "begin capture");
+        try {
+            enqueue();
+        } catch (...) {
+            cu::CUgraph abandoned = nullptr;
+            d.cuStreamEndCapture(stream_, &abandoned);
+            if (abandoned) d.cuGraphDestroy(abandoned);
+            throw;
+        }
+        cu::check(d.cuStreamEndCapture(stream_, &graph_), "end capture");
+        cu::check(d.cuGraphInstantiateWithFlags(&exec_, graph_, 0), "instantiate");
+    }
+    ~CapturedGraph() {
+        const cu::Driver& d = cu::require_driver();
+        if (exec_) d.cuGraphExecDestroy(exec_);
+        if (graph_) d.cuGraphDestroy(graph_);
+    }
+    CapturedGraph(const CapturedGraph&) = delete;
+    CapturedGraph& operator=(const CapturedGraph&) = delete;
+
+    void replay() const { cu::check(cu::require_driver().cuGraphLaunch(exec_, stream_), "graph launch"); }
+
+private:
+    cu::CUstream stream_ = nullptr;
+    cu::CUgraph graph_ = nullptr;
+    cu::CUgraphExec exec_ = nullptr;
+};
+
+// slots[t] = atomic_add(counters, bins[t], amounts[t]) where amounts[t] >= 0.
+using BinKernel = weft::Kernel<Array<int>, Array<int>, Array<int>, Array<int>>;
+
+const BinKernel& bin_kernel() {
+    static weft::Module m{"slot_groups_gpu", {.deterministic = Deterministic::RunToRun}};
+    static const BinKernel k = m.kernel(
+        "slot_groups_gpu", {"bins", "amounts", "counters", "slots"},
+        [](Array<int> bins, Array<int> amounts, Array<int> counters, Array<int> slots) {
+            auto t = weft::tid();
+            weft::if_(amounts[t] >= 0, [&] { slots[t] = weft::atomic_add(counters, bins[t], amounts[t]); });
+        });
+    return k;
+}
+
+struct Inputs {
+    std::vector<int> bins, amounts, initial;
+};
+
+Inputs inputs(int n, int elements, uint32_t seed) {
+    Inputs in;
+    uint32_t x = seed * 2654435761u + 7;
+    const auto next = [&x] {
+        x ^= x << 13;
+        x ^= x >> 17;
+        x ^= x << 5;
+        return x;
+    };
+    for (int t = 0; t < n; ++t) {
+        in.bins.push_back(static_cast<int>(next() % static_cast<uint32_t>(elements)));
+        const uint32_t kind = next() % 8;
+        in.amounts.push_back(kind == 0 ? -1 : kind == 1 ? 0 : static_cast<int>(1 + next() % 3));
+    }
+    for (int e = 0; e < elements; ++e) in.initial.push_back(static_cast<int>(next() % 50));
+    return in;
+}
+
+struct Outputs {
+    std::vector<int> slots, counters;
+};
+
+// One launch on `device` from `initial` counters.
+Outputs launch_on(weft::Device device, const Inputs& in, const std::vector<int>& initial) {
+    const auto n = static_cast<int64_t>(in.bins.size());
+    auto counters = weft::from_vector(initial, device);
+    auto slots = weft::full<int>(n, -1, device);
+    weft::launch(bin_kernel(), n, weft::from_vector(in.bins, device), weft::from_vector(in.amounts, device),
+                 counters, slots);
+    return {slots.to_vector(), counters.to_vector()};
+}
+
+void expect_same_as_cpu(int n, int elements, uint32_t seed) {
+    SCOPED_TRACE(std::to_string(n) + " threads into " + std::to_string(elements) + " counter elements");
+    const Inputs in = inputs(n, elements, seed);
+    const Outputs want = launch_on(cpu, in, in.initial);
+    const Outputs got = launch_on(gpu, in, in.initial);
+    EXPECT_EQ(got.slots, want.slots);
+    EXPECT_EQ(got.counters, want.counters);
+}
+
+TEST(SlotGroupsGpu, DirectLaunchesEqualTheCpuBackend) {
+    expect_same_as_cpu(1000, 1, 1);
+    expect_same_as_cpu(1 << 20, 1, 2);
+    expect_same_as_cpu(1 << 20, 16, 3);
+    expect_same_as_cpu(1 << 20, 256, 4);
+    expect_same_as_cpu(1 << 20, 65536, 5);
+    // Past 1,048,576 reservations the segmented scan has three levels; 2^20 + 1 elements take
+    // three radix passes.
+    expect_same_as_cpu(1100000, (1 << 20) + 1, 6);
+}
+
+TEST(SlotGroupsGpu, ACapturedLaunchReplaysLikeTheCpuBackend) {
+    const int n = 300000;
+    for (int elements : {16, 65536}) {
+        SCOPED_TRACE(std::to_string(elements) + " counter elements");
+        const Inputs in = inputs(n, elements, 11 + elements);
+        auto bins = weft::from_vector(in.bins, gpu);
+        auto amounts = weft::from_vector(in.amounts, gpu);
+        auto counters = weft::from_vector(in.initial, gpu);
+        auto slots = weft::full<int>(n, -1, gpu);
+        weft::launch(bin_kernel(), n, bins, amounts, counters, slots);  // compiled before the capture
+        weft::synchronize(gpu);
+        std::vector<int> expected_counters = launch_on(cpu, in, in.initial).counters;
+        ASSERT_EQ(counters.to_vector(), expected_counters);
+
+        const CapturedGraph graph([&] { weft::launch(bin_kernel(), n, bins, amounts, counters, slots); });
+        EXPECT_EQ(counters.to_vector(), expected_counters) << "capturing runs nothing";
+        for (int replay = 0; replay < 2; ++replay) {
+            const Outputs want = launch_on(cpu, in, expected_counters);
+            graph.replay();
+            weft::synchronize(gpu);
+            EXPECT_EQ(slots.to_vector(), want.slots) << "replay " << replay;
+            EXPECT_EQ(counters.to_vector(), want.counters) << "replay " << replay;
+            expected_counters = want.counters;
+        }
+    }
+}
+
+// A second reservation decided by the first one's slot: the execution pass reserves differently,
+// found on the device and reported at the next synchronization, after a direct launch and after
+// a replay; the counters keep their values.
+TEST(SlotGroupsGpu, ADivergenceOnSeveralElementsIsReportedAfterALaunchAndAReplay) {
+    weft::Module m{"slot_groups_diverge", {.deterministic = Deterministic::RunToRun}};
+    auto kernel =
+        m.kernel("slot_groups_diverge", {"counters", "out"}, [](Array<int> counters, Array<int> out) {
+            auto t = weft::tid();
+            auto a = weft::atomic_add(counters, t % 3, 1);
+            out[a] = t;
+            weft::if_(a % 2 == 0, [&] { out[weft::atomic_add(counters, t % 3, 1)] = t; });
+        });
+    const int n = 3000;
+    const std::vector<int> initial{7, 0, 5};
+    auto counters = weft::from_vector(initial, gpu);
+    auto out = weft::full<int>(3 * n, -1, gpu);
+    const auto expect_divergence = [&](const std::string& when) {
+        try {
+            weft::synchronize(gpu);
+            ADD_FAILURE() << when << ": the divergence was not reported";
+        } catch (const weft::Error& e) {
+            EXPECT_EQ(e.kernel(), "slot_groups_diverge") << e.what();
+            EXPECT_TRUE(has(e.message(), "reserved slots differently")) << when << ": " << e.message();
+            EXPECT_TRUE(has(e.message(), "'counters'")) << when << ": " << e.message();
+        }
+        EXPECT_EQ(counters.to_vector(), initial) << when << ": the counters keep their values";
+        EXPECT_NO_THROW(weft::synchronize(gpu)) << when << ": reported once";
+    };
+    weft::launch(kernel, n, counters, out);
+    expect_divergence("a direct launch");
+    const CapturedGraph graph([&] { weft::launch(kernel, n, counters, out); });
+    graph.replay();
+    expect_divergence("a replay");
+}
+
+// More reservations than the record bound, in a replay: reported at the next synchronization;
+// nothing is written.
+TEST(SlotGroupsGpu, AReservationOverflowInAReplayIsReportedAndWritesNothing) {
+    weft::Module m{"slot_groups_overflow",
+                   {.deterministic = Deterministic::RunToRun, .deterministic_max_records = 2}};
+    auto kernel =
+        m.kernel("slot_groups_overflow", {"trips", "counters", "slots"},
+                 [](Array<int> trips, Array<int> counters, Array<int, 2> slots) {
+                     auto t = weft::tid();
+                     weft::for_(trips[t], [&](Int k) { slots(t, k) = weft::atomic_add(counters, t % 5, 1); });
+                 });
+    const int n = 4096;
+    auto trips = weft::full<int>(n, 2, gpu);
+    auto counters = weft::zeros<int>(5, gpu);
+    auto slots = weft::full<int>({n, 4}, -1, gpu);
+    weft::launch(kernel, n, trips, counters, slots);
+    weft::synchronize(gpu);
+    const auto counters_before = counters.to_vector();
+    std::vector<int> two_trips(5, 0);
+    for (int t = 0; t < n; ++t) two_trips[t % 5] += 2;
+    ASSERT_EQ(counters_before, two_trips);
+    const CapturedGraph graph([&] { weft::launch(kernel, n, trips, counters, slots); });
+    weft::copy(trips, weft::full<int>(n, 3, gpu));
+    const auto slots_before = slots.to_vector();
+    graph.replay();
+    try {
+        weft::synchronize(gpu);
+        ADD_FAILURE() << "the replay's reservation overflow was not reported";
+    } catch (const weft::Error& e) {
+        EXPECT_EQ(e.kernel(), "slot_groups_overflow") << e.what();
+        EXPECT_TRUE(has(e.message(), "deterministic_max_records")) << e.message();
+    }
+    EXPECT_EQ(counters.to_vector(), counters_before) << "the counters keep their values";
+    EXPECT_EQ(slots.to_vector(), slots_before) << "nothing is written";
+    EXPECT_NO_THROW(weft::synchronize(gpu)) << "reported once";
+}
+
+}  // namespace

@@ -1,0 +1,114 @@
+// Slot allocation on one counter element on a GPU (count, scan, execute): the same slots as the
+// CPU backend for many scan tiles and every block size, and under graph capture and replay.
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "runtime/cuda/context.hpp"
+#include "support/test_device.hpp"
+
+namespace {
+
+namespace cu = weft::runtime::cuda;
+using weft::Array;
+using weft::Deterministic;
+
+const weft::Device gpu = weft::Device::cuda(0);
+const weft::Device cpu = weft::Device::cpu();
+
+// slot = atomic_add(count, 0, amounts[t]) where amounts[t] >= 0; out[slot + k] = t for k < amount.
+using Compact = weft::Kernel<Array<int>, Array<int>, Array<int>, Array<int>>;
+
+Compact compact_kernel(weft::Module& m) {
+    return m.kernel("one_element_compact", {"amounts", "count", "slots", "out"},
+                    [](Array<int> amounts, Array<int> count, Array<int> slots, Array<int> out) {
+                        auto t = weft::tid();
+                        auto amount = amounts[t];
+                        weft::if_(amount >= 0, [&] {
+                            auto slot = weft::atomic_add(count, 0, amount);
+                            slots[t] = slot;
+                            weft::for_(amount, [&](weft::Int k) { out[slot + k] = t; });
+                        });
+                    });
+}
+
+std::vector<int> amounts_for(int n, uint32_t seed) {
+    std::vector<int> a(n);
+    uint32_t x = seed * 2654435761u + 3;
+    for (int t = 0; t < n; ++t) {
+        x ^= x << 13;
+        x ^= x >> 17;
+        x ^= x << 5;
+        a[t] = static_cast<int>(x % 5) - 1;  // -1 (no reservation), 0, 1, 2 or 3 slots
+    }
+    return a;
+}
+
+struct Result {
+    std::vector<int> count, slots, out;
+};
+
+Result launch_on(const Compact& k, weft::Device device, const std::vector<int>& amounts, int initial) {
+    const auto n = static_cast<int64_t>(amounts.size());
+    auto count = weft::full<int>(1, initial, device);
+    auto slots = weft::full<int>(n, -1, device);
+    auto out = weft::full<int>(3 * n + initial, -1, device);
+    weft::launch(k, n, weft::from_vector(amounts, device), count, slots, out);
+    return {count.to_vector(), slots.to_vector(), out.to_vector()};
+}
+
+TEST(SlotOneElementGpu, ManyTilesAndEveryBlockSizeEqualTheCpuBackend) {
+    for (int block : {32, 256, 1024}) {
+        SCOPED_TRACE("block_dim " + std::to_string(block));
+        weft::Module m{"one_element_block_" + std::to_string(block),
+                       {.deterministic = Deterministic::RunToRun, .block_dim = block}};
+        const Compact k = compact_kernel(m);
+        for (int n : {1, 31, 1000, 1 << 20, 3000001}) {
+            SCOPED_TRACE(std::to_string(n) + " threads");
+            const auto amounts = amounts_for(n, static_cast<uint32_t>(n + block));
+            const Result want = launch_on(k, cpu, amounts, 5);
+            const Result got = launch_on(k, gpu, amounts, 5);
+            EXPECT_EQ(got.count, want.count);
+            EXPECT_EQ(got.slots, want.slots);
+            EXPECT_EQ(got.out, want.out);
+        }
+    }
+}
+
+// The reservation state is reset inside the graph: every replay hands out the next slots in
+// thread order.
+TEST(SlotOneElementGpu, ACapturedLaunchReplaysInThreadOrder) {
+    weft::Module m{"one_element_graph", {.deterministic = Deterministic::RunToRun}};
+    const Compact k = compact_kernel(m);
+    const int n = 500000;
+    const auto amounts = amounts_for(n, 17);
+    auto device_amounts = weft::from_vector(amounts, gpu);
+    auto count = weft::full<int>(1, 0, gpu);
+    auto slots = weft::full<int>(n, -1, gpu);
+    auto out = weft::full<int>(15 * n, -1, gpu);            // four launches of at most 3 slots per thread
+    weft::launch(k, n, device_amounts, count, slots, out);  // compiled before the capture
+    weft::synchronize(gpu);
+    const int total = count.to_vector()[0];
+
+    const cu::Driver& d = cu::require_driver();
+    const auto stream = cu::current_stream(gpu.ordinal())->stream;
+    cu::check(d.cuStreamBeginCapture(stream, cu::CU_STREAM_CAPTURE_MODE_THREAD_LOCAL), "begin capture");
+    weft::launch(k, n, device_amounts, count, slots, out);
+    cu::CUgraph graph = nullptr;
+    cu::check(d.cuStreamEndCapture(stream, &graph), "end capture");
+    cu::CUgraphExec exec = nullptr;
+    cu::check(d.cuGraphInstantiateWithFlags(&exec, graph, 0), "instantiate");
+    for (int replay = 1; replay <= 3; ++replay) {
+        cu::check(d.cuGraphLaunch(exec, stream), "graph launch");
+        weft::synchronize(gpu);
+        const Result want = launch_on(k, cpu, amounts, replay * total);
+        EXPECT_EQ(count.to_vector(), want.count) << "replay " << replay;
+        EXPECT_EQ(slots.to_vector(), want.slots) << "replay " << replay;
+    }
+    d.cuGraphExecDestroy(exec);
+    d.cuGraphDestroy(graph);
+}
+
+}  // namespace
