@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <latch>
 #include <map>
 #include <set>
@@ -293,6 +294,40 @@ TEST(CpuWorkers, TheWorkerCountIsValidated) {
     // The option wins over the environment; 0 leaves the choice to it (or to the hardware).
     EXPECT_EQ(weft::runtime::cpu::cpu_workers({.cpu_threads = 5}), 5);
     EXPECT_GE(weft::runtime::cpu::cpu_workers({}), 1);
+}
+
+// WEFT_CPU_THREADS is read at each launch of a module without cpu_threads; a bad value fails the
+// launch, naming the kernel and the launch's line, and writes nothing; the option wins over it.
+TEST(CpuWorkers, TheEnvironmentVariableSetsTheWorkersUnlessTheOptionDoes) {
+    SKIP_ON_GPU();
+    const char* before = std::getenv("WEFT_CPU_THREADS");
+    const std::string saved = before ? before : "";
+    weft::Module m{"workers_env"};
+    auto fill = m.kernel("fill", {"out"}, [](Array<int> out) { out[weft::tid()] = 3; });
+    const int n = 5000;
+    auto out = weft::zeros<int>(n, cpu);
+    setenv("WEFT_CPU_THREADS", "3", 1);
+    weft::launch(fill, n, out);
+    EXPECT_EQ(out.to_vector(), std::vector<int>(n, 3));
+
+    setenv("WEFT_CPU_THREADS", "many", 1);
+    auto untouched = weft::zeros<int>(n, cpu);
+    const uint32_t line = __LINE__ + 1;
+    const weft::Error e = weft::test::error_from([&] { weft::launch(fill, n, untouched); });
+    EXPECT_TRUE(has(e.message(), "WEFT_CPU_THREADS is 'many'; set it to the number of worker threads"))
+        << e.message();
+    EXPECT_EQ(e.kernel(), "fill");
+    EXPECT_EQ(e.line(), line);
+    EXPECT_TRUE(has(e.file(), "cpu_workers_test.cpp")) << e.file();
+    EXPECT_EQ(untouched.to_vector(), std::vector<int>(n, 0));
+
+    m.set_options({.cpu_threads = 2});
+    weft::launch(fill, n, untouched);
+    EXPECT_EQ(untouched.to_vector(), std::vector<int>(n, 3));
+    if (saved.empty())
+        unsetenv("WEFT_CPU_THREADS");
+    else
+        setenv("WEFT_CPU_THREADS", saved.c_str(), 1);
 }
 
 // Chunks cover the launch exactly once, in order, whatever the counts.

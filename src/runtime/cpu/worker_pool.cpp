@@ -97,27 +97,6 @@ Pool& pool() {
     return *p;
 }
 
-// WEFT_CPU_THREADS, read once: 0 when unset or empty, else the count; `error` when invalid.
-struct EnvThreads {
-    int count = 0;
-    std::string error;
-};
-
-const EnvThreads& env_threads() {
-    static const EnvThreads parsed = [] {
-        EnvThreads e;
-        const char* v = std::getenv("WEFT_CPU_THREADS");
-        if (!v || !*v) return e;
-        try {
-            e.count = parse_cpu_threads(v);
-        } catch (const Error& error) {
-            e.error = error.message();
-        }
-        return e;
-    }();
-    return parsed;
-}
-
 // Threads per chunk. A few chunks per worker balance uneven threads; chunks of whole multiples
 // of 64 threads (where there are enough) keep vector loops free of remainders at chunk edges.
 int64_t chunk_size(int64_t total, int workers) {
@@ -141,9 +120,8 @@ int parse_cpu_threads(std::string_view text) {
 
 int cpu_workers(const Options& options) {
     if (options.cpu_threads > 0) return options.cpu_threads;
-    const EnvThreads& env = env_threads();
-    if (!env.error.empty()) throw Error(env.error);
-    if (env.count > 0) return env.count;
+    // Read at each launch, as WEFT_CXX is at each compile: a getenv costs far less than a launch.
+    if (const char* env = std::getenv("WEFT_CPU_THREADS"); env && *env) return parse_cpu_threads(env);
     static const int hardware =
         std::clamp(static_cast<int>(std::thread::hardware_concurrency()), 1, kMaxCpuThreads);
     return hardware;

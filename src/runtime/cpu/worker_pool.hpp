@@ -10,7 +10,8 @@
 namespace weft::runtime::cpu {
 
 // The number of workers a CPU launch of a module with `options` uses: options.cpu_threads when
-// set, else the environment variable WEFT_CPU_THREADS (read once), else every hardware thread.
+// set, else the environment variable WEFT_CPU_THREADS (read at each call), else every hardware
+// thread.
 // Throws weft::Error when WEFT_CPU_THREADS is not a whole number from 1 to kMaxCpuThreads.
 int cpu_workers(const Options& options);
 // The worker count WEFT_CPU_THREADS gives as `text`; throws weft::Error that says what to set.
