@@ -201,6 +201,42 @@ TEST(CpuWorkers, TheFirstFaultInThreadOrderIsReported) {
     }
 }
 
+// The first fault is found first, and a later chunk that was already running finds another one
+// after it: the launch still reports the first. Thread 0 waits until thread `half` (a later
+// chunk, so another worker) has started, then lets it go and faults at once; that chunk faults
+// at its next thread, a while later.
+TEST(CpuWorkers, AFaultFoundLaterInAnEarlierChunkWins) {
+    SKIP_ON_GPU();
+    weft::Module m{"workers_late_fault", {.bounds_check = true, .cpu_threads = 7}};
+    auto scatter = m.kernel("scatter", {"where", "out", "gate", "half"},
+                            [](Array<int> where, Array<int> out, Array<int> gate, weft::Int half) {
+                                auto t = weft::tid();
+                                weft::if_(t == half, [&] {
+                                    weft::atomic_max(gate, 0, 1);
+                                    weft::while_([&] { return weft::atomic_max(gate, 1, 0) == 0; }, [] {});
+                                    // (long enough for thread 0's fault to be recorded first)
+                                    weft::for_(200000, [&](weft::Int) { weft::atomic_max(gate, 2, 1); });
+                                });
+                                weft::if_(t == 0, [&] {
+                                    weft::while_([&] { return weft::atomic_max(gate, 0, 0) == 0; }, [] {});
+                                    weft::atomic_max(gate, 1, 1);
+                                });
+                                out[where[t]] = t + 1;
+                            });
+    const int n = 100000, half = n / 2;
+    std::vector<int> where(n);
+    for (int t = 0; t < n; ++t) where[t] = t;
+    where[0] = n + 7;
+    where[half + 1] = n + 9;
+    for (int repeat = 0; repeat < 5; ++repeat) {
+        auto out = weft::zeros<int>(n, cpu);
+        const weft::Error e = weft::test::error_from([&] {
+            weft::launch(scatter, n, weft::from_vector(where, cpu), out, weft::zeros<int>(3, cpu), half);
+        });
+        EXPECT_TRUE(has(e.message(), "index " + std::to_string(n + 7) + " is out of bounds")) << e.message();
+    }
+}
+
 // Each print call's output is one piece of the stream: lines from many workers never mix.
 TEST(CpuWorkers, PrintLinesAreNotInterleaved) {
     SKIP_ON_GPU();

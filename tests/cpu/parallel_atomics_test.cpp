@@ -33,18 +33,36 @@ weft::Module& module() {
     return m;
 }
 
-template <class T>
-auto counting_kernel() {
-    return module().kernel("count_" + std::string(weft::dtype_name(weft::dtype_of<T>)), {"counter", "old"},
-                           [](Array<T> counter, Array<T> old) {
-                               auto t = weft::tid();
-                               // Two neighbouring elements (one 32-bit word for half types).
-                               old[t] = weft::atomic_add(counter, t % 2, 1);
-                           });
+// Thread 0 waits until thread `half` (of a later chunk) has started. The worker running thread 0
+// cannot run that chunk while it waits, so at least two workers run the launch at once whatever
+// the machine's load. (On one worker it would wait forever: these kernels run on kWorkers.)
+void rendezvous(const weft::Int& t, const weft::Int& half, const Array<int>& gate) {
+    weft::if_(t == half, [&] { weft::atomic_max(gate, 0, 1); });
+    weft::if_(t == 0, [&] { weft::while_([&] { return weft::atomic_max(gate, 0, 0) == 0; }, [] {}); });
 }
 
-// Each thread adds 1 to one of two neighbouring elements and keeps the value it replaced: the
-// totals are exact and, per element, the old values are 0, 1, ..., count - 1, each once.
+// Closed on the CPU; open on a GPU, whose threads run at once anyway (and where a resident
+// thread waiting on one that is not yet scheduled could wait for good).
+weft::DeviceArray<int> closed_gate() {
+    return weft::full<int>(1, dev().is_cpu() ? 0 : 1, dev());
+}
+
+template <class T>
+auto counting_kernel() {
+    return module().kernel(
+        "count_" + std::string(weft::dtype_name(weft::dtype_of<T>)),
+        {"counter", "old", "gate", "half", "reps"},
+        [](Array<T> counter, Array<T> old, Array<int> gate, weft::Int half, weft::Int reps) {
+            auto t = weft::tid();
+            rendezvous(t, half, gate);
+            // Two neighbouring elements (one 32-bit word for half types).
+            weft::for_(reps, [&](weft::Int k) { old[t * reps + k] = weft::atomic_add(counter, t % 2, 1); });
+        });
+}
+
+// Each thread adds 1, `reps` times, to one of two neighbouring elements and keeps the values it
+// replaced: the totals are exact and, per element, the old values are 0, 1, ..., count - 1, each
+// once.
 const auto k_count_i32 = counting_kernel<int32_t>();
 const auto k_count_u32 = counting_kernel<uint32_t>();
 const auto k_count_i64 = counting_kernel<int64_t>();
@@ -55,17 +73,19 @@ const auto k_count_f16 = counting_kernel<weft::float16>();
 const auto k_count_bf16 = counting_kernel<weft::bfloat16>();
 
 template <class T, class K>
-void counts_exactly(const K& kernel, int n) {
+void counts_exactly(const K& kernel, int n, int reps) {
     auto counter = weft::zeros<T>(2, dev());
-    auto old = weft::zeros<T>(n, dev());
-    weft::launch(kernel, n, counter, old);
+    auto old = weft::zeros<T>(int64_t{n} * reps, dev());
+    weft::launch(kernel, n, counter, old, closed_gate(), n / 2, reps);
     const std::vector<T> c = counter.to_vector();
-    EXPECT_EQ(static_cast<double>(c[0]), static_cast<double>((n + 1) / 2));
-    EXPECT_EQ(static_cast<double>(c[1]), static_cast<double>(n / 2));
+    EXPECT_EQ(static_cast<double>(c[0]), static_cast<double>((n + 1) / 2 * reps));
+    EXPECT_EQ(static_cast<double>(c[1]), static_cast<double>(n / 2 * reps));
     const std::vector<T> o = old.to_vector();
     for (int parity = 0; parity < 2; ++parity) {
         std::vector<double> seen;
-        for (int t = parity; t < n; t += 2) seen.push_back(static_cast<double>(o[t]));
+        for (int t = parity; t < n; t += 2)
+            for (int k = 0; k < reps; ++k)
+                seen.push_back(static_cast<double>(o[static_cast<size_t>(t) * reps + k]));
         std::sort(seen.begin(), seen.end());
         std::vector<double> want(seen.size());
         std::iota(want.begin(), want.end(), 0.0);
@@ -74,23 +94,25 @@ void counts_exactly(const K& kernel, int n) {
 }
 
 TEST(ParallelAtomics, AddsAndOldValuesOfEveryDtype) {
-    counts_exactly<int32_t>(k_count_i32, 200000);
-    counts_exactly<uint32_t>(k_count_u32, 200000);
-    counts_exactly<int64_t>(k_count_i64, 200000);
-    counts_exactly<uint64_t>(k_count_u64, 200000);
-    counts_exactly<float>(k_count_f32, 200000);  // integers below 2^24 are exact
-    counts_exactly<double>(k_count_f64, 200000);
-    counts_exactly<weft::float16>(k_count_f16, 4000);   // exact up to 2048 per element
-    counts_exactly<weft::bfloat16>(k_count_bf16, 500);  // exact up to 256 per element
+    counts_exactly<int32_t>(k_count_i32, 100000, 16);
+    counts_exactly<uint32_t>(k_count_u32, 100000, 16);
+    counts_exactly<int64_t>(k_count_i64, 100000, 16);
+    counts_exactly<uint64_t>(k_count_u64, 100000, 16);
+    counts_exactly<float>(k_count_f32, 100000, 16);  // integers below 2^24 are exact
+    counts_exactly<double>(k_count_f64, 100000, 16);
+    counts_exactly<weft::float16>(k_count_f16, 4000, 1);   // exact up to 2048 per element
+    counts_exactly<weft::bfloat16>(k_count_bf16, 500, 1);  // exact up to 256 per element
 }
 
 const auto k_bits =
-    module().kernel("bits", {"masks", "words"}, [](Array<uint32_t> masks, Array<uint32_t> words) {
-        auto t = weft::tid();
-        weft::atomic_or(words, 0, masks[t]);
-        weft::atomic_and(words, 1, ~masks[t]);
-        weft::atomic_xor(words, 2, masks[t]);
-    });
+    module().kernel("bits", {"masks", "words", "gate", "half"},
+                    [](Array<uint32_t> masks, Array<uint32_t> words, Array<int> gate, weft::Int half) {
+                        auto t = weft::tid();
+                        rendezvous(t, half, gate);
+                        weft::atomic_or(words, 0, masks[t]);
+                        weft::atomic_and(words, 1, ~masks[t]);
+                        weft::atomic_xor(words, 2, masks[t]);
+                    });
 
 TEST(ParallelAtomics, BitOperationsLoseNoBit) {
     const int n = 64000;
@@ -101,15 +123,17 @@ TEST(ParallelAtomics, BitOperationsLoseNoBit) {
         xored ^= masks[t];
     }
     auto words = weft::from_vector(std::vector<uint32_t>{0, 0xffffffffu, 0}, dev());
-    weft::launch(k_bits, n, weft::from_vector(masks, dev()), words);
+    weft::launch(k_bits, n, weft::from_vector(masks, dev()), words, closed_gate(), n / 2);
     EXPECT_EQ(words.to_vector(), (std::vector<uint32_t>{0xffffffffu, 0, xored}));
 }
 
 template <class T>
 auto minmax_kernel() {
-    return module().kernel("minmax_" + std::string(weft::dtype_name(weft::dtype_of<T>)), {"values", "out"},
-                           [](Array<T> values, Array<T> out) {
+    return module().kernel("minmax_" + std::string(weft::dtype_name(weft::dtype_of<T>)),
+                           {"values", "out", "gate", "half"},
+                           [](Array<T> values, Array<T> out, Array<int> gate, weft::Int half) {
                                auto t = weft::tid();
+                               rendezvous(t, half, gate);
                                weft::atomic_min(out, 0, values[t]);
                                weft::atomic_max(out, 1, values[t]);
                            });
@@ -139,7 +163,7 @@ void minmax_ignores_nans(const K& kernel, int n) {
     }
     for (int repeat = 0; repeat < 3; ++repeat) {
         auto out = weft::from_vector(std::vector<T>{T(1000.0f), T(-1000.0f)}, dev());
-        weft::launch(kernel, n, weft::from_vector(values, dev()), out);
+        weft::launch(kernel, n, weft::from_vector(values, dev()), out, closed_gate(), n / 2);
         const std::vector<T> got = out.to_vector();
         EXPECT_EQ(static_cast<double>(got[0]), lo);
         EXPECT_EQ(static_cast<double>(got[1]), hi);
