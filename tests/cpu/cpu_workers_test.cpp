@@ -109,6 +109,40 @@ TEST(CpuWorkers, HalfResultsAreTheSameBitsForEveryWorkerCount) {
     half_results_agree_for_every_worker_count<weft::bfloat16>(DeterministicStrategy::Records);
 }
 
+// Sums with at least two workers running at once (thread 0 waits for a thread of a later chunk:
+// atomic_cas reads the gate, atomic_exch opens it; both are left alone in deterministic modules)
+// give the exact sum, with both strategies, into one hot element and into many.
+TEST(CpuWorkers, SumsAreExactWhileWorkersRunAtOnce) {
+    SKIP_ON_GPU();
+    for (const DeterministicStrategy strategy :
+         {DeterministicStrategy::Exact, DeterministicStrategy::Records}) {
+        weft::Module m{
+            "workers_forced_sums",
+            {.deterministic = Deterministic::RunToRun, .deterministic_strategy = strategy, .cpu_threads = 7}};
+        auto add = m.kernel(
+            "add", {"values", "index", "out", "gate", "half"},
+            [](Array<float> values, Array<int> index, Array<float> out, Array<int> gate, weft::Int half) {
+                auto t = weft::tid();
+                weft::if_(t == half, [&] { weft::atomic_exch(gate, 0, 1); });
+                weft::if_(t == 0,
+                          [&] { weft::while_([&] { return weft::atomic_cas(gate, 0, 0, 0) == 0; }, [] {}); });
+                out[index[t]] += values[t];
+            });
+        for (const int outputs : {1, 1000}) {
+            const auto c = weft::test::random_case<float>("forced", 200000, outputs, -10, 10, 21, 0.5);
+            const auto want = weft::test::oracle(weft::test::Op::PlusEquals, c.initial, c.index, c.values);
+            for (int repeat = 0; repeat < 3; ++repeat) {
+                auto out = weft::from_vector(c.initial, cpu);
+                weft::launch(add, static_cast<int64_t>(c.index.size()), weft::from_vector(c.values, cpu),
+                             weft::from_vector(c.index, cpu), out, weft::zeros<int>(1, cpu),
+                             static_cast<int>(c.index.size() / 2));
+                EXPECT_TRUE(weft::test::matches_oracle(out.to_vector(), want))
+                    << weft::strategy_name(strategy) << ", " << outputs << " outputs";
+            }
+        }
+    }
+}
+
 // Slots follow thread order whatever the workers: one counter element (compaction), and a
 // counter per bin with several reservations per thread.
 TEST(CpuWorkers, SlotsFollowThreadOrderForEveryWorkerCount) {
