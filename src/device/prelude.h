@@ -328,15 +328,18 @@ WEFT_FUNC T atomic_load(T* p) {
 }
 
 // Read-modify-write by compare-and-swap: the fallback for operations without an instruction.
-// An update that leaves the bits as they are (a min or max that does not win) needs no swap:
-// it takes effect at the read.
 template <class T, class F>
 WEFT_FUNC T atomic_update(T* p, F f) {
     using B = typename BitsOf<T>::type;
     T old = atomic_load(p);
     while (true) {
         const T next = f(old);
+#if !defined(__CUDACC__)
+        // On the CPU the load is atomic and current, so an update that leaves the bits as they
+        // are (a min or max that does not win) takes effect there, with no swap. (A GPU's plain
+        // load may be stale: there the swap always checks it.)
         if (bit_cast<B>(next) == bit_cast<B>(old)) return old;
+#endif
         const T seen = atomic_cas(p, old, next);
         if (bit_cast<B>(seen) == bit_cast<B>(old)) return old;
         old = seen;
