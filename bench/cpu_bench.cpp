@@ -6,7 +6,8 @@
 // outputs, whose hand-written twin is the serial loop `out[bins[i]] += values[i]`. The
 // hand-written loops are compiled at run time through Weft's own host-compiler path
 // (runtime::cpu::compile_flags and compile_shared_object), so flags, compiler and -O level are
-// exactly those of the generated code. Each time is the median of several runs.
+// exactly those of the generated code. Each time is the median of several runs, the three
+// variants of a row timed in turn.
 //
 // Usage: weft_cpu_bench [runs]   (default 7)
 #include <dlfcn.h>
@@ -121,21 +122,28 @@ Accumulate make_accumulate(int workers) {
     return {m, k};
 }
 
-// The median milliseconds of `runs` calls of `fn`, after one untimed call.
-double median_ms(int runs, const std::function<void()>& fn) {
-    fn();
-    std::vector<double> ms;
-    for (int r = 0; r < runs; ++r) {
-        const auto start = std::chrono::steady_clock::now();
-        fn();
-        ms.push_back(
-            std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count());
+// The median milliseconds of each variant (hand-written, 1 worker, all workers), timed in turn:
+// one call of each per round, `runs` rounds after an untimed one, so that whatever changes on the
+// machine meanwhile (clock frequency, other load, memory placement) reaches every variant alike.
+std::vector<double> medians_ms(int runs, const std::vector<std::function<void()>>& variants) {
+    std::vector<std::vector<double>> ms(variants.size());
+    for (int r = -1; r < runs; ++r)
+        for (size_t v = 0; v < variants.size(); ++v) {
+            const auto start = std::chrono::steady_clock::now();
+            variants[v]();
+            const auto end = std::chrono::steady_clock::now();
+            if (r >= 0) ms[v].push_back(std::chrono::duration<double, std::milli>(end - start).count());
+        }
+    std::vector<double> medians;
+    for (std::vector<double>& m : ms) {
+        std::sort(m.begin(), m.end());
+        medians.push_back(m[m.size() / 2]);
     }
-    std::sort(ms.begin(), ms.end());
-    return ms[ms.size() / 2];
+    return medians;
 }
 
-void row(const char* name, double hand, double one, double all, int workers) {
+void row(const char* name, const std::vector<double>& ms, int workers) {
+    const double hand = ms[0], one = ms[1], all = ms[2];
     std::printf("%-34s | %10.2f | %10.2f %7.2fx | %10.2f %7.2fx %8.2f\n", name, hand, one, one / hand, all,
                 one / all, one / all / workers);
 }
@@ -160,10 +168,11 @@ int main(int argc, char** argv) {
             auto x = weft::from_vector(hx, cpu), y = weft::from_vector(hy, cpu);
             auto* px = static_cast<float*>(x.data());
             auto* py = static_cast<float*>(y.data());
-            const double h = median_ms(runs, [&] { hand.saxpy(n, 0.5f, px, py); });
-            const double o = median_ms(runs, [&] { weft::launch(one.saxpy, n, x, y, 0.5f); });
-            const double a = median_ms(runs, [&] { weft::launch(all.saxpy, n, x, y, 0.5f); });
-            row("saxpy, 64M floats", h, o, a, workers);
+            row("saxpy, 64M floats",
+                medians_ms(runs, {[&] { hand.saxpy(n, 0.5f, px, py); },
+                                  [&] { weft::launch(one.saxpy, n, x, y, 0.5f); },
+                                  [&] { weft::launch(all.saxpy, n, x, y, 0.5f); }}),
+                workers);
         }
         {
             const int n = 1 << 20;
@@ -175,12 +184,16 @@ int main(int argc, char** argv) {
             auto* px = static_cast<float*>(x.data());
             auto* py = static_cast<float*>(y.data());
             const float a = 0.999f, b = 0.001f;
-            const double h = median_ms(runs, [&] { hand.multiply_add(n, a, b, px, py); });
+            row("256 multiply-adds, 1M elements",
+                medians_ms(runs, {[&] { hand.multiply_add(n, a, b, px, py); },
+                                  [&] { weft::launch(one.multiply_add, n, x, y, a, b); },
+                                  [&] { weft::launch(all.multiply_add, n, x, y, a, b); }}),
+                workers);
+            hand.multiply_add(n, a, b, px, py);
             const std::vector<float> expected = y.to_vector();
-            const double o = median_ms(runs, [&] { weft::launch(one.multiply_add, n, x, y, a, b); });
+            weft::launch(one.multiply_add, n, x, y, a, b);
             const bool same = y.to_vector() == expected;
-            const double al = median_ms(runs, [&] { weft::launch(all.multiply_add, n, x, y, a, b); });
-            row("256 multiply-adds, 1M elements", h, o, al, workers);
+            weft::launch(all.multiply_add, n, x, y, a, b);
             if (!same || y.to_vector() != expected)
                 std::printf("  (note: Weft's results differ from the hand-written loop's)\n");
         }
@@ -199,21 +212,26 @@ int main(int argc, char** argv) {
             auto* pv = static_cast<float*>(values.data());
             auto* pb = static_cast<int*>(bins.data());
             auto* po = static_cast<float*>(out.data());
-            const double h = median_ms(runs, [&] {
-                out.zero_();
-                hand.accumulate(n, pv, pb, po);
-            });
-            const double o = median_ms(runs, [&] {
-                out.zero_();
-                weft::launch(acc_one.kernel, n, values, bins, out);
-            });
-            const std::vector<float> bits_one = out.to_vector();
-            const double a = median_ms(runs, [&] {
-                out.zero_();
-                weft::launch(acc_all.kernel, n, values, bins, out);
-            });
             const std::string name = "deterministic 1M writes into " + std::to_string(outputs);
-            row(name.c_str(), h, o, a, workers);
+            row(name.c_str(),
+                medians_ms(runs, {[&] {
+                                      out.zero_();
+                                      hand.accumulate(n, pv, pb, po);
+                                  },
+                                  [&] {
+                                      out.zero_();
+                                      weft::launch(acc_one.kernel, n, values, bins, out);
+                                  },
+                                  [&] {
+                                      out.zero_();
+                                      weft::launch(acc_all.kernel, n, values, bins, out);
+                                  }}),
+                workers);
+            out.zero_();
+            weft::launch(acc_one.kernel, n, values, bins, out);
+            const std::vector<float> bits_one = out.to_vector();
+            out.zero_();
+            weft::launch(acc_all.kernel, n, values, bins, out);
             if (out.to_vector() != bits_one)
                 std::printf("  UNEXPECTED: 1 worker and %d workers gave different bits\n", workers);
         }
