@@ -168,8 +168,10 @@ int run_demo() {
                 results(p.distinct), runs, p.median_ms);
     if (dev.is_cpu() && p.distinct == 1)
         std::printf(
-            "               (the CPU device runs a kernel's threads one after another, so plain\n"
-            "               atomics add in the same order every run; on a GPU the order changes)\n");
+            "               (with one CPU worker thread a kernel's threads run one after another,\n"
+            "               so plain atomics add in the same order every run; CPU launches use\n"
+            "               WEFT_CPU_THREADS workers, else every hardware thread: %d here)\n",
+            weft::device_info(dev).multiprocessors);
     std::printf("deterministic: %zu distinct %s in %d runs, %.2f ms per launch (median)\n", d.distinct,
                 results(d.distinct), runs, d.median_ms);
 

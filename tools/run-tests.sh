@@ -14,7 +14,11 @@ details=build/release/Testing/Temporary/LastTest.log
 # Every test runs: "cpu" tests everywhere; "gpu" tests skip themselves where there is no GPU.
 # Passed and skipped tests become a progress count here; everything else (failures, with their
 # output) is shown as ctest prints it.
-echo "$caller: running the tests"
+# CPU launches run on 2 worker threads at least (WEFT_CPU_THREADS may ask for more), so every
+# cpu test exercises the parallel CPU backend even on a one-core machine; tests of the worker
+# pool itself also run with 1, 2, 7 and all hardware threads.
+export WEFT_CPU_THREADS="${WEFT_CPU_THREADS:-2}"
+echo "$caller: running the tests (CPU launches on $WEFT_CPU_THREADS worker threads)"
 set +e
 ctest --preset release -j"$(nproc)" 2>&1 | tee "$log" | awk '
     /^ +Start +[0-9]+: / { next }

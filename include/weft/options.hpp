@@ -25,6 +25,9 @@ enum class DeterministicStrategy : uint8_t {
 
 const char* strategy_name(DeterministicStrategy strategy);
 
+// The most worker threads a CPU launch may use (the option cpu_threads, WEFT_CPU_THREADS).
+inline constexpr int kMaxCpuThreads = 1024;
+
 // Options that decide how a module is compiled. A module captures a copy of `config()` when it
 // is created; later changes to the config leave it alone (the spec's rule).
 struct Options {
@@ -41,6 +44,9 @@ struct Options {
     int optimization_level = 2;
     // CUDA threads per block.
     int block_dim = 256;
+    // Worker threads a CPU launch uses (1: serial); 0 means the environment variable
+    // WEFT_CPU_THREADS when it is set, else every hardware thread.
+    int cpu_threads = 0;
     // Check every launch at once (waits for each GPU launch) instead of at the next
     // synchronization.
     bool debug = false;
@@ -60,6 +66,7 @@ struct OptionsPatch {
     std::optional<bool> bounds_check;
     std::optional<int> optimization_level;
     std::optional<int> block_dim;
+    std::optional<int> cpu_threads;
     std::optional<bool> debug;
     std::optional<bool> verbose;
 };

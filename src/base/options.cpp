@@ -33,6 +33,9 @@ void validate(const Options& o) {
     if (o.block_dim < 1 || o.block_dim > 1024 || o.block_dim % 32 != 0)
         throw Error("option 'block_dim' must be a multiple of 32 from 32 to 1024, got " +
                     std::to_string(o.block_dim));
+    if (o.cpu_threads < 0 || o.cpu_threads > kMaxCpuThreads)
+        throw Error("option 'cpu_threads' must be 0 (WEFT_CPU_THREADS, else every hardware thread) or 1 to " +
+                    std::to_string(kMaxCpuThreads) + ", got " + std::to_string(o.cpu_threads));
 }
 
 const char* kind_name(const OptionValue& v) {
@@ -98,6 +101,7 @@ Options apply_patch(const Options& base, const OptionsPatch& p) {
     if (p.bounds_check) o.bounds_check = *p.bounds_check;
     if (p.optimization_level) o.optimization_level = *p.optimization_level;
     if (p.block_dim) o.block_dim = *p.block_dim;
+    if (p.cpu_threads) o.cpu_threads = *p.cpu_threads;
     if (p.debug) o.debug = *p.debug;
     if (p.verbose) o.verbose = *p.verbose;
     validate(o);
@@ -150,6 +154,8 @@ void set_option(Options& options, std::string_view name, const OptionValue& v, s
             p.optimization_level = to_int(name, expect<int64_t>(name, v, "an integer"));
         else if (name == "block_dim")
             p.block_dim = to_int(name, expect<int64_t>(name, v, "an integer"));
+        else if (name == "cpu_threads")
+            p.cpu_threads = to_int(name, expect<int64_t>(name, v, "an integer"));
         else if (name == "debug")
             p.debug = expect<bool>(name, v, "a bool");
         else if (name == "verbose")
@@ -158,7 +164,7 @@ void set_option(Options& options, std::string_view name, const OptionValue& v, s
             throw Error("unknown option '" + std::string(name) +
                         "'; options are deterministic, deterministic_strategy, deterministic_max_records, "
                         "deterministic_debug, "
-                        "bounds_check, optimization_level, block_dim, debug, verbose");
+                        "bounds_check, optimization_level, block_dim, cpu_threads, debug, verbose");
         options = apply_patch(options, p);
     });
 }

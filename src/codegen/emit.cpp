@@ -482,8 +482,8 @@ private:
 
 std::string signature(const ir::Program& p, size_t index) {
     const ir::Function& fn = *p.functions[index];
-    std::string s = "WEFT_FUNC " + c_type(fn.ret) + " f" + std::to_string(index) + "_" + identifier(fn.name) +
-                    "(wf::Ctx& ctx";
+    std::string s = std::string(fn.is_kernel ? "WEFT_KERNEL " : "WEFT_FUNC ") + c_type(fn.ret) + " f" +
+                    std::to_string(index) + "_" + identifier(fn.name) + "(wf::Ctx& ctx";
     for (ir::ValueId param : fn.params) s += ", " + c_type(fn.type_of(param)) + " v" + std::to_string(param);
     return s + ")";
 }
@@ -514,26 +514,56 @@ std::string reservations_end(const Entry& e, const std::string& indent) {
            (e.counting ? "true" : "false") + ");\n";
 }
 
+// A CPU entry runs one chunk of the launch's threads, [begin, end), as one worker's loop; the
+// runtime hands chunks to its workers (src/runtime/cpu/worker_pool.hpp). The loop is shaped for
+// the host compiler to vectorize across threads: the kernel is inlined into it, the thread's
+// context is a local of each iteration (registers, not memory), the index is an int32 induction
+// variable (launches have fewer than 2^31 threads), and the iterations are declared independent.
+// Only with bounds checks does each iteration test for a fault; it stops the chunk at its first,
+// so the runtime reports the first fault in thread order. When every array's last dimension is
+// contiguous, the loop runs on copies whose stride there is a constant (kernels without
+// deterministic atomics).
 void cpu_entry(std::ostringstream& s, const ir::Program& p, const Entry& e, size_t index,
-               const std::string& symbol) {
+               const std::string& symbol, const EmitOptions& options) {
     const ir::Function& fn = *p.functions[index];
-    s << "extern \"C\" __attribute__((visibility(\"default\"))) void " << symbol
-      << "(void* const* args, const wf::Launch* launch) {\n";
-    std::string call = "f" + std::to_string(index) + "_" + identifier(fn.name) + "(ctx";
+    const bool det = e.accumulates();
+    std::string params, call = "f" + std::to_string(index) + "_" + identifier(fn.name) + "(ctx";
     for (size_t i = 0; i < fn.params.size(); ++i) {
-        const std::string t = c_type(fn.type_of(fn.params[i]));
-        s << "    const " << t << " a" << i << " = *static_cast<const " << t << "*>(args[" << i << "]);\n";
+        params += ", const " + c_type(fn.type_of(fn.params[i])) + " a" + std::to_string(i);
         call += ", a" + std::to_string(i);
     }
-    s << "    wf::Ctx ctx{{0, 0, 0, 0}, launch->error, nullptr, 0, 0};\n"
-      << (skip_if_overflowed(e).empty() ? "" : "    if (" + skip_if_overflowed(e) + ") return;\n")
-      << "    for (wf::i64 i = 0; i < launch->total && ctx.error->code == 0; ++i) {\n"
-      << (fn.tid_ndim ? "        wf::set_tid<" + std::to_string(fn.tid_ndim) + ">(ctx, *launch, i);\n" : "")
-      << "        ctx.thread = i;\n"
-      << "        ctx.reservations = 0;\n"
+    const std::string chunk = symbol + "_chunk";
+    s << "WEFT_KERNEL void " << chunk
+      << "(const wf::Launch& launch, wf::i32 begin, wf::i32 end, wf::Error* error" << params << ") {\n";
+    if (det) s << "    wf::BlockPrivate block_private;\n    wf::block_private_begin(block_private);\n";
+    s << (options.bounds_check ? "" : "    WEFT_THREADS_INDEPENDENT\n")
+      << "    for (wf::i32 i = begin; i < end" << (options.bounds_check ? " && error->code == 0" : "")
+      << "; ++i) {\n"
+      << "        wf::Ctx ctx{{i, 0, 0, 0}, error, " << (det ? "&block_private" : "nullptr") << ", i, 0};\n"
+      << (fn.tid_ndim > 1 ? "        wf::set_tid<" + std::to_string(fn.tid_ndim) + ">(ctx, launch, i);\n"
+                          : "")
       << "        " << call << ");\n"
-      << reservations_end(e, "        ") << "    }\n"
-      << "}\n";
+      << reservations_end(e, "        ") << "    }\n";
+    if (det) s << "    wf::block_private_end(block_private);\n";
+    s << "    (void)launch;\n}\n\n";
+
+    s << "extern \"C\" __attribute__((visibility(\"default\"))) void " << symbol
+      << "(void* const* args, const wf::Launch* launch, wf::i64 begin, wf::i64 end, wf::Error* error) {\n";
+    std::string dense, plain, densified;
+    for (size_t i = 0; i < fn.params.size(); ++i) {
+        const ir::Type& t = fn.type_of(fn.params[i]);
+        const std::string ct = c_type(t), a = "a" + std::to_string(i);
+        s << "    const " << ct << " " << a << " = *static_cast<const " << ct << "*>(args[" << i << "]);\n";
+        plain += ", " + a;
+        densified += t.is_array() ? ", wf::densified(" + a + ")" : ", " + a;
+        if (t.is_array()) dense += (dense.empty() ? "" : " && ") + std::string("wf::dense(") + a + ")";
+    }
+    if (!skip_if_overflowed(e).empty()) s << "    if (" << skip_if_overflowed(e) << ") return;\n";
+    const std::string run = chunk + "(*launch, static_cast<wf::i32>(begin), static_cast<wf::i32>(end), error";
+    // (Not for deterministic kernels: their atomics do not vectorize, and the copy costs compile time.)
+    if (!dense.empty() && !det && e.counter() < 0)
+        s << "    if (" << dense << ") return " << run << densified << ");\n";
+    s << "    " << run << plain << ");\n}\n";
 }
 
 // A grid-stride loop: the runtime launches at most a couple of waves of blocks, so block
@@ -607,7 +637,7 @@ Generated emit(const ir::Program& program, const plan::ProgramPlan& plan, const 
         if (options.dialect == Dialect::Cuda)
             cuda_entry(s, program, entry, i, g.entries.back());
         else
-            cpu_entry(s, program, entry, i, g.entries.back());
+            cpu_entry(s, program, entry, i, g.entries.back(), options);
     }
     for (const auto& fn : program.functions) g.params.push_back(fn->params.size());
     g.prints = functions_that_print(program);

@@ -235,10 +235,30 @@ __device__ __forceinline__ void block_private_end(BlockPrivate& bp) {
     for (int k = threadIdx.x; k < Exact<double>::kWords; k += blockDim.x)
         if (bp.words[k] != 0) atomicAdd(reinterpret_cast<u64*>(bp.key) + k, static_cast<u64>(bp.words[k]));
 }
+#else
+// On the CPU the same for one chunk of a launch's threads, which one worker runs: the first slot
+// the chunk adds to is its hot slot, whose digits are added without atomics (no other worker
+// sees them) and flushed once when the chunk ends. Integer addition is associative, so the
+// words end with the same values whichever worker adds what.
+struct BlockPrivate {
+    unsigned long long key;  // the claimed slot's words (0: unclaimed)
+    i64 words[Exact<double>::kWords];
+};
+
+WEFT_FUNC void block_private_begin(BlockPrivate& bp) {
+    bp.key = 0;
+    for (int k = 0; k < Exact<double>::kWords; ++k) bp.words[k] = 0;
+}
+
+WEFT_FUNC void block_private_end(BlockPrivate& bp) {
+    if (bp.key == 0) return;
+    for (int k = 0; k < Exact<double>::kWords; ++k)
+        if (bp.words[k] != 0) add_word(reinterpret_cast<i64*>(bp.key) + k, bp.words[k]);
+}
 #endif
 
-// Adds a digit total to word k of a slot: in the block's private accumulator when the slot is
-// (or can become) the block's hot slot, else with a global atomic. (Only for targets that do not
+// Adds a digit total to word k of a slot: in the block's (CPU: the chunk's) private accumulator
+// when the slot is (or can become) its hot slot, else with a global atomic. (Only for targets that do not
 // carry: a block's words could not carry into each other without more state per block.)
 WEFT_FUNC void add_digit(Ctx& ctx, i64* slot_words, int k, i64 total) {
 #if defined(__CUDACC__)
@@ -252,7 +272,14 @@ WEFT_FUNC void add_digit(Ctx& ctx, i64* slot_words, int k, i64 total) {
         }
     }
 #else
-    (void)ctx;
+    if (BlockPrivate* bp = static_cast<BlockPrivate*>(ctx.block_private)) {
+        const unsigned long long key = reinterpret_cast<unsigned long long>(slot_words);
+        if (bp->key == 0) bp->key = key;
+        if (bp->key == key) {
+            bp->words[k] += total;
+            return;
+        }
+    }
 #endif
     add_word(slot_words + k, total);
 }

@@ -4,8 +4,20 @@
 
 #if defined(__CUDACC__)
 #define WEFT_FUNC static __device__ __forceinline__
+#define WEFT_KERNEL WEFT_FUNC
 #else
 #define WEFT_FUNC static inline
+// A kernel's body is inlined into its chunk loop, so the thread's context stays in registers.
+#define WEFT_KERNEL static inline __attribute__((always_inline))
+// A launch's threads are unordered (as on a GPU), so the loop over a chunk of them has no
+// dependence between iterations that the compiler must keep: it may vectorize across threads.
+#if defined(__clang__)
+#define WEFT_THREADS_INDEPENDENT _Pragma("clang loop vectorize(assume_safety)")
+#elif defined(__GNUC__)
+#define WEFT_THREADS_INDEPENDENT _Pragma("GCC ivdep")
+#else
+#define WEFT_THREADS_INDEPENDENT
+#endif
 extern "C" int printf(const char*, ...);
 #endif
 
@@ -87,6 +99,19 @@ WEFT_FUNC T* checked(Ctx& ctx, i32 site, const Array<T, N>& a, I... index) {
         offset += i * a.strides[d];
     }
     return reinterpret_cast<T*>(a.data + offset);
+}
+
+// Whether the array's last dimension is contiguous; densified() is the same array with that
+// stride as a constant the compiler can see, so that an access through tid() becomes a plain
+// vector load or store.
+template <class T, int N>
+WEFT_FUNC bool dense(const Array<T, N>& a) {
+    return a.strides[N - 1] == static_cast<i64>(sizeof(T));
+}
+template <class T, int N>
+WEFT_FUNC Array<T, N> densified(Array<T, N> a) {
+    a.strides[N - 1] = static_cast<i64>(sizeof(T));
+    return a;
 }
 
 // a[i] of an N-D array (N >= 2): the (N-1)-D view of the same memory with dimension 0 fixed at
@@ -291,13 +316,31 @@ WEFT_FUNC T atomic_cas(T* p, T compare, T value) {
 #endif
 }
 
+// The value at p, read as one atomic access (other threads may be updating it).
+template <class T>
+WEFT_FUNC T atomic_load(T* p) {
+#if defined(__CUDACC__)
+    return *p;  // a compare-and-swap that sees a torn or stale value only loops once more
+#else
+    using B = typename BitsOf<T>::type;
+    return bit_cast<T>(__atomic_load_n(reinterpret_cast<B*>(p), __ATOMIC_RELAXED));
+#endif
+}
+
 // Read-modify-write by compare-and-swap: the fallback for operations without an instruction.
 template <class T, class F>
 WEFT_FUNC T atomic_update(T* p, F f) {
     using B = typename BitsOf<T>::type;
-    T old = *p;
+    T old = atomic_load(p);
     while (true) {
-        const T seen = atomic_cas(p, old, f(old));
+        const T next = f(old);
+#if !defined(__CUDACC__)
+        // On the CPU the load is atomic and current, so an update that leaves the bits as they
+        // are (a min or max that does not win) takes effect there, with no swap. (A GPU's plain
+        // load may be stale: there the swap always checks it.)
+        if (bit_cast<B>(next) == bit_cast<B>(old)) return old;
+#endif
+        const T seen = atomic_cas(p, old, next);
         if (bit_cast<B>(seen) == bit_cast<B>(old)) return old;
         old = seen;
     }
@@ -397,6 +440,24 @@ WEFT_FUNC T atomic(T* p, T v) {
     } else if constexpr (Same<Op, OpExch>::value) {
         return bit_cast<T>(atomicExch(reinterpret_cast<H*>(p), bit_cast<H>(v)));
     }
+#else
+    // The instruction for integer add, sub, bit operations and exchange of any width; float
+    // add, float and integer min and max, and half types take the compare-and-swap loop.
+    constexpr bool integer = !IsHalf<T>::value && !Same<T, float>::value && !Same<T, double>::value;
+    if constexpr (integer && Same<Op, OpAdd>::value) {
+        return __atomic_fetch_add(p, v, __ATOMIC_RELAXED);
+    } else if constexpr (integer && Same<Op, OpSub>::value) {
+        return __atomic_fetch_sub(p, v, __ATOMIC_RELAXED);
+    } else if constexpr (integer && Same<Op, OpAnd>::value) {
+        return __atomic_fetch_and(p, v, __ATOMIC_RELAXED);
+    } else if constexpr (integer && Same<Op, OpOr>::value) {
+        return __atomic_fetch_or(p, v, __ATOMIC_RELAXED);
+    } else if constexpr (integer && Same<Op, OpXor>::value) {
+        return __atomic_fetch_xor(p, v, __ATOMIC_RELAXED);
+    } else if constexpr (Same<Op, OpExch>::value && !IsHalf<T>::value) {
+        using B = typename BitsOf<T>::type;
+        return bit_cast<T>(__atomic_exchange_n(reinterpret_cast<B*>(p), bit_cast<B>(v), __ATOMIC_RELAXED));
+    } else
 #endif
     return atomic_update(p, [v](T old) { return Op::apply(old, v); });
 }

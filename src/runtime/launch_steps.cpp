@@ -182,14 +182,20 @@ std::vector<std::string> KernelLaunch::written_names() const {
     return names;
 }
 
-std::optional<weft::Error> KernelLaunch::recover(Step step, const weft::Error& error) {
-    if (step == Step::Plan || step == Step::Prepare) return std::nullopt;  // nothing was written yet
+std::optional<weft::Error> KernelLaunch::recover(Step step, const weft::Error& raised) {
+    // A failure of the launch as a whole (a bad WEFT_CPU_THREADS) names the kernel and the launch.
+    const det::LaunchSite& site = request_.site;
+    const bool unplaced = raised.file().empty();
+    const weft::Error error =
+        unplaced ? weft::Error(raised.message(), site.kernel, site.file, site.line) : raised;
+    const std::optional<weft::Error> as_raised = unplaced ? std::optional<weft::Error>(error) : std::nullopt;
+    if (step == Step::Plan || step == Step::Prepare) return as_raised;  // nothing was written yet
     const auto restore = [&] {
         for (auto& [array, copy] : snapshot_) weft::copy(array, copy);
     };
     if (step != Step::Resolve) {
         restore();
-        return std::nullopt;
+        return as_raised;
     }
     std::string what = ". The launch was undone: every array it writes holds its value from before it";
     if (undo_) {

@@ -22,8 +22,10 @@ weft::Device dev() {
     return weft::test::test_device();
 }
 
+// One worker: these tests replay every returned value in thread order (atomics under many
+// workers: parallel_atomics_test.cpp).
 weft::Module& module() {
-    static weft::Module m{"atomics"};
+    static weft::Module m{"atomics", {.cpu_threads = 1}};
     return m;
 }
 
@@ -65,7 +67,7 @@ T h_max(T a, T b) {
         return std::max(a, b);
 }
 
-// Threads run in thread order on the CPU; this replays them. Returns the final target and the
+// Threads run in thread order on one CPU worker; this replays them. Returns the final target and the
 // value each thread's atomic returned.
 template <class T, class Op>
 std::pair<std::vector<T>, std::vector<T>> replay(std::vector<T> target, const std::vector<int>& index,
@@ -242,7 +244,7 @@ const IntegerAtomics<T>& integer() {
 }
 
 // Runs `kernel` over (index, value) from `initial` and checks the final target against the
-// replay; on the CPU, where threads run in order, also every returned old value. (For exch the
+// replay; on one CPU worker, where threads run in order, also every returned old value. (For exch the
 // final value depends on the order: callers skip other devices.)
 template <class T, class Op>
 void check_atomic(const AtomicKernel<T>& kernel, const std::vector<T>& initial, const std::vector<int>& index,
@@ -254,7 +256,7 @@ void check_atomic(const AtomicKernel<T>& kernel, const std::vector<T>& initial, 
     const auto [want_target, want_old] = replay(initial, index, value, op);
     EXPECT_EQ(target.to_vector(), want_target);
     // Elsewhere threads run in no fixed order; the final values above do not depend on it.
-    if (dev().is_cpu())
+    if (weft::test::in_thread_order(module()))
         EXPECT_EQ(old.to_vector(), want_old)
             << "each thread gets the value before its own update, in thread order";
 }
@@ -341,7 +343,7 @@ TEST(AtomicIr, PlusEqualsOnAnElementIsAnAtomicNode) {
     EXPECT_EQ(body.find("store"), std::string::npos) << "`+=` must not be a load and a store\n" << body;
 }
 
-// On the CPU, float additions happen in thread order, so rounding is reproducible exactly.
+// On one CPU worker, float additions happen in thread order, so rounding is reproducible exactly.
 TEST(AtomicOrder, FloatAddRoundsInThreadOrderOnCpu) {
     WEFT_SKIP_UNLESS_CPU();
     const int n = 777;

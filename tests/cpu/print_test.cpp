@@ -20,8 +20,9 @@ weft::Device dev() {
     return weft::test::test_device();
 }
 
+// One worker, so that lines come in thread order (many workers: cpu_workers_test.cpp).
 weft::Module& module() {
-    static weft::Module m{"print"};
+    static weft::Module m{"print", {.cpu_threads = 1}};
     return m;
 }
 

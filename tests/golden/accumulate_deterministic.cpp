@@ -1,7 +1,7 @@
 // module "accumulate_deterministic"
-WEFT_FUNC void f0_accumulate(wf::Ctx& ctx, wf::Array<float, 1> v0, wf::Array<wf::i32, 1> v1, wf::Array<float, 1> v2, wf::Array<float, 1> v3);
+WEFT_KERNEL void f0_accumulate(wf::Ctx& ctx, wf::Array<float, 1> v0, wf::Array<wf::i32, 1> v1, wf::Array<float, 1> v2, wf::Array<float, 1> v3);
 
-WEFT_FUNC void f0_accumulate(wf::Ctx& ctx, wf::Array<float, 1> v0, wf::Array<wf::i32, 1> v1, wf::Array<float, 1> v2, wf::Array<float, 1> v3) {
+WEFT_KERNEL void f0_accumulate(wf::Ctx& ctx, wf::Array<float, 1> v0, wf::Array<wf::i32, 1> v1, wf::Array<float, 1> v2, wf::Array<float, 1> v3) {
     const wf::i32 v4 = ctx.tid[0];
     const float v5 = *wf::addr(v0, v4);
     const wf::i32 v6 = *wf::addr(v1, v4);
@@ -16,16 +16,22 @@ WEFT_FUNC void f0_accumulate(wf::Ctx& ctx, wf::Array<float, 1> v0, wf::Array<wf:
     }
 }
 
-extern "C" __attribute__((visibility("default"))) void weft_kernel_0(void* const* args, const wf::Launch* launch) {
+WEFT_KERNEL void weft_kernel_0_chunk(const wf::Launch& launch, wf::i32 begin, wf::i32 end, wf::Error* error, const wf::Array<float, 1> a0, const wf::Array<wf::i32, 1> a1, const wf::Array<float, 1> a2, const wf::Array<float, 1> a3) {
+    wf::BlockPrivate block_private;
+    wf::block_private_begin(block_private);
+    WEFT_THREADS_INDEPENDENT
+    for (wf::i32 i = begin; i < end; ++i) {
+        wf::Ctx ctx{{i, 0, 0, 0}, error, &block_private, i, 0};
+        f0_accumulate(ctx, a0, a1, a2, a3);
+    }
+    wf::block_private_end(block_private);
+    (void)launch;
+}
+
+extern "C" __attribute__((visibility("default"))) void weft_kernel_0(void* const* args, const wf::Launch* launch, wf::i64 begin, wf::i64 end, wf::Error* error) {
     const wf::Array<float, 1> a0 = *static_cast<const wf::Array<float, 1>*>(args[0]);
     const wf::Array<wf::i32, 1> a1 = *static_cast<const wf::Array<wf::i32, 1>*>(args[1]);
     const wf::Array<float, 1> a2 = *static_cast<const wf::Array<float, 1>*>(args[2]);
     const wf::Array<float, 1> a3 = *static_cast<const wf::Array<float, 1>*>(args[3]);
-    wf::Ctx ctx{{0, 0, 0, 0}, launch->error, nullptr, 0, 0};
-    for (wf::i64 i = 0; i < launch->total && ctx.error->code == 0; ++i) {
-        wf::set_tid<1>(ctx, *launch, i);
-        ctx.thread = i;
-        ctx.reservations = 0;
-        f0_accumulate(ctx, a0, a1, a2, a3);
-    }
+    weft_kernel_0_chunk(*launch, static_cast<wf::i32>(begin), static_cast<wf::i32>(end), error, a0, a1, a2, a3);
 }

@@ -1,7 +1,7 @@
 // module "first_above"
-WEFT_FUNC void f0_first_above(wf::Ctx& ctx, wf::Array<float, 2> v0, float v1, wf::Array<wf::i32, 2> v2);
+WEFT_KERNEL void f0_first_above(wf::Ctx& ctx, wf::Array<float, 2> v0, float v1, wf::Array<wf::i32, 2> v2);
 
-WEFT_FUNC void f0_first_above(wf::Ctx& ctx, wf::Array<float, 2> v0, float v1, wf::Array<wf::i32, 2> v2) {
+WEFT_KERNEL void f0_first_above(wf::Ctx& ctx, wf::Array<float, 2> v0, float v1, wf::Array<wf::i32, 2> v2) {
     const wf::i32 v3 = ctx.tid[0];
     const wf::i32 v4 = ctx.tid[1];
     wf::i32 v5 = wf::i32(0);
@@ -23,15 +23,20 @@ WEFT_FUNC void f0_first_above(wf::Ctx& ctx, wf::Array<float, 2> v0, float v1, wf
     *wf::addr(v2, v3, v4) = v6;
 }
 
-extern "C" __attribute__((visibility("default"))) void weft_kernel_0(void* const* args, const wf::Launch* launch) {
+WEFT_KERNEL void weft_kernel_0_chunk(const wf::Launch& launch, wf::i32 begin, wf::i32 end, wf::Error* error, const wf::Array<float, 2> a0, const float a1, const wf::Array<wf::i32, 2> a2) {
+    WEFT_THREADS_INDEPENDENT
+    for (wf::i32 i = begin; i < end; ++i) {
+        wf::Ctx ctx{{i, 0, 0, 0}, error, nullptr, i, 0};
+        wf::set_tid<2>(ctx, launch, i);
+        f0_first_above(ctx, a0, a1, a2);
+    }
+    (void)launch;
+}
+
+extern "C" __attribute__((visibility("default"))) void weft_kernel_0(void* const* args, const wf::Launch* launch, wf::i64 begin, wf::i64 end, wf::Error* error) {
     const wf::Array<float, 2> a0 = *static_cast<const wf::Array<float, 2>*>(args[0]);
     const float a1 = *static_cast<const float*>(args[1]);
     const wf::Array<wf::i32, 2> a2 = *static_cast<const wf::Array<wf::i32, 2>*>(args[2]);
-    wf::Ctx ctx{{0, 0, 0, 0}, launch->error, nullptr, 0, 0};
-    for (wf::i64 i = 0; i < launch->total && ctx.error->code == 0; ++i) {
-        wf::set_tid<2>(ctx, *launch, i);
-        ctx.thread = i;
-        ctx.reservations = 0;
-        f0_first_above(ctx, a0, a1, a2);
-    }
+    if (wf::dense(a0) && wf::dense(a2)) return weft_kernel_0_chunk(*launch, static_cast<wf::i32>(begin), static_cast<wf::i32>(end), error, wf::densified(a0), a1, wf::densified(a2));
+    weft_kernel_0_chunk(*launch, static_cast<wf::i32>(begin), static_cast<wf::i32>(end), error, a0, a1, a2);
 }

@@ -1,6 +1,6 @@
 // module "reduce_by_bin"
 WEFT_FUNC float f0_contribution(wf::Ctx& ctx, wf::Array<float, 1> v0, wf::Array<wf::i32, 1> v1, wf::i32 v2, wf::i32 v3);
-WEFT_FUNC void f1_reduce_by_bin(wf::Ctx& ctx, wf::Array<float, 1> v0, wf::Array<wf::i32, 1> v1, wf::Array<float, 1> v2, wf::i32 v3);
+WEFT_KERNEL void f1_reduce_by_bin(wf::Ctx& ctx, wf::Array<float, 1> v0, wf::Array<wf::i32, 1> v1, wf::Array<float, 1> v2, wf::i32 v3);
 
 WEFT_FUNC float f0_contribution(wf::Ctx& ctx, wf::Array<float, 1> v0, wf::Array<wf::i32, 1> v1, wf::i32 v2, wf::i32 v3) {
     const float v4 = *wf::addr(v0, wf::wrap(v2, v0.shape[0]));
@@ -11,7 +11,7 @@ WEFT_FUNC float f0_contribution(wf::Ctx& ctx, wf::Array<float, 1> v0, wf::Array<
     return v8;
 }
 
-WEFT_FUNC void f1_reduce_by_bin(wf::Ctx& ctx, wf::Array<float, 1> v0, wf::Array<wf::i32, 1> v1, wf::Array<float, 1> v2, wf::i32 v3) {
+WEFT_KERNEL void f1_reduce_by_bin(wf::Ctx& ctx, wf::Array<float, 1> v0, wf::Array<wf::i32, 1> v1, wf::Array<float, 1> v2, wf::i32 v3) {
     const wf::i32 v4 = ctx.tid[0];
     float v5 = 0.0f;
     const wf::i32 v6 = wf::i32(0);
@@ -24,16 +24,20 @@ WEFT_FUNC void f1_reduce_by_bin(wf::Ctx& ctx, wf::Array<float, 1> v0, wf::Array<
     *wf::addr(v2, v4) = v5;
 }
 
-extern "C" __attribute__((visibility("default"))) void weft_kernel_1(void* const* args, const wf::Launch* launch) {
+WEFT_KERNEL void weft_kernel_1_chunk(const wf::Launch& launch, wf::i32 begin, wf::i32 end, wf::Error* error, const wf::Array<float, 1> a0, const wf::Array<wf::i32, 1> a1, const wf::Array<float, 1> a2, const wf::i32 a3) {
+    WEFT_THREADS_INDEPENDENT
+    for (wf::i32 i = begin; i < end; ++i) {
+        wf::Ctx ctx{{i, 0, 0, 0}, error, nullptr, i, 0};
+        f1_reduce_by_bin(ctx, a0, a1, a2, a3);
+    }
+    (void)launch;
+}
+
+extern "C" __attribute__((visibility("default"))) void weft_kernel_1(void* const* args, const wf::Launch* launch, wf::i64 begin, wf::i64 end, wf::Error* error) {
     const wf::Array<float, 1> a0 = *static_cast<const wf::Array<float, 1>*>(args[0]);
     const wf::Array<wf::i32, 1> a1 = *static_cast<const wf::Array<wf::i32, 1>*>(args[1]);
     const wf::Array<float, 1> a2 = *static_cast<const wf::Array<float, 1>*>(args[2]);
     const wf::i32 a3 = *static_cast<const wf::i32*>(args[3]);
-    wf::Ctx ctx{{0, 0, 0, 0}, launch->error, nullptr, 0, 0};
-    for (wf::i64 i = 0; i < launch->total && ctx.error->code == 0; ++i) {
-        wf::set_tid<1>(ctx, *launch, i);
-        ctx.thread = i;
-        ctx.reservations = 0;
-        f1_reduce_by_bin(ctx, a0, a1, a2, a3);
-    }
+    if (wf::dense(a0) && wf::dense(a1) && wf::dense(a2)) return weft_kernel_1_chunk(*launch, static_cast<wf::i32>(begin), static_cast<wf::i32>(end), error, wf::densified(a0), wf::densified(a1), wf::densified(a2), a3);
+    weft_kernel_1_chunk(*launch, static_cast<wf::i32>(begin), static_cast<wf::i32>(end), error, a0, a1, a2, a3);
 }

@@ -1,7 +1,7 @@
 // module "reserve"
 WEFT_FUNC wf::i32 f0_take(wf::Ctx& ctx, wf::Array<wf::i32, 1> v0);
-WEFT_FUNC void f1_compact_positive(wf::Ctx& ctx, wf::Array<float, 1> v0, wf::Array<wf::i32, 1> v1, wf::Array<float, 1> v2);
-WEFT_FUNC void f2_compact_positive__count(wf::Ctx& ctx, wf::Array<float, 1> v0, wf::Array<wf::i32, 1> v1, wf::Array<float, 1> v2);
+WEFT_KERNEL void f1_compact_positive(wf::Ctx& ctx, wf::Array<float, 1> v0, wf::Array<wf::i32, 1> v1, wf::Array<float, 1> v2);
+WEFT_KERNEL void f2_compact_positive__count(wf::Ctx& ctx, wf::Array<float, 1> v0, wf::Array<wf::i32, 1> v1, wf::Array<float, 1> v2);
 WEFT_FUNC wf::i32 f3_take__count(wf::Ctx& ctx, wf::Array<wf::i32, 1> v0);
 
 WEFT_FUNC wf::i32 f0_take(wf::Ctx& ctx, wf::Array<wf::i32, 1> v0) {
@@ -11,7 +11,7 @@ WEFT_FUNC wf::i32 f0_take(wf::Ctx& ctx, wf::Array<wf::i32, 1> v0) {
     return v3;
 }
 
-WEFT_FUNC void f1_compact_positive(wf::Ctx& ctx, wf::Array<float, 1> v0, wf::Array<wf::i32, 1> v1, wf::Array<float, 1> v2) {
+WEFT_KERNEL void f1_compact_positive(wf::Ctx& ctx, wf::Array<float, 1> v0, wf::Array<wf::i32, 1> v1, wf::Array<float, 1> v2) {
     const wf::i32 v3 = ctx.tid[0];
     const float v4 = *wf::addr(v0, v3);
     const float v5 = 0.0f;
@@ -31,7 +31,7 @@ WEFT_FUNC void f1_compact_positive(wf::Ctx& ctx, wf::Array<float, 1> v0, wf::Arr
     }
 }
 
-WEFT_FUNC void f2_compact_positive__count(wf::Ctx& ctx, wf::Array<float, 1> v0, wf::Array<wf::i32, 1> v1, wf::Array<float, 1> v2) {
+WEFT_KERNEL void f2_compact_positive__count(wf::Ctx& ctx, wf::Array<float, 1> v0, wf::Array<wf::i32, 1> v1, wf::Array<float, 1> v2) {
     const wf::i32 v3 = ctx.tid[0];
     const float v4 = *wf::addr(v0, v3);
     const float v5 = 0.0f;
@@ -55,31 +55,37 @@ WEFT_FUNC wf::i32 f3_take__count(wf::Ctx& ctx, wf::Array<wf::i32, 1> v0) {
     return v3;
 }
 
-extern "C" __attribute__((visibility("default"))) void weft_kernel_1(void* const* args, const wf::Launch* launch) {
-    const wf::Array<float, 1> a0 = *static_cast<const wf::Array<float, 1>*>(args[0]);
-    const wf::Array<wf::i32, 1> a1 = *static_cast<const wf::Array<wf::i32, 1>*>(args[1]);
-    const wf::Array<float, 1> a2 = *static_cast<const wf::Array<float, 1>*>(args[2]);
-    wf::Ctx ctx{{0, 0, 0, 0}, launch->error, nullptr, 0, 0};
-    if (wf::slots_overflowed(a1.det)) return;
-    for (wf::i64 i = 0; i < launch->total && ctx.error->code == 0; ++i) {
-        wf::set_tid<1>(ctx, *launch, i);
-        ctx.thread = i;
-        ctx.reservations = 0;
+WEFT_KERNEL void weft_kernel_1_chunk(const wf::Launch& launch, wf::i32 begin, wf::i32 end, wf::Error* error, const wf::Array<float, 1> a0, const wf::Array<wf::i32, 1> a1, const wf::Array<float, 1> a2) {
+    WEFT_THREADS_INDEPENDENT
+    for (wf::i32 i = begin; i < end; ++i) {
+        wf::Ctx ctx{{i, 0, 0, 0}, error, nullptr, i, 0};
         f1_compact_positive(ctx, a0, a1, a2);
         wf::reservations_end(ctx, a1.det, false);
     }
+    (void)launch;
 }
 
-extern "C" __attribute__((visibility("default"))) void weft_kernel_2(void* const* args, const wf::Launch* launch) {
+extern "C" __attribute__((visibility("default"))) void weft_kernel_1(void* const* args, const wf::Launch* launch, wf::i64 begin, wf::i64 end, wf::Error* error) {
     const wf::Array<float, 1> a0 = *static_cast<const wf::Array<float, 1>*>(args[0]);
     const wf::Array<wf::i32, 1> a1 = *static_cast<const wf::Array<wf::i32, 1>*>(args[1]);
     const wf::Array<float, 1> a2 = *static_cast<const wf::Array<float, 1>*>(args[2]);
-    wf::Ctx ctx{{0, 0, 0, 0}, launch->error, nullptr, 0, 0};
-    for (wf::i64 i = 0; i < launch->total && ctx.error->code == 0; ++i) {
-        wf::set_tid<1>(ctx, *launch, i);
-        ctx.thread = i;
-        ctx.reservations = 0;
+    if (wf::slots_overflowed(a1.det)) return;
+    weft_kernel_1_chunk(*launch, static_cast<wf::i32>(begin), static_cast<wf::i32>(end), error, a0, a1, a2);
+}
+
+WEFT_KERNEL void weft_kernel_2_chunk(const wf::Launch& launch, wf::i32 begin, wf::i32 end, wf::Error* error, const wf::Array<float, 1> a0, const wf::Array<wf::i32, 1> a1, const wf::Array<float, 1> a2) {
+    WEFT_THREADS_INDEPENDENT
+    for (wf::i32 i = begin; i < end; ++i) {
+        wf::Ctx ctx{{i, 0, 0, 0}, error, nullptr, i, 0};
         f2_compact_positive__count(ctx, a0, a1, a2);
         wf::reservations_end(ctx, a1.det, true);
     }
+    (void)launch;
+}
+
+extern "C" __attribute__((visibility("default"))) void weft_kernel_2(void* const* args, const wf::Launch* launch, wf::i64 begin, wf::i64 end, wf::Error* error) {
+    const wf::Array<float, 1> a0 = *static_cast<const wf::Array<float, 1>*>(args[0]);
+    const wf::Array<wf::i32, 1> a1 = *static_cast<const wf::Array<wf::i32, 1>*>(args[1]);
+    const wf::Array<float, 1> a2 = *static_cast<const wf::Array<float, 1>*>(args[2]);
+    weft_kernel_2_chunk(*launch, static_cast<wf::i32>(begin), static_cast<wf::i32>(end), error, a0, a1, a2);
 }

@@ -5,6 +5,8 @@
 #include <cstdlib>
 #include <string>
 
+#include "runtime/cpu/worker_pool.hpp"
+
 namespace weft::test {
 
 namespace {
@@ -19,6 +21,10 @@ bool gpu_run() {
 
 Device test_device() {
     return gpu_run() ? Device::cuda(0) : Device::cpu();
+}
+
+bool in_thread_order(const Module& module) {
+    return test_device().is_cpu() && runtime::cpu::cpu_workers(module.options()) == 1;
 }
 
 }  // namespace weft::test

@@ -3,12 +3,16 @@
 
 #include <dlfcn.h>
 
+#include <atomic>
 #include <chrono>
+#include <cstdint>
 #include <cstdio>
+#include <mutex>
 
 #include "base/hash.hpp"
 #include "runtime/cache.hpp"
 #include "runtime/cpu/host_compiler.hpp"
+#include "runtime/cpu/worker_pool.hpp"
 #include "runtime/files.hpp"
 #include "weft/error.hpp"
 
@@ -23,7 +27,7 @@ std::shared_ptr<CpuModule> CpuModule::load(codegen::Generated generated, const p
     m->adopt(std::move(generated), plan);
 
     const HostCompiler& compiler = host_compiler();
-    const std::vector<std::string> flags = compile_flags(options);
+    const std::vector<std::string> flags = compile_flags(compiler, options);
     base::Hasher key;
     key.add(codegen::prelude()).add(m->generated_.source).add(compiler.key);
     for (const auto& f : flags) key.add(f);
@@ -87,12 +91,29 @@ void CpuModule::unload() {
 CpuModule::~CpuModule() {
     unload();
 }
-void CpuModule::launch(size_t function, const LaunchGrid& grid, void* const* args, const Options&) const {
-    FaultRecord fault{};
-    const LaunchRecord launch = launch_record(grid, &fault);
-    entries_.at(function)(args, &launch);
+void CpuModule::launch(size_t function, const LaunchGrid& grid, void* const* args,
+                       const Options& options) const {
+    const Entry entry = entries_.at(function);
+    const LaunchRecord launch = launch_record(grid, nullptr);
+    // Each chunk records its own first fault (it stops there); the launch reports the fault of
+    // the earliest chunk that has one, which is the first in thread order. Chunks after a
+    // faulting one need not run: the launch is undone.
+    std::mutex faults_mutex;
+    FaultRecord first{};
+    std::atomic<int64_t> first_chunk{INT64_MAX};
+    run_chunks(launch.total, cpu_workers(options), [&](int64_t chunk, int64_t begin, int64_t end) {
+        if (chunk > first_chunk.load(std::memory_order_relaxed)) return;
+        FaultRecord fault{};
+        entry(args, &launch, begin, end, &fault);
+        if (fault.code == 0) return;
+        std::lock_guard lock(faults_mutex);
+        if (chunk < first_chunk.load(std::memory_order_relaxed)) {
+            first = fault;
+            first_chunk.store(chunk, std::memory_order_relaxed);
+        }
+    });
     if (generated_.prints[function]) std::fflush(stdout);
-    if (fault.code != 0) throw_fault(function, fault);
+    if (first.code != 0) throw_fault(function, first);
 }
 
 }  // namespace weft::runtime::cpu

@@ -16,7 +16,8 @@ public:
     CpuModule(const CpuModule&) = delete;
     CpuModule& operator=(const CpuModule&) = delete;
 
-    // Runs the launch's threads one after another, in row-major order, on the calling thread.
+    // Runs the launch's threads in chunks on the CPU's workers (docs/design/0019); returns when
+    // all have run. A fault is the first in (row-major) thread order.
     void launch(size_t function, const LaunchGrid& grid, void* const* args,
                 const Options& options) const override;
 
@@ -26,7 +27,8 @@ private:
     // nothing, when it cannot.
     void open(const std::filesystem::path& path);
     void unload();
-    using Entry = void (*)(void* const*, const LaunchRecord*);
+    // Runs threads [begin, end) of the launch; records the chunk's first fault in the last argument.
+    using Entry = void (*)(void* const*, const LaunchRecord*, int64_t, int64_t, FaultRecord*);
     void* handle_ = nullptr;
     std::vector<Entry> entries_;
 };

@@ -120,11 +120,17 @@ const HostCompiler& host_compiler() {
     return *c;
 }
 
-std::vector<std::string> compile_flags(const Options& options) {
+std::vector<std::string> compile_flags(const HostCompiler& compiler, const Options& options) {
     std::vector<std::string> flags = {"-std=c++17", "-shared", "-fPIC", "-fvisibility=hidden",
                                       "-fno-math-errno",
                                       // Signed overflow wraps, as it does on the GPU.
                                       "-fwrapv", "-O" + std::to_string(options.optimization_level)};
+    // GCC's -O2 vectorizes only loops that need no remainder, which a chunk of a launch's threads
+    // has; its -O3 cost model lets the chunk loop vectorize across threads (docs/design/0019).
+    // Vectorizing changes no result: nothing is reassociated without -ffast-math.
+    const bool gcc = compiler.version.find("Free Software Foundation") != std::string::npos &&
+                     compiler.version.find("clang") == std::string::npos;
+    if (gcc && options.optimization_level == 2) flags.push_back("-fvect-cost-model=dynamic");
     // Arithmetic must match across devices in GpuToGpu mode: no contraction into FMA.
     if (options.deterministic == Deterministic::GpuToGpu) flags.push_back("-ffp-contract=off");
     return flags;

@@ -21,8 +21,8 @@ struct HostCompiler {
 // The compiler CPU modules are built with now: WEFT_CXX is read at each call; each executable
 // is probed once per process. Throws weft::Error when it cannot be found or run.
 const HostCompiler& host_compiler();
-// The flags a module with `options` is compiled with.
-std::vector<std::string> compile_flags(const Options& options);
+// The flags `compiler` compiles a module with `options` with.
+std::vector<std::string> compile_flags(const HostCompiler& compiler, const Options& options);
 // Compiles `source` to the shared object `output` for module `module`. Throws weft::Error that
 // says why: the compiler was killed, could not write its files, wrote no output, or (when none
 // of those) failed on the generated code, which is a bug in Weft.
