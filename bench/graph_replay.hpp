@@ -6,7 +6,6 @@
 #include <vector>
 #include <weft/weft.hpp>
 
-#include "runtime/cuda/context.hpp"
 
 namespace weft::bench {
 
@@ -15,25 +14,17 @@ inline double median(std::vector<double> v) {
     return v[v.size() / 2];
 }
 
-// Captures the work `enqueue` queues on GPU `gpu`'s current stream into a graph and returns the
-// median milliseconds of 50 replays (after 5 warm-ups; 3 after 1 for a replay slower than
-// 0.1 s), timed with CUDA events.
+// Captures the work `enqueue` queues on GPU `gpu`'s current stream into a graph (the public
+// weft::capture) and returns the median milliseconds of 50 replays (after 5 warm-ups; 3 after 1
+// for a replay slower than 0.1 s), timed with CUDA events.
 inline double graph_replay_ms(Device gpu, const std::function<void()>& enqueue) {
-    namespace cu = weft::runtime::cuda;
-    const cu::Driver& d = cu::require_driver();
-    const auto stream = cu::current_stream(gpu.ordinal())->stream;
-    cu::check(d.cuStreamBeginCapture(stream, cu::CU_STREAM_CAPTURE_MODE_THREAD_LOCAL), "begin capture");
-    enqueue();
-    cu::CUgraph graph = nullptr;
-    cu::check(d.cuStreamEndCapture(stream, &graph), "end capture");
-    cu::CUgraphExec exec = nullptr;
-    cu::check(d.cuGraphInstantiateWithFlags(&exec, graph, 0), "instantiate");
+    const Graph graph = capture(gpu, enqueue);
     Event start(gpu), end(gpu);
     std::vector<double> ms;
     int warmups = 5, timed = 50;
     for (int r = 0; r < warmups + timed; ++r) {
         start.record();
-        cu::check(d.cuGraphLaunch(exec, stream), "graph launch");
+        graph.launch();
         end.record();
         end.synchronize();
         const double t = Event::elapsed_ms(start, end);
@@ -46,8 +37,6 @@ inline double graph_replay_ms(Device gpu, const std::function<void()>& enqueue) 
         if (r >= warmups) ms.push_back(t);
     }
     synchronize(gpu);
-    d.cuGraphExecDestroy(exec);
-    d.cuGraphDestroy(graph);
     return median(ms);
 }
 
