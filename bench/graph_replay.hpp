@@ -6,7 +6,6 @@
 #include <vector>
 #include <weft/weft.hpp>
 
-
 namespace weft::bench {
 
 inline double median(std::vector<double> v) {
