@@ -19,6 +19,9 @@ struct Allocation {
     Device device = Device::cpu();
     // GPU memory is freed in order on the stream it was allocated on (set by its backend).
     std::shared_ptr<runtime::cuda::StreamState> stream;
+    // The gradient of this memory (autodiff): an allocation of the same size, made by
+    // AnyArray::requires_grad_(); every view of this memory reads its gradient at the same bytes.
+    std::shared_ptr<Allocation> grad;
     ~Allocation();
 };
 
