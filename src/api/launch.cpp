@@ -4,12 +4,15 @@
 #include <cstdio>
 #include <optional>
 
+#include "api/launch_checks.hpp"
 #include "api/module_state.hpp"
 #include "runtime/backend.hpp"
 #include "runtime/launch_steps.hpp"
 #include "weft/error.hpp"
 
 namespace weft {
+
+namespace detail {
 
 namespace {
 
@@ -30,6 +33,8 @@ std::string describe(const LaunchArg& a) {
 [[noreturn]] void fail(const detail::KernelState& kernel, const Dim& dim, const std::string& message) {
     throw Error(message, kernel.body->name, dim.loc.file, dim.loc.line);
 }
+
+}  // namespace
 
 // The launch's thread count, after checking its dimensions.
 int64_t checked_threads(const detail::KernelState& kernel, const Dim& dim) {
@@ -99,10 +104,6 @@ void check_against_plan(const detail::KernelState& kernel, const Dim& dim, const
                              "extent as an Int64 argument instead, or split the array into smaller views");
 }
 
-}  // namespace
-
-namespace detail {
-
 std::string floating_text(double value) {
     char text[32];
     std::snprintf(text, sizeof text, "%.17g", value);
@@ -147,11 +148,11 @@ Dim::Dim(std::initializer_list<int64_t> extents, std::source_location s)
 }
 
 void launch(const detail::KernelState& kernel, const Dim& dim, const std::vector<LaunchArg>& args) {
-    const int64_t threads = checked_threads(kernel, dim);
-    const Device target = checked_device(kernel, dim, args);
+    const int64_t threads = detail::checked_threads(kernel, dim);
+    const Device target = detail::checked_device(kernel, dim, args);
     const auto compiled = kernel.module->compile(target, dim.loc);
     const plan::KernelPlan& plan = *compiled->plan->find(kernel.body->name);
-    check_against_plan(kernel, dim, args, plan);
+    detail::check_against_plan(kernel, dim, args, plan);
 
     runtime::LaunchRequest request;
     request.backend = &runtime::backend(target);

@@ -92,7 +92,8 @@ bool StateLock::held(const ModuleState& state) {
 
 std::shared_ptr<const transforms::Lowered> ModuleState::lower_locked() {
     if (!traced) traced = std::make_shared<const ir::Program>(frontend::trace_program(name, funcs, kernels));
-    if (!lowered) lowered = std::make_shared<const transforms::Lowered>(transforms::lower(*traced, options));
+    if (!lowered)
+        lowered = std::make_shared<const transforms::Lowered>(transforms::lower(*traced, options, adjoints));
     return lowered;
 }
 
@@ -106,8 +107,13 @@ codegen::Generated generate(const transforms::Lowered& lowered, const Options& o
 
 }  // namespace
 
-std::shared_ptr<const CompiledModule> ModuleState::compile(Device device, Loc loc) {
+std::shared_ptr<const CompiledModule> ModuleState::compile(Device device, Loc loc, bool with_adjoints) {
     StateLock lock(*this, "a launch of one of its kernels (or compile())", loc);
+    if (with_adjoints && !adjoints) {
+        adjoints = true;
+        lowered.reset();
+        compiled.clear();
+    }
     auto& slot = compiled[device.name()];
     if (!slot) {
         auto c = std::make_shared<CompiledModule>();

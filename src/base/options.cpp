@@ -100,6 +100,7 @@ Options apply_patch(const Options& base, const OptionsPatch& p) {
     if (p.block_dim) o.block_dim = *p.block_dim;
     if (p.debug) o.debug = *p.debug;
     if (p.verbose) o.verbose = *p.verbose;
+    if (p.enable_backward) o.enable_backward = *p.enable_backward;
     validate(o);
     return o;
 }
@@ -154,11 +155,13 @@ void set_option(Options& options, std::string_view name, const OptionValue& v, s
             p.debug = expect<bool>(name, v, "a bool");
         else if (name == "verbose")
             p.verbose = expect<bool>(name, v, "a bool");
+        else if (name == "enable_backward")
+            p.enable_backward = expect<bool>(name, v, "a bool");
         else
             throw Error("unknown option '" + std::string(name) +
                         "'; options are deterministic, deterministic_strategy, deterministic_max_records, "
                         "deterministic_debug, "
-                        "bounds_check, optimization_level, block_dim, debug, verbose");
+                        "bounds_check, optimization_level, block_dim, debug, verbose, enable_backward");
         options = apply_patch(options, p);
     });
 }
