@@ -9,6 +9,7 @@
 #include "runtime/backend.hpp"
 #include "runtime/launch_steps.hpp"
 #include "weft/error.hpp"
+#include "weft/tape.hpp"
 
 namespace weft {
 
@@ -166,6 +167,7 @@ void launch(const detail::KernelState& kernel, const Dim& dim, const std::vector
     request.site = {kernel.body->name, dim.loc.file, dim.loc.line, threads};
     runtime::KernelLaunch launch(std::move(request));
     runtime::run(launch);  // plan, prepare, (count, assign,) execute, resolve
+    if (compiled->options.enable_backward) detail::tape_record(kernel, dim, args);
 }
 
 }  // namespace weft
