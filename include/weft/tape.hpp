@@ -15,6 +15,15 @@ namespace detail {
 void tape_record(const KernelState& kernel, const Dim& dim, const std::vector<LaunchArg>& args);
 }  // namespace detail
 
+// In a custom adjoint (Module::func_grad): the gradient of the function's float array parameter
+// `a`, as in `weft::adjoint(values)[i] += adj_ret` (an atomic add, deterministic in RunToRun and
+// GpuToGpu modules).
+template <ElementType T, int N>
+Array<T, N> adjoint(const Array<T, N>& a, std::source_location s = std::source_location::current()) {
+    return detail::Access::wrap<Array<T, N>>(
+        detail::emit_adjoint(detail::Access::ref(a), detail::Loc::from(s)));
+}
+
 // Launches the generated adjoint of `kernel` (the spec's `adjoint=True` launch), for users who
 // manage their own tape. `args` are the forward launch's arguments; `grads` has one entry per
 // argument: the gradient of that argument (an array of its type and shape, on its device), or an

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "frontend/tracer.hpp"
 #include "ir/ir.hpp"
 #include "plan/plan.hpp"
 #include "runtime/device_module.hpp"
@@ -32,6 +33,7 @@ struct ModuleState {
     Options options;
     std::vector<std::shared_ptr<const TraceBody>> funcs;
     std::vector<std::shared_ptr<const TraceBody>> kernels;
+    std::vector<frontend::CustomDerivative> derivatives;  // custom adjoints and replays
     // Whether lowering generates adjoint kernels: set by the first backward launch of one of its
     // kernels, so modules that are never differentiated compile no adjoints.
     bool adjoints = false;

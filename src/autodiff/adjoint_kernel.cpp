@@ -36,7 +36,8 @@ struct Env {
 
 class Generator {
 public:
-    Generator(const ir::Function& src, ir::Function& out) : src_(src), g_(out), facts_(src) {
+    Generator(const ir::Program& program, const ir::Function& src, ir::Function& out)
+        : program_(program), src_(src), g_(out), facts_(src) {
         regions(src_.body);
     }
 
@@ -171,6 +172,7 @@ private:
                 case NodeKind::Param:
                 case NodeKind::Store:
                 case NodeKind::Atomic:
+                case NodeKind::Call:  // a custom adjoint's marker (structured_copy.hpp)
                 case NodeKind::Print: break;
                 case NodeKind::If: {
                     snapshot(n, env, e);
@@ -266,6 +268,68 @@ private:
         add(value, negate ? e.unary(ir::UnaryOp::Neg, read) : read, e);
     }
 
+    // A call of the custom adjoint that marker `n` names: with the call's arguments, the adjoint
+    // of its result, and the gradients of its float array arguments; reads and accumulations of
+    // a gradient the launch does not have are skipped.
+    void custom_adjoint(const ir::Node& n, const Env& env, Emitter& e) {
+        const bool returns = n.text == "result";
+        const size_t count = n.args.size() - (returns ? 1 : 0);
+        std::vector<ValueId> args;
+        for (size_t a = 0; a < count; ++a) args.push_back(env.map[n.args[a]]);
+        if (returns) {
+            const ValueId result = n.args.back();
+            const ValueId g = take(result, e);
+            args.push_back(g != kNone ? g : e.zero(src_.type_of(result).dtype));
+        }
+        std::map<ValueId, ValueId> flags;  // gradient array -> whether the launch has it
+        for (size_t a = 0; a < count; ++a) {
+            const ValueId v = n.args[a];
+            if (!src_.type_of(v).is_array() || !is_float(src_.type_of(v).dtype)) continue;
+            args.push_back(env.grad[v]);
+            flags[env.grad[v]] = has(v);
+        }
+        std::vector<ir::Node> body;
+        inline_function(program_, static_cast<uint32_t>(n.bits), args, g_, body, decls_);
+        guard_gradients(body, flags);
+        for (ir::Node& m : body) e.out()->push_back(std::move(m));
+    }
+
+    // Accumulations into and loads of the gradients in `flags` (through views) run only when
+    // the launch has that gradient; a skipped load reads zero.
+    void guard_gradients(std::vector<ir::Node>& nodes, std::map<ValueId, ValueId>& flags) {
+        std::vector<ir::Node> out;
+        for (ir::Node& n : nodes) {
+            for (ir::Block& b : n.blocks) guard_gradients(b.nodes, flags);
+            const auto it = n.args.empty() ? flags.end() : flags.find(n.args[0]);
+            if (it == flags.end() ||
+                (n.kind != NodeKind::View && n.kind != NodeKind::Atomic && n.kind != NodeKind::Load)) {
+                out.push_back(std::move(n));
+                continue;
+            }
+            const ValueId flag = it->second;
+            Emitter here(g_, &out, n.loc);
+            if (n.kind == NodeKind::View) {
+                flags[n.result] = flag;
+                out.push_back(std::move(n));
+            } else if (n.kind == NodeKind::Atomic) {
+                ir::Node atomic = std::move(n);
+                here.if_(flag, [&] { here.out()->push_back(std::move(atomic)); });
+            } else {
+                const ValueId r = n.result;
+                g_.values[r].assigned = true;
+                out.push_back({.kind = NodeKind::Const, .result = r, .loc = n.loc});
+                ir::Node load = std::move(n);
+                load.result = here.value(g_.type_of(r));
+                const ValueId t = load.result;
+                here.if_(flag, [&] {
+                    here.out()->push_back(std::move(load));
+                    here.assign(r, t);
+                });
+            }
+        }
+        nodes = std::move(out);
+    }
+
     void loop(const ir::Node& n, Env& env, Emitter& e) {
         const bool is_for = n.kind == NodeKind::For;
         const ir::Block& body = n.blocks[is_for ? 0 : 1];
@@ -298,6 +362,7 @@ private:
             e.set_loc(n.loc);
             switch (n.kind) {
                 case NodeKind::If: {
+                    if (n.sub == kReplayOnly) break;  // a function with a custom adjoint
                     auto branch = [&](int which) {
                         return [&, which] {
                             Env inner = region_env(n, env, e);
@@ -318,6 +383,7 @@ private:
                     break;
                 }
                 case NodeKind::Store: read_gradient(n, env, e, false); break;
+                case NodeKind::Call: custom_adjoint(n, env, e); break;
                 case NodeKind::Atomic:
                     if (n.atomic_op() == ir::AtomicOp::Add || n.atomic_op() == ir::AtomicOp::Sub)
                         read_gradient(n, env, e, n.atomic_op() == ir::AtomicOp::Sub);
@@ -347,6 +413,7 @@ private:
         }
     }
 
+    const ir::Program& program_;
     const ir::Function& src_;
     ir::Function& g_;
     const ir::Facts facts_;
@@ -360,64 +427,18 @@ private:
     std::map<const ir::Node*, bool> prefix_;
 };
 
-[[noreturn]] void reject(const ir::Function& kernel, const ir::Node& at, const std::string& message) {
-    throw Error("cannot generate the backward pass: " + message, kernel.name, at.loc.file, at.loc.line);
-}
-
-// What the generator cannot differentiate correctly, found before it starts.
-void check(const ir::Function& kernel, const ir::Function& copy, const std::vector<bool>& writes) {
-    const ir::Facts facts(copy);
-    auto name = [&](ValueId array) {
-        const int p = facts.param_of(array);
-        return p >= 0 ? "'" + kernel.param_names[p] + "'" : std::string("an array");
-    };
-    ir::for_each_node(copy.body, [&](const ir::Node& n) {
-        if (n.kind == NodeKind::Atomic) {
-            const bool is_float_array = is_float(copy.type_of(n.args[0]).dtype);
-            const std::string op = std::string("atomic_") + detail::op_name(n.atomic_op());
-            if (facts.used(n.result) && !is_float_array)
-                reject(kernel, n,
-                       "the kernel uses the result of " + op + " on counter " + name(n.args[0]) +
-                           " (slot allocation); a backward pass replays the forward code, and the replayed " +
-                           op +
-                           " would allocate new slots from the already-advanced counter and send "
-                           "gradients to the wrong elements. Save each element's slot in an array in this "
-                           "kernel, and differentiate a second kernel that reads the saved slots");
-            if (facts.used(n.result))
-                reject(kernel, n,
-                       "the kernel uses the result of " + op + " on " + name(n.args[0]) +
-                           ", which has no adjoint; compute the value another way");
-            if (is_float_array && n.atomic_op() != ir::AtomicOp::Add && n.atomic_op() != ir::AtomicOp::Sub)
-                reject(kernel, n,
-                       op + " on float array " + name(n.args[0]) +
-                           " has no adjoint (only atomic_add and atomic_sub do); write it another way, or "
-                           "set enable_backward = false for this kernel's module");
-        }
-        if (n.kind == NodeKind::Load) {
-            const int p = facts.param_of(n.args[0]);
-            if (p >= 0 && writes[p])
-                reject(kernel, n,
-                       "array " + name(n.args[0]) +
-                           " is loaded here and also written by this kernel; the backward pass replays the "
-                           "kernel after it has run, so the replayed load would read the written value. "
-                           "Write the results to a separate array");
-        }
-    });
-}
-
 }  // namespace
 
 AdjointKernel adjoint_kernel(const ir::Program& program, uint32_t k, const std::vector<bool>& writes,
                              const std::string& name) {
-    const ir::Function copy = structured_copy(program, k);
-    check(*program.functions[k], copy, writes);
+    const ir::Function copy = structured_copy(program, k, writes);
     AdjointKernel out;
     out.function.name = name;
     out.function.is_kernel = true;
     out.function.ret = copy.ret;
     out.function.tid_ndim = copy.tid_ndim;
     out.function.loc = copy.loc;
-    Generator gen(copy, out.function);
+    Generator gen(program, copy, out.function);
     out.differentiable = gen.run();
     out.function.param_names = copy.param_names;
     for (uint32_t p : out.differentiable) {

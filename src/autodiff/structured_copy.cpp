@@ -1,7 +1,11 @@
 // The adjoint generator's working copy of a kernel: calls inlined, exits as flags, operands snapped.
 #include "autodiff/structured_copy.hpp"
 
+#include <map>
+
 #include "autodiff/emitter.hpp"
+#include "ir/facts.hpp"
+#include "weft/error.hpp"
 
 namespace weft::autodiff {
 
@@ -39,7 +43,11 @@ struct Flags {
 
 class Copier {
 public:
-    Copier(const ir::Program& program, ir::Function& fn) : program_(program), fn_(fn) {}
+    // With `kernel` (and `writes`), the copy checks what a backward cannot do and handles custom
+    // derivatives; without, it only inlines.
+    Copier(const ir::Program& program, ir::Function& fn, const ir::Function* kernel = nullptr,
+           const std::vector<bool>* writes = nullptr)
+        : program_(program), fn_(fn), kernel_(kernel), writes_(writes) {}
 
     std::vector<ir::Node> top;  // declarations of the flag registers, at the start of the body
 
@@ -81,9 +89,11 @@ public:
                 case ir::NodeKind::Param:
                     if (env[n.result] != ir::kNoValue) break;  // an inlined function's: mapped already
                     env[n.result] = e.node(n, s.type_of(n.result), s.values[n.result].assigned);
+                    roots_[env[n.result]] = static_cast<int>(fn_.params.size());
                     fn_.params.push_back(env[n.result]);
                     break;
                 default: {
+                    if (kernel_) check(s, n, env);
                     ir::Node c = n;
                     for (size_t a = 0; a < c.args.size(); ++a)
                         c.args[a] = (n.kind == ir::NodeKind::Assign && a == 0) ? env[n.args[a]]
@@ -92,6 +102,7 @@ public:
                         c.result = e.value(s.type_of(n.result), s.values[n.result].assigned);
                         env[n.result] = c.result;
                     }
+                    if (n.kind == ir::NodeKind::View) roots_[c.result] = root(c.args[0]);
                     out.push_back(std::move(c));
                 }
             }
@@ -100,6 +111,74 @@ public:
     }
 
 private:
+    int root(ir::ValueId array) const {
+        const auto it = roots_.find(array);
+        return it == roots_.end() ? -1 : it->second;
+    }
+    const ir::Facts& facts(const ir::Function& s) {
+        auto it = facts_.find(&s);
+        if (it == facts_.end()) it = facts_.emplace(&s, std::make_unique<ir::Facts>(s)).first;
+        return *it->second;
+    }
+    [[noreturn]] void reject(const ir::Node& at, const std::string& message) const {
+        throw Error("cannot generate the backward pass: " + message, kernel_->name, at.loc.file, at.loc.line);
+    }
+    std::string name(ir::ValueId array) const {
+        const int p = root(array);
+        return p >= 0 ? "'" + kernel_->param_names[p] + "'" : std::string("an array");
+    }
+
+    // What the backward pass cannot do correctly, found as node `n` of `s` is copied.
+    void check(const ir::Function& s, const ir::Node& n, const Env& env) {
+        if (n.kind == ir::NodeKind::Atomic) {
+            const ir::ValueId array = env[n.args[0]];
+            const bool float_array = is_float(fn_.type_of(array).dtype);
+            const std::string op = std::string("atomic_") + detail::op_name(n.atomic_op());
+            if (facts(s).used(n.result) && !float_array)
+                reject(n,
+                       "the kernel uses the result of " + op + " on counter " + name(array) +
+                           " (slot allocation); a backward pass replays the forward code, and the replayed " +
+                           op +
+                           " would allocate new slots from the already-advanced counter and send gradients "
+                           "to the wrong elements. Save each slot in an array in the forward pass and give "
+                           "the function that allocates it a custom replay (Module::func_replay) that reads "
+                           "the saved slot");
+            if (facts(s).used(n.result))
+                reject(n, "the kernel uses the result of " + op + " on " + name(array) +
+                              ", which has no adjoint; compute the value another way");
+            if (float_array && n.atomic_op() != ir::AtomicOp::Add && n.atomic_op() != ir::AtomicOp::Sub)
+                reject(n, op + " on float array " + name(array) +
+                              " has no adjoint (only atomic_add and atomic_sub do); write it another way, or "
+                              "set enable_backward = false for this kernel's module");
+        }
+        if (n.kind == ir::NodeKind::Load && replaying_ == 0) {
+            const int p = root(env[n.args[0]]);
+            if (p >= 0 && (*writes_)[p])
+                reject(n,
+                       "array " + name(env[n.args[0]]) +
+                           " is loaded here and also written by this kernel; the backward pass replays the "
+                           "kernel after it has run, so the replayed load would read the written value. "
+                           "Write the results to a separate array (or give the function that loads it a "
+                           "custom replay)");
+        }
+    }
+
+    // A custom adjoint may not allocate slots nor store to a gradient.
+    void check_custom_adjoint(const ir::Function& grad, size_t forward_params) {
+        const ir::Facts& f = facts(grad);
+        ir::for_each_node(grad.body, [&](const ir::Node& n) {
+            if (n.kind == ir::NodeKind::Atomic && f.used(n.result))
+                reject(n,
+                       "the custom adjoint '" + grad.name + "' uses the result of atomic_" +
+                           detail::op_name(n.atomic_op()) +
+                           "; slot allocation in a backward pass would allocate from the counter the forward "
+                           "pass advanced. Read slots the forward pass saved instead");
+            if (n.kind == ir::NodeKind::Store && f.param_of(n.args[0]) >= static_cast<int>(forward_params))
+                reject(n, "the custom adjoint '" + grad.name +
+                              "' stores to a gradient; accumulate into it with weft::adjoint(a)[i] += v");
+        });
+    }
+
     // Operand `a` of `n`, read through a Copy made now when a rule needs the value of a register.
     ir::ValueId operand(const ir::Function& s, const ir::Node& n, size_t a, Env& env, Emitter& e) {
         const ir::ValueId v = env[n.args[a]];
@@ -160,8 +239,11 @@ private:
         return exits && f.ret != ir::kNoValue;
     }
 
+public:
     void inline_call(const ir::Function& s, const ir::Node& n, Env& env, std::vector<ir::Node>& out) {
-        const ir::Function& callee = *program_.functions[n.bits];
+        const ir::Function& called = *program_.functions[n.bits];
+        const bool replayed = kernel_ && called.custom_replay >= 0;
+        const ir::Function& callee = replayed ? *program_.functions[called.custom_replay] : called;
         Emitter e(fn_, &out, n.loc);
         const Flags f{reg(ir::Type::scalar(DType::Bool)),
                       callee.ret.is_void() ? ir::kNoValue : reg(callee.ret)};
@@ -172,17 +254,46 @@ private:
             const ir::ValueId p = callee.params[i];
             inner[p] = callee.type_of(p).is_array() ? arg : e.copy(arg, callee.values[p].assigned);
         }
-        block(callee, callee.body, 0, inner, f, out);
+        replaying_ += replayed;
+        if (kernel_ && called.custom_adjoint >= 0) {
+            // Replayed for its result, never swept: the custom adjoint stands for its reverse.
+            ir::Node only{.kind = ir::NodeKind::If, .sub = kReplayOnly, .args = {e.boolean(true)},
+                          .blocks = std::vector<ir::Block>(2), .loc = n.loc};
+            block(callee, callee.body, 0, inner, f, only.blocks[0].nodes);
+            out.push_back(std::move(only));
+        } else {
+            block(callee, callee.body, 0, inner, f, out);
+        }
+        replaying_ -= replayed;
         if (n.result != ir::kNoValue) env[n.result] = e.copy(f.ret_value, s.values[n.result].assigned);
+        if (!kernel_ || called.custom_adjoint < 0) return;
+        const ir::Function& grad = *program_.functions[called.custom_adjoint];
+        check_custom_adjoint(grad, called.params.size() + (called.ret.is_void() ? 0 : 1));
+        ir::Node marker{.kind = ir::NodeKind::Call,
+                        .sub = kCustomAdjointCall,
+                        .bits = static_cast<uint64_t>(called.custom_adjoint),
+                        .loc = n.loc};
+        for (ir::ValueId a : n.args) marker.args.push_back(env[a]);
+        if (n.result != ir::kNoValue) {
+            marker.args.push_back(env[n.result]);
+            marker.text = "result";  // the last operand is the call's result
+        }
+        out.push_back(std::move(marker));
     }
 
+private:
     const ir::Program& program_;
     ir::Function& fn_;
+    const ir::Function* kernel_;
+    const std::vector<bool>* writes_;
+    int replaying_ = 0;                 // inside a custom replay's body
+    std::map<ir::ValueId, int> roots_;  // array value -> the kernel parameter whose memory it is
+    std::map<const ir::Function*, std::unique_ptr<ir::Facts>> facts_;
 };
 
 }  // namespace
 
-ir::Function structured_copy(const ir::Program& program, uint32_t k) {
+ir::Function structured_copy(const ir::Program& program, uint32_t k, const std::vector<bool>& writes) {
     const ir::Function& kernel = *program.functions[k];
     ir::Function fn;
     fn.name = kernel.name;
@@ -192,13 +303,34 @@ ir::Function structured_copy(const ir::Program& program, uint32_t k) {
     fn.tid_ndim = kernel.tid_ndim;
     fn.loc = kernel.loc;
     Env env(kernel.values.size(), ir::kNoValue);
-    Copier copier(program, fn);
+    Copier copier(program, fn, &kernel, &writes);
     const Flags top{copier.reg(ir::Type::scalar(DType::Bool))};
     std::vector<ir::Node> body;
     copier.block(kernel, kernel.body, 0, env, top, body);
     fn.body.nodes = std::move(copier.top);
     for (ir::Node& n : body) fn.body.nodes.push_back(std::move(n));
     return fn;
+}
+
+ir::ValueId inline_function(const ir::Program& program, uint32_t callee, const std::vector<ir::ValueId>& args,
+                            ir::Function& fn, std::vector<ir::Node>& out, std::vector<ir::Node>& decls) {
+    const ir::Function& called = *program.functions[callee];
+    Copier copier(program, fn);
+    Env env(args.size(), ir::kNoValue);
+    ir::Node call{.kind = ir::NodeKind::Call, .bits = callee, .loc = called.loc};
+    for (size_t i = 0; i < args.size(); ++i) {
+        env[i] = args[i];
+        call.args.push_back(static_cast<ir::ValueId>(i));
+    }
+    if (!called.ret.is_void()) call.result = static_cast<ir::ValueId>(args.size());
+    env.push_back(ir::kNoValue);
+    // A stand-in caller whose values 0... are the arguments and whose next value is the result.
+    ir::Function caller;
+    for (ir::ValueId a : args) caller.values.push_back({fn.type_of(a), false});
+    caller.values.push_back({called.ret, false});
+    copier.inline_call(caller, call, env, out);
+    for (ir::Node& n : copier.top) decls.push_back(std::move(n));
+    return called.ret.is_void() ? ir::kNoValue : env[args.size()];
 }
 
 }  // namespace weft::autodiff

@@ -132,7 +132,7 @@ TEST(StructuredCopy, ExitsBecomeFlagsAndCallsAreInlined) {
             here(3));
         b.return_(nullptr, here(6));
     });
-    const Function copy = weft::autodiff::structured_copy(p, 1);
+    const Function copy = weft::autodiff::structured_copy(p, 1, {false});
     const std::string k = kinds(copy.body);
     for (const char* gone : {"Break", "Continue", "Return", "Call"})
         EXPECT_EQ(k.find(gone), std::string::npos) << k;
