@@ -169,4 +169,18 @@ TEST(AutodiffLoadsStores, GatherScatterAndAtomics) {
     check_gradient(k, 6, kMixed, 9);
 }
 
+// Composite values trace to scalars, so their builtins are differentiated through the scalar rules.
+TEST(AutodiffComposites, Vec3Builtins) {
+    static auto k = module().kernel("vectors", [](D x, D out) {
+        const weft::vec3d a(x[0], x[1], x[2]);
+        const weft::vec3d b(x[3], x[4], x[5]);
+        const weft::vec3d c = weft::cross(a, b);
+        out[0] = weft::dot(c, a + b * 2.0);
+        out[1] = weft::length(a - b);
+        const weft::vec3d n = weft::normalize(b);
+        out[2] = n.x * 3.0 + n.y - n.z;
+    });
+    check_gradient(k, 1, kMixed, 3);
+}
+
 }  // namespace
