@@ -49,7 +49,9 @@ void launch_adjoint(const Kernel<P...>& kernel, const Dim& dim, const std::vecto
 
 // Records the launches this thread makes while the tape is recording (kernels of modules with
 // enable_backward = false are left out), with the gradients their array arguments have at that
-// time (AnyArray::grad). backward() runs their adjoints in reverse order of the launches.
+// time (AnyArray::grad). backward() runs their adjoints in reverse order of the launches. The
+// tape keeps the recorded arrays alive until reset() or its end; stop it on the thread that
+// started it before it ends.
 class Tape {
 public:
     Tape();
@@ -66,8 +68,8 @@ public:
     // backward().
     void backward(const AnyArray& loss, std::source_location s = std::source_location::current());
     // Runs the adjoint of each recorded launch, the last first, from the output gradients the
-    // caller has set.
-    void backward(std::source_location s = std::source_location::current());
+    // caller has set. An error names the recorded launch's line.
+    void backward();
     // Sets every gradient of the recorded launches' arrays to zero.
     void zero();
     // Forgets the recorded launches (recording, if on, goes on).

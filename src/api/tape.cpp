@@ -76,10 +76,10 @@ void Tape::backward(const AnyArray& loss, std::source_location s) {
         default: one = 0x3F800000u;
     }
     loss.grad().copy_from_host(&one, dtype_size(loss.dtype()));  // (little-endian hosts)
-    backward(s);
+    backward();
 }
 
-void Tape::backward(std::source_location) {
+void Tape::backward() {
     for (size_t i = state_->records.size(); i-- > 0;) {
         const Record& r = state_->records[i];
         launch_adjoint(r.kernel, r.dim, r.args, r.grads);
