@@ -68,7 +68,8 @@ public:
     // backward().
     void backward(const AnyArray& loss, std::source_location s = std::source_location::current());
     // Runs the adjoint of each recorded launch, the last first, from the output gradients the
-    // caller has set. An error names the recorded launch's line.
+    // caller has set. Every launch is checked first: an error (naming the recorded launch's line)
+    // leaves every gradient as it was.
     void backward();
     // Sets every gradient of the recorded launches' arrays to zero.
     void zero();

@@ -1,6 +1,7 @@
 // weft::Tape: launches recorded on a thread, their adjoints run in reverse order.
 #include "weft/tape.hpp"
 
+#include "api/adjoint_launch.hpp"
 #include "api/module_state.hpp"
 #include "weft/error.hpp"
 
@@ -80,10 +81,14 @@ void Tape::backward(const AnyArray& loss, std::source_location s) {
 }
 
 void Tape::backward() {
+    // Every launch is checked before any runs, so a rejected one leaves every gradient as it was.
+    std::vector<detail::PreparedAdjoint> adjoints;
+    adjoints.reserve(state_->records.size());
     for (size_t i = state_->records.size(); i-- > 0;) {
         const Record& r = state_->records[i];
-        launch_adjoint(r.kernel, r.dim, r.args, r.grads);
+        adjoints.emplace_back(r.kernel, r.dim, r.args, r.grads);
     }
+    for (detail::PreparedAdjoint& a : adjoints) a.run();
 }
 
 namespace detail {

@@ -168,16 +168,19 @@ TEST(AdjointRejections, SlotAllocationIsRejectedBeforeTheBackwardLaunches) {
     auto v = weft::from_vector<float>({1, 2}, dev(), weft::requires_grad);
     auto count = weft::zeros<int>(1, dev());
     auto out = weft::zeros<float>(2, dev(), weft::requires_grad);
+    auto y = weft::zeros<float>(2, dev(), weft::requires_grad);
     weft::Tape tape;
     tape.start();
     weft::launch(k, 2, v, count, out);
+    weft::launch(square(), 2, out, y);  // its adjoint would run first, but nothing runs
     tape.stop();
-    out.grad().fill_(1.0f);
+    y.grad().fill_(1.0f);
     const weft::Error e = error_from([&] { tape.backward(); });
     EXPECT_TRUE(has(e.message(), "slot allocation")) << e.what();
     EXPECT_EQ(e.kernel(), "compact");
     EXPECT_TRUE(has(e.file(), "autodiff_tape_test.cpp"));
     EXPECT_EQ(v.grad().to_vector(), (std::vector<float>{0, 0}));  // nothing ran
+    EXPECT_EQ(out.grad().to_vector(), (std::vector<float>{0, 0}));
     EXPECT_TRUE(has(error_from([&] {
                         weft::launch_adjoint(k, 2, {v.grad(), {}, out.grad()}, v, count, out);
                     }).message(),
