@@ -29,7 +29,8 @@ Array<T, N> adjoint(const Array<T, N>& a, std::source_location s = std::source_l
 // argument: the gradient of that argument (an array of its type and shape, on its device), or an
 // empty AnyArray for none. The adjoint reads the gradients of the arrays the kernel writes and
 // accumulates into the gradients of the arrays it reads (deterministically in RunToRun and
-// GpuToGpu modules); a missing gradient reads as zero and receives nothing. weft::Error, before
+// GpuToGpu modules); a missing gradient reads as zero and receives nothing, and a launch with no
+// gradient at all does nothing. weft::Error, before
 // anything runs, when the kernel's backward cannot be generated (naming the line that prevents
 // it) or its module has enable_backward = false. See docs/autodiff.md.
 void launch_adjoint(const detail::KernelState& kernel, const Dim& dim, const std::vector<LaunchArg>& args,

@@ -1,6 +1,7 @@
 // weft::launch_adjoint: a kernel's generated backward, launched with explicit gradient arrays.
 #include "api/adjoint_launch.hpp"
 
+#include <algorithm>
 #include <string>
 
 #include "api/launch_checks.hpp"
@@ -38,6 +39,9 @@ PreparedAdjoint::PreparedAdjoint(const KernelState& kernel, const Dim& dim,
         fail(kernel, dim,
              "takes one gradient entry per argument (" + std::to_string(args.size()) + "), got " +
                  std::to_string(grads.size()) + "; pass an empty weft::AnyArray() for arguments without one");
+    // A launch none of whose arrays has a gradient has nothing to differentiate (even when its
+    // kernel could not be: a compaction on the way, say).
+    if (std::none_of(grads.begin(), grads.end(), [](const AnyArray& g) { return g.valid(); })) return;
     compiled_ = kernel.module->compile(target_, dim.loc, true);
     if (!compiled_->options.enable_backward)
         fail(kernel, dim,

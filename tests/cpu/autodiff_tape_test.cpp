@@ -187,6 +187,28 @@ TEST(AdjointRejections, SlotAllocationIsRejectedBeforeTheBackwardLaunches) {
                     "slot allocation"));
 }
 
+// A recorded launch none of whose arrays has a gradient has nothing to differentiate, even
+// when its kernel could not be differentiated.
+TEST(AdjointRejections, ALaunchWithoutGradientsIsSkipped) {
+    static auto k = module().kernel("compact_plain", [](Array<float> v, Array<int> count, Array<float> out) {
+        auto slot = weft::atomic_add(count, 0, 1);
+        out[slot] = v[weft::tid()];
+    });
+    auto v = weft::ones<float>(2, dev());
+    auto count = weft::zeros<int>(1, dev());
+    auto compacted = weft::zeros<float>(2, dev());
+    auto x = weft::from_vector<float>({3, 4}, dev(), weft::requires_grad);
+    auto y = weft::zeros<float>(2, dev(), weft::requires_grad);
+    weft::Tape tape;
+    tape.start();
+    weft::launch(k, 2, v, count, compacted);
+    weft::launch(square(), 2, x, y);
+    tape.stop();
+    y.grad().fill_(1.0f);
+    tape.backward();
+    EXPECT_EQ(x.grad().to_vector(), (std::vector<float>{6, 8}));
+}
+
 TEST(AdjointRejections, LoadsOfWrittenArraysAndFloatMinMax) {
     static auto in_place = module().kernel("in_place", [](Array<float> x) {
         auto t = weft::tid();
