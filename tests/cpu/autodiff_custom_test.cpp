@@ -209,6 +209,17 @@ TEST(CustomAdjoint, Rejections) {
     EXPECT_TRUE(has(e.message(), "the custom adjoint 'g__grad' uses the result of atomic_add")) << e.what();
     EXPECT_TRUE(has(e.file(), "autodiff_custom_test.cpp"));
     EXPECT_EQ(x.grad().to_vector(), std::vector<float>(2, 0.0f));
+    // A custom adjoint that stores to a gradient instead of accumulating into it.
+    auto h = m.func("h", [](Array<float> x, Int t) { return x[t] * 1.0f; });
+    m.func_grad(h, [](Array<float> x, Int t, Float adj_ret) { weft::adjoint(x)[t] = adj_ret; });
+    auto uses_h =
+        m.kernel("uses_h", [&](Array<float> x, Array<float> out) { out[weft::tid()] = h(x, weft::tid()); });
+    const weft::Error stored = error_from([&] {
+        weft::launch_adjoint(uses_h, 2, {x.grad(), out.grad()}, x, out);
+    });
+    EXPECT_TRUE(
+        has(stored.message(), "stores to a gradient; accumulate into it with weft::adjoint(a)[i] += v"))
+        << stored.what();
     // weft::adjoint outside a custom adjoint.
     auto bad = m.kernel("bad", [](Array<float> x) { weft::adjoint(x)[0] += 1.0f; });
     EXPECT_TRUE(has(error_from([&] { weft::launch(bad, 1, x); }).message(),

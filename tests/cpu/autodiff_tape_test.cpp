@@ -220,6 +220,15 @@ TEST(AdjointRejections, LoadsOfWrittenArraysAndFloatMinMax) {
     auto out = weft::ones<float>(1, dev(), weft::requires_grad);
     weft::Error e = error_from([&] { weft::launch_adjoint(in_place, 2, {x.grad()}, x); });
     EXPECT_TRUE(has(e.message(), "array 'arg0' is loaded here and also written by this kernel")) << e.what();
+    static auto old_value =
+        module().kernel("old_value", [](Array<float> x, Array<float> out, Array<float> y) {
+            auto t = weft::tid();
+            y[t] = weft::atomic_add(out, 0, x[t]);
+        });
+    auto y = weft::zeros<float>(2, dev(), weft::requires_grad);
+    e = error_from([&] { weft::launch_adjoint(old_value, 2, {x.grad(), out.grad(), y.grad()}, x, out, y); });
+    EXPECT_TRUE(has(e.message(), "uses the result of atomic_add on 'arg1', which has no adjoint"))
+        << e.what();
     e = error_from([&] { weft::launch_adjoint(lowest, 2, {x.grad(), out.grad()}, x, out); });
     EXPECT_TRUE(has(e.message(), "atomic_min on float array 'arg1' has no adjoint")) << e.what();
     EXPECT_TRUE(has(e.file(), "autodiff_tape_test.cpp"));
