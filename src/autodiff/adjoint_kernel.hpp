@@ -19,9 +19,8 @@ struct AdjointKernel {
 
 // Builds the adjoint of kernel `k` of `program` (traced, before deterministic lowering), named
 // `name`. `writes` says, per parameter, whether the kernel writes it. Throws weft::Error naming
-// the kernel and the user's line for code whose gradient it cannot generate correctly: a
-// consumed atomic result (slot allocation), float atomics other than add and sub, and loads of
-// an array the kernel also writes.
+// the kernel and the user's line for code whose gradient it cannot generate correctly (the
+// checks of structured_copy.hpp).
 AdjointKernel adjoint_kernel(const ir::Program& program, uint32_t k, const std::vector<bool>& writes,
                              const std::string& name);
 

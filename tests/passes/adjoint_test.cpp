@@ -1,6 +1,9 @@
 // The autodiff passes on hand-built IR: the structured copy, the adjoint kernels and their plans.
 #include <gtest/gtest.h>
 
+#include <functional>
+#include <string>
+
 #include "autodiff/structured_copy.hpp"
 #include "ir/verifier.hpp"
 #include "passes/support.hpp"
@@ -106,6 +109,50 @@ TEST(GenerateAdjoints, KernelsWithoutFloatArraysGetNone) {
     EXPECT_EQ(p.functions.size(), 1u);
     EXPECT_EQ(plan.kernels[0].adjoint, -1);
     EXPECT_FALSE(plan.kernels[0].no_adjoint);
+}
+
+// for i in range(4): r = r <op> x[i], into out[0]; returns the adjoint's For nodes, nested ones
+// counted with their depth ("For[For]").
+std::string loop_shape(BinaryOp op) {
+    Program p = weft::test::program_named("loop");
+    add_function(p, "loop", true, {f32_array, f32_array}, none,
+                 [&](Builder& b, const std::vector<ValueId>& a) {
+                     const ValueId r = b.copy(b.constant(DType::Float32, 0x3f800000, here(2)), here(2));
+                     b.for_(
+                         b.constant(DType::Int32, 0, here(3)), b.constant(DType::Int32, 4, here(3)),
+                         b.constant(DType::Int32, 1, here(3)),
+                         [&](ValueId i) {
+                             b.assign(r, b.binary(op, r, b.load(a[0], {i}, here(4)), here(4)), here(4));
+                         },
+                         here(3));
+                     b.store(a[1], {b.constant(DType::Int64, 0, here(5))}, r, here(5));
+                 });
+    weft::plan::ProgramPlan plan = weft::transforms::initial_plan(p);
+    p = weft::transforms::generate_adjoints(std::move(p), plan);
+    verify(p, "test");
+    std::function<std::string(const Block&)> fors = [&](const Block& b) {
+        std::string out;
+        for (const Node& n : b.nodes) {
+            std::string inner;
+            for (const Block& c : n.blocks) inner += fors(c);
+            if (n.kind == NodeKind::For)
+                out += " For[" + inner + "]";
+            else
+                out += inner;
+        }
+        return out;
+    };
+    return fors(p.functions[1]->body);
+}
+
+TEST(GenerateAdjoints, ALoopThatOnlyAccumulatesIsSweptWithOneReplayPerIteration) {
+    // The forward replay's loop, then the reverse loop, each iteration replayed once.
+    EXPECT_EQ(loop_shape(BinaryOp::Add), " For[] For[]");
+}
+
+TEST(GenerateAdjoints, ALoopWhoseGradientReadsACarriedValueReplaysTheIterationsBefore) {
+    // r * x[i] reads r as the loop left it: each swept iteration replays the ones before it.
+    EXPECT_EQ(loop_shape(BinaryOp::Mul), " For[] For[ For[]]");
 }
 
 TEST(StructuredCopy, ExitsBecomeFlagsAndCallsAreInlined) {
