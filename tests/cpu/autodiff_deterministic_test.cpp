@@ -2,6 +2,7 @@
 // gradient, repeats bit for bit and equals the exact sum of the contributions.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <random>
 #include <vector>
@@ -85,6 +86,41 @@ TEST(DeterministicBackward, GatherRunToRunFloat64) {
 }
 TEST(DeterministicBackward, GatherGpuToGpuFloat64) {
     check_gather_backward<double>(Deterministic::GpuToGpu, 1);
+}
+
+// Half-precision gradients: the adjoint's arithmetic and accumulation in float16 and bfloat16
+// (each source's gradient is twice its reader count, exact in both types).
+template <class H>
+void check_half_gather(Deterministic mode) {
+    auto kernel = weft::unique_kernel("gather_half", {.deterministic = mode},
+                                      [](Array<H> values, Array<int> indices, Array<H> out) {
+                                          auto t = weft::tid();
+                                          weft::Scalar<H> v = values[indices[t]];
+                                          out[t] = v + v;
+                                      });
+    const int threads = 300;
+    std::vector<int> idx(threads);
+    for (int t = 0; t < threads; ++t) idx[t] = (t * 13) % 7;
+    auto values = weft::full<H>(7, H(1.0), dev(), weft::requires_grad);
+    auto indices = weft::from_vector(idx, dev());
+    auto out = weft::zeros<H>(threads, dev(), weft::requires_grad);
+    out.grad().fill_(H(1.0));
+    weft::Tape tape;
+    tape.start();
+    weft::launch(kernel, threads, values, indices, out);
+    tape.stop();
+    tape.backward();
+    const std::vector<H> g = values.grad().to_vector();
+    for (int s = 0; s < 7; ++s) {
+        const int readers = static_cast<int>(std::count(idx.begin(), idx.end(), s));
+        EXPECT_EQ(static_cast<float>(g[s]), 2.0f * static_cast<float>(readers)) << s;
+    }
+}
+
+TEST(DeterministicBackward, HalfPrecisionGather) {
+    check_half_gather<weft::float16>(Deterministic::RunToRun);
+    check_half_gather<weft::bfloat16>(Deterministic::GpuToGpu);
+    check_half_gather<weft::float16>(Deterministic::NotGuaranteed);
 }
 
 // An input without a gradient makes its backward target inactive; the other stays exact.
