@@ -96,6 +96,15 @@ public:
     // dimensions are added with stride 0. Writes through such a view all land on the one element.
     AnyArray broadcast(const Shape& shape, std::source_location s = std::source_location::current()) const;
 
+    // Gradients (docs/autodiff.md). requires_grad_() gives a float array's memory a gradient: an
+    // array of the same shape, zeroed (kept if it has one already). Views share their base's
+    // gradient: grad() of a view is the same view (shape, strides, offset) of the base's gradient,
+    // so a gradient written through a view lands where the view's elements are. weft::Error, naming
+    // the caller's line, for an array that is not of a float type, or grad() of one with none.
+    AnyArray& requires_grad_(std::source_location s = std::source_location::current());
+    bool requires_grad() const;
+    AnyArray grad(std::source_location s = std::source_location::current()) const;
+
     // Sets every element to zero (in order on the current stream, for contiguous GPU arrays).
     void zero_();
     // A copy of this array on `device` (a new, contiguous array).
@@ -145,6 +154,13 @@ public:
         std::vector<detail::HostElement<T>> host(static_cast<size_t>(reached.size()), value);
         reached.copy_from_host(host.data(), host.size() * sizeof(T));
     }
+    DeviceArray<T>& requires_grad_(std::source_location s = std::source_location::current()) {
+        AnyArray::requires_grad_(s);
+        return *this;
+    }
+    DeviceArray<T> grad(std::source_location s = std::source_location::current()) const {
+        return DeviceArray<T>(AnyArray::grad(s));
+    }
     DeviceArray<T> to(Device device) const {
         DeviceArray<T> out(shape(), device);
         copy(out, *this);
@@ -182,6 +198,11 @@ public:
 private:
     explicit DeviceArray(AnyArray view) : AnyArray(std::move(view)) {}  // a view of this type
 };
+
+// As the last argument of zeros / full / ones / from_vector: the array gets a zeroed gradient
+// (AnyArray::requires_grad_), e.g. `weft::zeros<float>(n, dev, weft::requires_grad)`.
+struct RequiresGrad {};
+inline constexpr RequiresGrad requires_grad{};
 
 // Uninitialised contents.
 template <ElementType T>
@@ -225,6 +246,27 @@ template <ElementType T>
 DeviceArray<T> from_vector(const std::vector<T>& values, Device device = default_device(),
                            std::source_location s = std::source_location::current()) {
     return from_vector(values, Shape(static_cast<int64_t>(values.size()), s), device, s);
+}
+
+template <ElementType T>
+DeviceArray<T> zeros(const Shape& shape, Device device, RequiresGrad,
+                     std::source_location s = std::source_location::current()) {
+    return zeros<T>(shape, device, s).requires_grad_(s);
+}
+template <ElementType T>
+DeviceArray<T> full(const Shape& shape, T value, Device device, RequiresGrad,
+                    std::source_location s = std::source_location::current()) {
+    return full<T>(shape, value, device, s).requires_grad_(s);
+}
+template <ElementType T>
+DeviceArray<T> ones(const Shape& shape, Device device, RequiresGrad,
+                    std::source_location s = std::source_location::current()) {
+    return ones<T>(shape, device, s).requires_grad_(s);
+}
+template <ElementType T>
+DeviceArray<T> from_vector(const std::vector<T>& values, Device device, RequiresGrad,
+                           std::source_location s = std::source_location::current()) {
+    return from_vector<T>(values, device, s).requires_grad_(s);
 }
 
 }  // namespace weft

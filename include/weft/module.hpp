@@ -115,6 +115,8 @@ private:
     std::shared_ptr<detail::KernelState> state_;
 };
 
+class Module;
+
 // A weft function: a real function boundary in the IR, callable from kernels and functions.
 template <class Sig>
 class Func;
@@ -192,6 +194,30 @@ public:
         return typename detail::FuncOf<typename Traits::result, typename Traits::params>::type(body);
     }
 
+    // Autodiff (docs/autodiff.md). func_grad gives weft function `f` a user-written adjoint, used
+    // in backward passes instead of the generated one: a lambda taking f's parameters, then (if f
+    // returns a value) the adjoint of its result; in it, `weft::adjoint(a)[i] += v` accumulates
+    // into the gradient of f's float array parameter `a`. func_replay gives `f` a lambda with f's
+    // signature that backward passes run instead of f's body when they replay the forward code
+    // (and differentiate, unless f has a custom adjoint), e.g. to read a slot the forward pass
+    // saved instead of allocating it again. A lambda of the wrong signature is a weft::Error.
+    template <class R, class... P, class G>
+    void func_grad(const Func<R(P...)>& f, G grad, std::source_location s = std::source_location::current()) {
+        using Traits = detail::LambdaTraits<G>;
+        auto body = detail::make_trace_body(f.name() + "__grad", {}, std::move(grad), detail::Loc::from(s),
+                                            static_cast<typename Traits::params*>(nullptr));
+        add_derivative(f.body_, std::move(body), false);
+    }
+    template <class R, class... P, class G>
+    void func_replay(const Func<R(P...)>& f, G replay,
+                     std::source_location s = std::source_location::current()) {
+        using Traits = detail::LambdaTraits<G>;
+        auto body =
+            detail::make_trace_body(f.name() + "__replay", {}, std::move(replay), detail::Loc::from(s),
+                                    static_cast<typename Traits::params*>(nullptr));
+        add_derivative(f.body_, std::move(body), true);
+    }
+
     // Traces, lowers and compiles (or loads from the cache) for `device` now, instead of at the
     // first launch, and says which it did. Once compiled for `device`, the module keeps that code
     // and its report until its options or definitions change.
@@ -207,6 +233,8 @@ public:
 private:
     std::shared_ptr<detail::KernelState> add_kernel(std::shared_ptr<detail::TraceBody> body);
     void add_func(std::shared_ptr<detail::TraceBody> body);
+    void add_derivative(const std::shared_ptr<const detail::TraceBody>& of,
+                        std::shared_ptr<detail::TraceBody> body, bool replay);
     std::shared_ptr<detail::ModuleState> state_;
 };
 

@@ -52,6 +52,9 @@ struct Options {
     bool debug = false;
     // One line per module compile, with its time, on stderr.
     bool verbose = false;
+    // Autodiff: whether the module's kernels have backward passes. When false, a tape records
+    // none of its launches and a manual adjoint launch is an error (docs/autodiff.md).
+    bool enable_backward = true;
 
     friend bool operator==(const Options&, const Options&) = default;
 };
@@ -69,6 +72,7 @@ struct OptionsPatch {
     std::optional<int> cpu_threads;
     std::optional<bool> debug;
     std::optional<bool> verbose;
+    std::optional<bool> enable_backward;
 };
 
 // A dynamically typed option value, for options that come from strings (files, environment,

@@ -22,5 +22,6 @@
 #include "weft/scalar.hpp"
 #include "weft/scan.hpp"
 #include "weft/stream.hpp"
+#include "weft/tape.hpp"
 #include "weft/transform.hpp"
 #include "weft/vec.hpp"

@@ -4,14 +4,18 @@
 #include <cstdio>
 #include <optional>
 
+#include "api/launch_checks.hpp"
 #include "api/module_state.hpp"
 #include "api/prepared_launch.hpp"
 #include "runtime/backend.hpp"
 #include "runtime/graph_capture.hpp"
 #include "runtime/launch_steps.hpp"
 #include "weft/error.hpp"
+#include "weft/tape.hpp"
 
 namespace weft {
+
+namespace detail {
 
 namespace {
 
@@ -32,6 +36,8 @@ std::string describe(const LaunchArg& a) {
 [[noreturn]] void fail(const detail::KernelState& kernel, const Dim& dim, const std::string& message) {
     throw Error(message, kernel.body->name, dim.loc.file, dim.loc.line);
 }
+
+}  // namespace
 
 // The launch's thread count, after checking its dimensions.
 int64_t checked_threads(const detail::KernelState& kernel, const Dim& dim) {
@@ -100,10 +106,6 @@ void check_against_plan(const detail::KernelState& kernel, const Dim& dim, const
                              ", but the kernel reads it with shape(), an int32 (at most 2^31 - 1); pass the "
                              "extent as an Int64 argument instead, or split the array into smaller views");
 }
-
-}  // namespace
-
-namespace detail {
 
 std::string floating_text(double value) {
     char text[32];
@@ -207,7 +209,9 @@ void issue(const KernelState& kernel, const Dim& dim, const std::vector<LaunchAr
 }  // namespace detail
 
 void launch(const detail::KernelState& kernel, const Dim& dim, const std::vector<LaunchArg>& args) {
-    detail::issue(kernel, dim, args, detail::check_launch(kernel, dim, args));
+    const detail::CheckedLaunch checked = detail::check_launch(kernel, dim, args);
+    detail::issue(kernel, dim, args, checked);
+    if (checked.compiled->options.enable_backward) detail::tape_record(kernel, dim, args);
 }
 
 }  // namespace weft

@@ -91,8 +91,11 @@ bool StateLock::held(const ModuleState& state) {
 }
 
 std::shared_ptr<const transforms::Lowered> ModuleState::lower_locked() {
-    if (!traced) traced = std::make_shared<const ir::Program>(frontend::trace_program(name, funcs, kernels));
-    if (!lowered) lowered = std::make_shared<const transforms::Lowered>(transforms::lower(*traced, options));
+    if (!traced)
+        traced =
+            std::make_shared<const ir::Program>(frontend::trace_program(name, funcs, kernels, derivatives));
+    if (!lowered)
+        lowered = std::make_shared<const transforms::Lowered>(transforms::lower(*traced, options, adjoints));
     return lowered;
 }
 
@@ -106,8 +109,13 @@ codegen::Generated generate(const transforms::Lowered& lowered, const Options& o
 
 }  // namespace
 
-std::shared_ptr<const CompiledModule> ModuleState::compile(Device device, Loc loc) {
+std::shared_ptr<const CompiledModule> ModuleState::compile(Device device, Loc loc, bool with_adjoints) {
     StateLock lock(*this, "a launch of one of its kernels (or compile())", loc);
+    if (with_adjoints && !adjoints) {
+        adjoints = true;
+        lowered.reset();
+        compiled.clear();
+    }
     auto& slot = compiled[device.name()];
     if (!slot) {
         auto c = std::make_shared<CompiledModule>();
@@ -195,6 +203,41 @@ void Module::add_func(std::shared_ptr<detail::TraceBody> body) {
     detail::StateLock lock(*state_, "func()", body->loc);
     detail::check_definition_names(*body, false, state_->name);
     state_->funcs.push_back(std::move(body));
+    state_->traced.reset();
+    state_->lowered.reset();
+    state_->compiled.clear();
+}
+
+void Module::add_derivative(const std::shared_ptr<const detail::TraceBody>& of,
+                            std::shared_ptr<detail::TraceBody> body, bool replay) {
+    detail::StateLock lock(*state_, replay ? "func_replay()" : "func_grad()", body->loc);
+    auto fail = [&](const std::string& message) {
+        throw Error("module '" + state_->name + "': " + message, "", body->loc.file, body->loc.line);
+    };
+    const std::string what = replay ? "custom replay" : "custom adjoint";
+    if (std::find(state_->funcs.begin(), state_->funcs.end(), of) == state_->funcs.end())
+        fail("the " + what + " is for function '" + of->name + "', which belongs to another module");
+    std::vector<detail::ParamSpec> expected = of->params;
+    if (!replay && of->has_return) expected.push_back(of->ret);
+    auto same = [](const detail::ParamSpec& a, const detail::ParamSpec& b) {
+        return a.is_array == b.is_array && a.dtype == b.dtype && a.ndim == b.ndim;
+    };
+    const bool fits =
+        body->params.size() == expected.size() &&
+        std::equal(expected.begin(), expected.end(), body->params.begin(), same) &&
+        (!replay || (body->has_return == of->has_return && (!of->has_return || same(body->ret, of->ret))));
+    if (!fits)
+        fail("the " + what + " of function '" + of->name + "' must take " +
+             (replay ? "the function's parameters and return what it returns"
+                     : "the function's parameters, then the adjoint of its result if it returns one, and "
+                       "return nothing"));
+    if (!replay && body->has_return)
+        fail("the custom adjoint of function '" + of->name + "' must return nothing");
+    for (const auto& d : state_->derivatives)
+        if (d.function == of && d.replay == replay) fail("function '" + of->name + "' already has a " + what);
+    body->param_names = of->param_names;
+    if (!replay && of->has_return) body->param_names.push_back("adj_ret");
+    state_->derivatives.push_back({of, std::move(body), replay});
     state_->traced.reset();
     state_->lowered.reset();
     state_->compiled.clear();

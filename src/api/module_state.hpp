@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "frontend/tracer.hpp"
 #include "ir/ir.hpp"
 #include "plan/plan.hpp"
 #include "runtime/device_module.hpp"
@@ -32,6 +33,10 @@ struct ModuleState {
     Options options;
     std::vector<std::shared_ptr<const TraceBody>> funcs;
     std::vector<std::shared_ptr<const TraceBody>> kernels;
+    std::vector<frontend::CustomDerivative> derivatives;  // custom adjoints and replays
+    // Whether lowering generates adjoint kernels: set by the first backward launch of one of its
+    // kernels, so modules that are never differentiated compile no adjoints.
+    bool adjoints = false;
     std::shared_ptr<const ir::Program> traced;           // dropped when definitions change
     std::shared_ptr<const transforms::Lowered> lowered;  // dropped when definitions or options change
     // Per device; dropped when options or definitions change.
@@ -40,7 +45,8 @@ struct ModuleState {
     // Traces and lowers (once), then compiles or loads from the cache (once per device and
     // options). `loc` is the caller's line (a launch's) for the error if a lambda of this
     // module, while traced, calls it.
-    std::shared_ptr<const CompiledModule> compile(Device device, Loc loc = {});
+    // With `adjoints`, the module (re)compiles with its kernels' adjoints if it has not yet.
+    std::shared_ptr<const CompiledModule> compile(Device device, Loc loc = {}, bool adjoints = false);
     std::shared_ptr<const transforms::Lowered> lower_locked();
 };
 

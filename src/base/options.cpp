@@ -104,6 +104,7 @@ Options apply_patch(const Options& base, const OptionsPatch& p) {
     if (p.cpu_threads) o.cpu_threads = *p.cpu_threads;
     if (p.debug) o.debug = *p.debug;
     if (p.verbose) o.verbose = *p.verbose;
+    if (p.enable_backward) o.enable_backward = *p.enable_backward;
     validate(o);
     return o;
 }
@@ -160,11 +161,14 @@ void set_option(Options& options, std::string_view name, const OptionValue& v, s
             p.debug = expect<bool>(name, v, "a bool");
         else if (name == "verbose")
             p.verbose = expect<bool>(name, v, "a bool");
+        else if (name == "enable_backward")
+            p.enable_backward = expect<bool>(name, v, "a bool");
         else
             throw Error("unknown option '" + std::string(name) +
                         "'; options are deterministic, deterministic_strategy, deterministic_max_records, "
                         "deterministic_debug, "
-                        "bounds_check, optimization_level, block_dim, cpu_threads, debug, verbose");
+                        "bounds_check, optimization_level, block_dim, cpu_threads, debug, verbose, "
+                        "enable_backward");
         options = apply_patch(options, p);
     });
 }

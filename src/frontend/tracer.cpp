@@ -23,6 +23,8 @@ struct Frame {
     ir::Builder builder;
     uint64_t serial;
     detail::Loc last_loc;
+    // In a custom adjoint: each float array parameter of its function -> that array's gradient.
+    std::map<ir::ValueId, ir::ValueId> adjoints;
 };
 
 thread_local std::vector<Frame*> frames;
@@ -60,8 +62,11 @@ ir::Type param_type(const detail::ParamSpec& p) {
     return p.is_array ? ir::Type::array(p.dtype, p.ndim) : ir::Type::scalar(p.dtype);
 }
 
-// Traces `body` into a new function of the session's program; returns its index.
-uint32_t trace_function(Session& s, const detail::TraceBody& body, bool is_kernel) {
+// Traces `body` into a new function of the session's program; returns its index. For the custom
+// adjoint of `adjoint_of`, the function gets a gradient parameter per float array parameter of
+// `adjoint_of` (the first parameters of `body`).
+uint32_t trace_function(Session& s, const detail::TraceBody& body, bool is_kernel,
+                        const detail::TraceBody* adjoint_of = nullptr) {
     const auto index = static_cast<uint32_t>(s.program->functions.size());
     s.index[&body] = index;
     auto fn = std::make_unique<ir::Function>();
@@ -81,6 +86,13 @@ uint32_t trace_function(Session& s, const detail::TraceBody& body, bool is_kerne
     std::vector<detail::Ref> params;
     for (const auto& p : body.params)
         params.push_back(ref(frame, frame.builder.param(param_type(p), body.loc)));
+    if (adjoint_of)
+        for (size_t i = 0; i < adjoint_of->params.size(); ++i) {
+            const detail::ParamSpec& p = adjoint_of->params[i];
+            if (!p.is_array || !is_float(p.dtype)) continue;
+            function.param_names.push_back("adj_" + adjoint_of->param_names[i]);
+            frame.adjoints[params[i].id] = frame.builder.param(param_type(p), body.loc);
+        }
     const detail::Ref result = body.trace(params);
     if (body.has_return) {
         const ir::ValueId r = id(frame, result, frame.last_loc);
@@ -92,7 +104,8 @@ uint32_t trace_function(Session& s, const detail::TraceBody& body, bool is_kerne
 
 }  // namespace
 
-ir::Program trace_program(const std::string& module_name, const BodyList& funcs, const BodyList& kernels) {
+ir::Program trace_program(const std::string& module_name, const BodyList& funcs, const BodyList& kernels,
+                          const std::vector<CustomDerivative>& derivatives) {
     ir::Program program;
     program.module_name = module_name;
     Session s{&program, {}, {}};
@@ -104,6 +117,12 @@ ir::Program trace_program(const std::string& module_name, const BodyList& funcs,
     } restore{outer};
     for (const auto& f : funcs)
         if (!s.index.count(f.get())) trace_function(s, *f, false);
+    for (const CustomDerivative& d : derivatives) {
+        const uint32_t of = s.index.at(d.function.get());
+        const uint32_t index = trace_function(s, *d.body, false, d.replay ? nullptr : d.function.get());
+        ir::Function& fn = *program.functions[of];
+        (d.replay ? fn.custom_replay : fn.custom_adjoint) = static_cast<int>(index);
+    }
     for (const auto& k : kernels) {
         if (program.find(k->name) >= 0)
             throw Error(
@@ -262,6 +281,19 @@ Ref emit_call(const std::shared_ptr<const TraceBody>& callee, const std::vector<
     }
     const ir::ValueId r = f.builder.call(index, *s.program->functions[index], ids(f, args, loc), loc);
     return r == ir::kNoValue ? Ref{} : frontend::ref(f, r);
+}
+
+Ref emit_adjoint(Ref array, Loc loc) {
+    Frame& f = frontend::top(loc);
+    const ir::ValueId a = frontend::id(f, array, loc);
+    const auto it = f.adjoints.find(a);
+    if (it == f.adjoints.end())
+        f.builder.fail(loc,
+                       f.adjoints.empty()
+                           ? "weft::adjoint(array) is only available in a custom adjoint (Module::func_grad)"
+                           : "weft::adjoint(array) takes one of the function's float array parameters "
+                             "(not a view, nor an integer array)");
+    return frontend::ref(f, it->second);
 }
 
 DType dtype_of_ref(Ref value) {

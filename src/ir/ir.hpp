@@ -146,6 +146,12 @@ struct Function {
     // The launch dimensionality tid() is used with, here or in callees (0: unused). A traced
     // fact, which the builder checks across calls; what lowering decides lives in plan/.
     int tid_ndim = 0;
+    // Autodiff: the functions (indices in Program::functions) a user wrote to replace this
+    // function's generated adjoint and its replay in backward passes (-1: none). A custom
+    // adjoint takes this function's parameters, the adjoint of its result (if it returns one),
+    // then the gradient of each of its float array parameters.
+    int custom_adjoint = -1;
+    int custom_replay = -1;
     Loc loc;
 
     const Type& type_of(ValueId v) const { return values[v].type; }

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -15,9 +16,9 @@
 namespace weft::plan {
 
 // Which variant of a kernel a function of the lowered program belongs to: the function as
-// written (and what it calls), or the counting pass slot allocation makes of it. A backward
-// variant for autodiff is added here.
-enum class Variant : uint8_t { Forward, Counting };
+// written (and what it calls), the counting pass slot allocation makes of it, or its generated
+// adjoint (autodiff), which is a kernel with a plan of its own.
+enum class Variant : uint8_t { Forward, Counting, Adjoint };
 
 // A place inside a kernel's arguments: parameter `param`, then the field indices that lead
 // from it to an array (empty while arguments are scalars and arrays; a struct's field later).
@@ -57,9 +58,23 @@ struct Variants {
     int counting = -1;  // the counting pass, run before `forward`; -1: none
 };
 
+// Why a kernel has no generated backward: the weft::Error a backward launch reports.
+struct NoAdjoint {
+    std::string message;
+    std::string file;
+    uint32_t line = 0;
+};
+
 struct KernelPlan {
     std::string name;
     Variants variants;
+    // Autodiff (transforms/generate_adjoints.hpp): the index in ProgramPlan::kernels of this
+    // kernel's adjoint (-1: none generated), the parameters that have gradients there, and the
+    // reason when the adjoint could not be generated. An adjoint's own plan is `is_adjoint`.
+    int adjoint = -1;
+    std::vector<uint32_t> differentiable;
+    std::optional<NoAdjoint> no_adjoint;
+    bool is_adjoint = false;
     int tid_ndim = 0;  // the launch dimensionality tid() is used with (0: unused)
     std::vector<DetTarget> det_targets;
     Slots slots;

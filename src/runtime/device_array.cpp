@@ -286,6 +286,38 @@ bool may_share_memory(const AnyArray& a, const AnyArray& b) {
     return a.offset_ + alo < b.offset_ + bhi && b.offset_ + blo < a.offset_ + ahi;
 }
 
+AnyArray& AnyArray::requires_grad_(std::source_location s) {
+    if (!valid()) located_error(s, "requires_grad_() of an empty (default-constructed) array");
+    if (!is_float(dtype_))
+        located_error(s, std::string("requires_grad_() of an array of ") + dtype_name(dtype_) +
+                             ": only float arrays have gradients; keep integer data without one");
+    if (!allocation_->grad) {
+        std::shared_ptr<detail::Allocation> grad;
+        try {
+            grad = detail::allocate(device_, allocation_->bytes);
+        } catch (const Error& e) {
+            located_error(s, e.message());
+        }
+        detail::zero_bytes(grad->ptr, device_, grad->bytes);
+        allocation_->grad = std::move(grad);
+    }
+    return *this;
+}
+
+bool AnyArray::requires_grad() const {
+    return valid() && allocation_->grad != nullptr;
+}
+
+AnyArray AnyArray::grad(std::source_location s) const {
+    if (!requires_grad())
+        located_error(s,
+                      "grad() of an array that has no gradient; create it with weft::requires_grad "
+                      "(or call requires_grad_() on it, or on the array it is a view of) first");
+    AnyArray g = *this;
+    g.allocation_ = allocation_->grad;
+    return g;
+}
+
 void AnyArray::zero_() {
     if (!valid()) return;
     if (runtime::Capture* capture = cpu_capture(device_)) {

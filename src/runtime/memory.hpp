@@ -22,6 +22,9 @@ struct Allocation {
     // GPU memory allocated while its stream was being captured into a graph: outside stream
     // order, so that it exists for every replay (the graph holds it), and freed the same way.
     bool captured = false;
+    // The gradient of this memory (autodiff): an allocation of the same size, made by
+    // AnyArray::requires_grad_(); every view of this memory reads its gradient at the same bytes.
+    std::shared_ptr<Allocation> grad;
     ~Allocation();
 };
 

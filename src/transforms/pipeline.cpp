@@ -11,6 +11,7 @@
 #include "ir/printer.hpp"
 #include "ir/verifier.hpp"
 #include "transforms/eliminate_dead_code.hpp"
+#include "transforms/generate_adjoints.hpp"
 #include "transforms/kernel_plans.hpp"
 #include "transforms/lower_deterministic_atomics.hpp"
 #include "transforms/lower_slot_allocation.hpp"
@@ -71,12 +72,15 @@ private:
 
 }  // namespace
 
-Lowered lower(ir::Program program, const Options& options) {
+Lowered lower(ir::Program program, const Options& options, bool adjoints) {
     plan::ProgramPlan plan = initial_plan(program);
     Stage stage(program, plan);
     // Dead loads go first: `out[i] += v` reads out[i] while tracing, which the hazard check of
     // the deterministic lowering must not see.
     stage.run("eliminate_dead_code", eliminate_dead_code);
+    // Adjoints before the deterministic lowering: their gradient accumulations are atomics.
+    if (adjoints && options.enable_backward)
+        stage.run("generate_adjoints", [&](ir::Program p) { return generate_adjoints(std::move(p), plan); });
     stage.run("lower_deterministic_atomics", [&](ir::Program p) {
         return lower_deterministic_atomics(std::move(p), options.deterministic, plan);
     });

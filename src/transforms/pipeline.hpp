@@ -16,6 +16,7 @@ struct Lowered {
 // Runs every pass in order. The IR is verified before the first pass and after each one in
 // debug builds (or with WEFT_VERIFY_IR=1); WEFT_DUMP_IR=1 prints it to stderr after tracing and
 // after each pass that changed it; WEFT_TIME_PASSES=1 prints how long each pass took.
-Lowered lower(ir::Program program, const Options& options);
+// With `adjoints` (and the module's enable_backward), each kernel also gets its adjoint kernel.
+Lowered lower(ir::Program program, const Options& options, bool adjoints = false);
 
 }  // namespace weft::transforms

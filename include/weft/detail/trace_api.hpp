@@ -73,6 +73,9 @@ void emit_break(Loc loc);
 void emit_continue(Loc loc);
 void emit_return(const Ref* value, Loc loc);
 Ref emit_call(const std::shared_ptr<const TraceBody>& callee, const std::vector<Ref>& args, Loc loc);
+// In a custom adjoint (Module::func_grad): the gradient of `array`, one of its function's float
+// array parameters.
+Ref emit_adjoint(Ref array, Loc loc);
 
 // The type of a traced value (for checks in templates that cannot see it statically).
 DType dtype_of_ref(Ref value);

@@ -1,0 +1,87 @@
+// Reverse-mode autodiff: a tape of launches run backwards, and manual adjoint launches.
+#pragma once
+
+#include <cstddef>
+#include <memory>
+#include <source_location>
+#include <vector>
+
+#include "weft/launch.hpp"
+
+namespace weft {
+
+namespace detail {
+// Called by weft::launch after each launch: records it on this thread's recording tape, if any.
+void tape_record(const KernelState& kernel, const Dim& dim, const std::vector<LaunchArg>& args);
+}  // namespace detail
+
+// In a custom adjoint (Module::func_grad): the gradient of the function's float array parameter
+// `a`, as in `weft::adjoint(values)[i] += adj_ret` (an atomic add, deterministic in RunToRun and
+// GpuToGpu modules).
+template <ElementType T, int N>
+Array<T, N> adjoint(const Array<T, N>& a, std::source_location s = std::source_location::current()) {
+    return detail::Access::wrap<Array<T, N>>(
+        detail::emit_adjoint(detail::Access::ref(a), detail::Loc::from(s)));
+}
+
+// Launches the generated adjoint of `kernel` (the spec's `adjoint=True` launch), for users who
+// manage their own tape. `args` are the forward launch's arguments; `grads` has one entry per
+// argument: the gradient of that argument (an array of its type and shape, on its device), or an
+// empty AnyArray for none. The adjoint reads the gradients of the arrays the kernel writes and
+// accumulates into the gradients of the arrays it reads (deterministically in RunToRun and
+// GpuToGpu modules); a missing gradient reads as zero and receives nothing, and a launch with no
+// gradient at all does nothing. weft::Error, before
+// anything runs, when the kernel's backward cannot be generated (naming the line that prevents
+// it) or its module has enable_backward = false. See docs/autodiff.md.
+void launch_adjoint(const detail::KernelState& kernel, const Dim& dim, const std::vector<LaunchArg>& args,
+                    const std::vector<AnyArray>& grads);
+
+template <class... P, class... A>
+void launch_adjoint(const Kernel<P...>& kernel, const Dim& dim, const std::vector<AnyArray>& grads,
+                    const A&... args) {
+    static_assert(sizeof...(P) == sizeof...(A),
+                  "weft::launch_adjoint: the number of arguments differs from the kernel's parameters");
+    static_assert((detail::ArgFits<P, std::remove_cvref_t<A>>::value && ...),
+                  "weft::launch_adjoint: an argument does not fit its parameter");
+    size_t index = 0;
+    launch_adjoint(*kernel.state(), dim, {detail::to_launch_arg<P>(*kernel.state(), dim, index++, args)...},
+                   grads);
+}
+
+// Records the launches this thread makes while the tape is recording (kernels of modules with
+// enable_backward = false are left out), with the gradients their array arguments have at that
+// time (AnyArray::grad). backward() runs their adjoints in reverse order of the launches. The
+// tape keeps the recorded arrays alive until reset() or its end; stop it on the thread that
+// started it before it ends.
+class Tape {
+public:
+    Tape();
+    ~Tape();
+    Tape(const Tape&) = delete;
+    Tape& operator=(const Tape&) = delete;
+
+    // Starts or stops recording this thread's launches; one tape records on a thread at a time.
+    void start(std::source_location s = std::source_location::current());
+    void stop();
+    bool recording() const;
+
+    // Sets the gradient of `loss` (a one-element float array that has one) to 1, then runs
+    // backward().
+    void backward(const AnyArray& loss, std::source_location s = std::source_location::current());
+    // Runs the adjoint of each recorded launch, the last first, from the output gradients the
+    // caller has set. Every launch is checked first: an error (naming the recorded launch's line)
+    // leaves every gradient as it was.
+    void backward();
+    // Sets every gradient of the recorded launches' arrays to zero.
+    void zero();
+    // Forgets the recorded launches (recording, if on, goes on).
+    void reset();
+    size_t size() const;
+
+private:
+    friend void detail::tape_record(const detail::KernelState&, const Dim&, const std::vector<LaunchArg>&);
+    struct State;
+    std::unique_ptr<State> state_;
+};
+
+}  // namespace weft

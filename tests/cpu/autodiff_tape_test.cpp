@@ -1,0 +1,237 @@
+// The tape (record, backward, zero, reset), manual adjoint launches, and what a backward rejects.
+#include <gtest/gtest.h>
+
+#include <vector>
+#include <weft/weft.hpp>
+
+#include "support/errors.hpp"
+#include "support/test_device.hpp"
+
+namespace {
+
+using weft::Array;
+using weft::Float;
+using weft::test::error_from;
+using weft::test::has;
+
+weft::Device dev() {
+    return weft::test::test_device();
+}
+
+weft::Module& module() {
+    static weft::Module m{"autodiff_tape"};
+    return m;
+}
+
+// y[t] = x[t] * x[t]; loss += y[t] (two kernels, so the tape chains them).
+auto& square() {
+    static auto k = module().kernel("square", [](Array<float> x, Array<float> y) {
+        auto t = weft::tid();
+        y[t] = x[t] * x[t];
+    });
+    return k;
+}
+auto& total() {
+    static auto k =
+        module().kernel("total", [](Array<float> y, Array<float> loss) { loss[0] += y[weft::tid()] * 0.5f; });
+    return k;
+}
+
+TEST(Tape, BackwardFromAScalarLossRunsTheAdjointsInReverseOrder) {
+    auto x = weft::from_vector<float>({1, 2, 3, -4}, dev(), weft::requires_grad);
+    auto y = weft::zeros<float>(4, dev(), weft::requires_grad);
+    auto loss = weft::zeros<float>(1, dev(), weft::requires_grad);
+    weft::Tape tape;
+    tape.start();
+    weft::launch(square(), 4, x, y);
+    weft::launch(total(), 4, y, loss);
+    tape.stop();
+    EXPECT_EQ(tape.size(), 2u);
+    EXPECT_EQ(loss.to_vector()[0], 0.5f * (1 + 4 + 9 + 16));
+    tape.backward(loss);
+    EXPECT_EQ(x.grad().to_vector(), (std::vector<float>{1, 2, 3, -4}));  // d(x^2 / 2)/dx
+    EXPECT_EQ(y.grad().to_vector(), std::vector<float>(4, 0.5f));
+    tape.zero();
+    EXPECT_EQ(x.grad().to_vector(), std::vector<float>(4, 0.0f));
+    EXPECT_EQ(loss.grad().to_vector(), std::vector<float>(1, 0.0f));
+    tape.reset();
+    EXPECT_EQ(tape.size(), 0u);
+    weft::launch(square(), 4, x, y);  // not recording
+    EXPECT_EQ(tape.size(), 0u);
+}
+
+TEST(Tape, BackwardFromGivenOutputGradients) {
+    auto x = weft::from_vector<float>({1, 2, 3, -4}, dev(), weft::requires_grad);
+    auto y = weft::zeros<float>(4, dev(), weft::requires_grad);
+    weft::Tape tape;
+    tape.start();
+    weft::launch(square(), 4, x, y);
+    tape.stop();
+    y.grad().copy_from_host(std::vector<float>{1, 0, 2, 1}.data(), 16);
+    tape.backward();
+    EXPECT_EQ(x.grad().to_vector(), (std::vector<float>{2, 0, 12, -8}));
+}
+
+TEST(Tape, LaunchesOfModulesWithoutBackwardAreNotRecorded) {
+    static auto k =
+        weft::unique_kernel("no_backward", {.enable_backward = false},
+                            [](Array<float> x, Array<float> y) { y[weft::tid()] = x[weft::tid()]; });
+    auto x = weft::zeros<float>(2, dev(), weft::requires_grad);
+    auto y = weft::zeros<float>(2, dev(), weft::requires_grad);
+    weft::Tape tape;
+    tape.start();
+    weft::launch(k, 2, x, y);
+    weft::launch(square(), 2, x, y);
+    tape.stop();
+    EXPECT_EQ(tape.size(), 1u);
+    const weft::Error e = error_from([&] { weft::launch_adjoint(k, 2, {x.grad(), y.grad()}, x, y); });
+    EXPECT_TRUE(has(e.message(), "enable_backward = false")) << e.what();
+}
+
+TEST(Tape, OneTapeRecordsPerThread) {
+    weft::Tape a, b;
+    a.start();
+    EXPECT_TRUE(has(error_from([&] { b.start(); }).message(), "another weft::Tape is recording"));
+    a.stop();
+    b.start();
+    EXPECT_TRUE(b.recording());
+}
+
+TEST(AdjointLaunch, AMissingInputGradientIsSkippedAndTheOthersAreExact) {
+    static auto k = module().kernel("weighted", [](Array<float> a, Array<float> b, Array<float> out) {
+        auto t = weft::tid();
+        out[t] = a[t] * b[t] * 2.0f;
+    });
+    auto a = weft::from_vector<float>({1, 2, 3}, dev());
+    auto b = weft::from_vector<float>({4, 5, 6}, dev());
+    auto out = weft::zeros<float>(3, dev());
+    auto b_grad = weft::zeros<float>(3, dev());
+    auto out_grad = weft::ones<float>(3, dev());
+    weft::launch_adjoint(k, 3, {weft::AnyArray(), b_grad, out_grad}, a, b, out);
+    EXPECT_EQ(b_grad.to_vector(), (std::vector<float>{2, 4, 6}));
+    EXPECT_EQ(a.to_vector(), (std::vector<float>{1, 2, 3}));  // the forward arrays stay as they were
+}
+
+TEST(AdjointLaunch, AStridedGradientViewReceivesItsElements) {
+    static auto k = module().kernel("tripled", [](Array<float> x, Array<float> out) {
+        auto t = weft::tid();
+        out[t] = x[t] * 3.0f;
+    });
+    auto base = weft::zeros<float>(8, dev(), weft::requires_grad);
+    auto x = base.slice(0, 1, weft::to_end, 2);  // elements 1, 3, 5, 7
+    auto out = weft::zeros<float>(4, dev(), weft::requires_grad);
+    out.grad().fill_(1.0f);
+    weft::launch_adjoint(k, 4, {x.grad(), out.grad()}, x, out);
+    EXPECT_EQ(base.grad().to_vector(), (std::vector<float>{0, 3, 0, 3, 0, 3, 0, 3}));
+}
+
+// 2-D arrays, kernel-side row views and a 2-D launch: the gradient lands on the right elements.
+TEST(AdjointLaunch, TwoDimensionalArraysAndRowViews) {
+    static auto k = module().kernel("rows", [](Array<float, 2> x, Array<float, 2> out) {
+        auto [i, j] = weft::tid<2>();
+        auto row = x[i];
+        out(i, j) = row[j] * x(i, j) + x(i, 0);
+    });
+    std::vector<float> values(12);
+    for (int e = 0; e < 12; ++e) values[e] = static_cast<float>(e) - 5.0f;
+    auto x = weft::from_vector(values, {3, 4}, dev());
+    auto out = weft::zeros<float>({3, 4}, dev());
+    auto x_grad = weft::zeros<float>({3, 4}, dev());
+    auto out_grad = weft::ones<float>({3, 4}, dev());
+    weft::launch_adjoint(k, {3, 4}, {x_grad, out_grad}, x, out);
+    const std::vector<float> g = x_grad.to_vector();
+    for (int i = 0; i < 3; ++i)
+        for (int j = 0; j < 4; ++j) {
+            const float expected = 2.0f * values[i * 4 + j] + (j == 0 ? 4.0f : 0.0f);  // x(i, 0) read 4 times
+            EXPECT_EQ(g[i * 4 + j], expected) << i << ", " << j;
+        }
+}
+
+TEST(AdjointLaunch, GradientsMustMatchTheirArguments) {
+    auto x = weft::zeros<float>(4, dev());
+    auto y = weft::zeros<float>(4, dev());
+    auto wrong = weft::zeros<float>(5, dev());
+    weft::Error e = error_from([&] { weft::launch_adjoint(square(), 4, {wrong, weft::AnyArray()}, x, y); });
+    EXPECT_TRUE(
+        has(e.message(), "the gradient of argument 0 ('arg0') must be an array of float32 of shape (4)"))
+        << e.what();
+    e = error_from([&] { weft::launch_adjoint(square(), 4, {weft::AnyArray()}, x, y); });
+    EXPECT_TRUE(has(e.message(), "one gradient entry per argument")) << e.what();
+}
+
+TEST(AdjointRejections, SlotAllocationIsRejectedBeforeTheBackwardLaunches) {
+    static auto k = module().kernel("compact", [](Array<float> v, Array<int> count, Array<float> out) {
+        auto t = weft::tid();
+        auto slot = weft::atomic_add(count, 0, 1);
+        out[slot] = v[t] * v[t];
+    });
+    auto v = weft::from_vector<float>({1, 2}, dev(), weft::requires_grad);
+    auto count = weft::zeros<int>(1, dev());
+    auto out = weft::zeros<float>(2, dev(), weft::requires_grad);
+    auto y = weft::zeros<float>(2, dev(), weft::requires_grad);
+    weft::Tape tape;
+    tape.start();
+    weft::launch(k, 2, v, count, out);
+    weft::launch(square(), 2, out, y);  // its adjoint would run first, but nothing runs
+    tape.stop();
+    y.grad().fill_(1.0f);
+    const weft::Error e = error_from([&] { tape.backward(); });
+    EXPECT_TRUE(has(e.message(), "slot allocation")) << e.what();
+    EXPECT_EQ(e.kernel(), "compact");
+    EXPECT_TRUE(has(e.file(), "autodiff_tape_test.cpp"));
+    EXPECT_EQ(v.grad().to_vector(), (std::vector<float>{0, 0}));  // nothing ran
+    EXPECT_EQ(out.grad().to_vector(), (std::vector<float>{0, 0}));
+    EXPECT_TRUE(has(error_from([&] {
+                        weft::launch_adjoint(k, 2, {v.grad(), {}, out.grad()}, v, count, out);
+                    }).message(),
+                    "slot allocation"));
+}
+
+// A recorded launch none of whose arrays has a gradient has nothing to differentiate, even
+// when its kernel could not be differentiated.
+TEST(AdjointRejections, ALaunchWithoutGradientsIsSkipped) {
+    static auto k = module().kernel("compact_plain", [](Array<float> v, Array<int> count, Array<float> out) {
+        auto slot = weft::atomic_add(count, 0, 1);
+        out[slot] = v[weft::tid()];
+    });
+    auto v = weft::ones<float>(2, dev());
+    auto count = weft::zeros<int>(1, dev());
+    auto compacted = weft::zeros<float>(2, dev());
+    auto x = weft::from_vector<float>({3, 4}, dev(), weft::requires_grad);
+    auto y = weft::zeros<float>(2, dev(), weft::requires_grad);
+    weft::Tape tape;
+    tape.start();
+    weft::launch(k, 2, v, count, compacted);
+    weft::launch(square(), 2, x, y);
+    tape.stop();
+    y.grad().fill_(1.0f);
+    tape.backward();
+    EXPECT_EQ(x.grad().to_vector(), (std::vector<float>{6, 8}));
+}
+
+TEST(AdjointRejections, LoadsOfWrittenArraysAndFloatMinMax) {
+    static auto in_place = module().kernel("in_place", [](Array<float> x) {
+        auto t = weft::tid();
+        x[t] = x[t] * 2.0f;
+    });
+    static auto lowest = module().kernel(
+        "lowest", [](Array<float> x, Array<float> out) { weft::atomic_min(out, 0, x[weft::tid()]); });
+    auto x = weft::ones<float>(2, dev(), weft::requires_grad);
+    auto out = weft::ones<float>(1, dev(), weft::requires_grad);
+    weft::Error e = error_from([&] { weft::launch_adjoint(in_place, 2, {x.grad()}, x); });
+    EXPECT_TRUE(has(e.message(), "array 'arg0' is loaded here and also written by this kernel")) << e.what();
+    static auto old_value =
+        module().kernel("old_value", [](Array<float> x, Array<float> out, Array<float> y) {
+            auto t = weft::tid();
+            y[t] = weft::atomic_add(out, 0, x[t]);
+        });
+    auto y = weft::zeros<float>(2, dev(), weft::requires_grad);
+    e = error_from([&] { weft::launch_adjoint(old_value, 2, {x.grad(), out.grad(), y.grad()}, x, out, y); });
+    EXPECT_TRUE(has(e.message(), "uses the result of atomic_add on 'arg1', which has no adjoint"))
+        << e.what();
+    e = error_from([&] { weft::launch_adjoint(lowest, 2, {x.grad(), out.grad()}, x, out); });
+    EXPECT_TRUE(has(e.message(), "atomic_min on float array 'arg1' has no adjoint")) << e.what();
+    EXPECT_TRUE(has(e.file(), "autodiff_tape_test.cpp"));
+}
+
+}  // namespace
