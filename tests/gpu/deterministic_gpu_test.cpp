@@ -197,12 +197,43 @@ TEST_P(DeterministicGpu, MillionThreadsInto65536Outputs) {
 INSTANTIATE_TEST_SUITE_P(Deterministic, DeterministicGpu, ::testing::ValuesIn(kGpuConfigs),
                          [](const auto& info) { return std::string(info.param.name); });
 
+void check_carrying_sums(DeterministicStrategy strategy);
+
 // Sums that carry (a data-dependent loop) give the CPU's bits for every block size: warp sums,
-// returning atomics and carries do not change the value.
+// returning atomics and carries do not change the value (exact digits, and compact windows).
 TEST(DeterministicGpuCarrying, CarryingSumsGiveTheCpusBitsForEveryBlockSize) {
-    auto kernel_for = [](int block_dim) {
-        weft::Module m{"carrying_" + std::to_string(block_dim),
-                       {.deterministic = Deterministic::RunToRun, .block_dim = block_dim}};
+    for (const auto strategy : {DeterministicStrategy::Auto, DeterministicStrategy::Compact})
+        check_carrying_sums(strategy);
+}
+
+// Compact windows on a GPU: lanes racing to anchor a slot, to claim and zero its spill block and
+// to spill (values of every exponent into a few outputs), for every block size, give the CPU's
+// bits.
+TEST(DeterministicGpuCompact, SpillsGiveTheCpusBitsForEveryBlockSize) {
+    const auto c = random_case<float>("wide", 200000, 7, -149, 127, 41);
+    std::vector<float> reference;
+    for (const int block_dim : {256, 32, 1024}) {
+        weft::Module m{"compact_spills_" + std::to_string(block_dim),
+                       {.deterministic = Deterministic::RunToRun,
+                        .deterministic_strategy = DeterministicStrategy::Compact,
+                        .block_dim = block_dim}};
+        const OpKernels<float> kernels(m);
+        const auto got = run(kernels.get(Op::Add), c, gpu);
+        if (reference.empty()) {
+            reference = run(kernels.get(Op::Add), c, cpu);
+            EXPECT_TRUE(matches_oracle(reference, oracle(Op::Add, c.initial, c.index, c.values)));
+        }
+        EXPECT_TRUE(same_bits_all(got, reference)) << "block_dim " << block_dim;
+    }
+}
+
+void check_carrying_sums(DeterministicStrategy strategy) {
+    SCOPED_TRACE(weft::strategy_name(strategy));
+    auto kernel_for = [strategy](int block_dim) {
+        weft::Module m{"carrying_" + std::string(weft::strategy_name(strategy)) + std::to_string(block_dim),
+                       {.deterministic = Deterministic::RunToRun,
+                        .deterministic_strategy = strategy,
+                        .block_dim = block_dim}};
         return m.kernel("loop_sums", {"values", "trips", "out"},
                         [](Array<float> values, weft::Int trips, Array<float> out) {
                             auto t = weft::tid();
