@@ -227,6 +227,30 @@ TEST(DeterministicGpuCompact, SpillsGiveTheCpusBitsForEveryBlockSize) {
     }
 }
 
+// Direct launches into the same target reuse its state, which each resolve leaves zeroed: every
+// launch adds its own contributions once, on the GPU as on the CPU (exact digits for a small
+// target, compact windows for a large one).
+TEST(DeterministicGpuState, RepeatedLaunchesIntoOneTargetAddOnce) {
+    for (const int outputs : {3, 70000}) {
+        SCOPED_TRACE(std::to_string(outputs) + " outputs");
+        weft::Module m{"repeated_" + std::to_string(outputs), {.deterministic = Deterministic::RunToRun}};
+        const OpKernels<float> kernels(m);
+        const auto c = random_case<float>("repeated", 50000, outputs, -40, 40, 42);
+        auto values_gpu = weft::from_vector(c.values, gpu);
+        auto index_gpu = weft::from_vector(c.index, gpu);
+        auto values_cpu = weft::from_vector(c.values, cpu);
+        auto index_cpu = weft::from_vector(c.index, cpu);
+        auto on_gpu = weft::from_vector(c.initial, gpu);
+        auto on_cpu = weft::from_vector(c.initial, cpu);
+        const auto n = static_cast<int64_t>(c.index.size());
+        for (int launch = 0; launch < 4; ++launch) {
+            weft::launch(kernels.get(Op::Add), n, values_gpu, index_gpu, on_gpu);
+            weft::launch(kernels.get(Op::Add), n, values_cpu, index_cpu, on_cpu);
+            EXPECT_TRUE(same_bits_all(on_gpu.to_vector(), on_cpu.to_vector())) << "launch " << launch;
+        }
+    }
+}
+
 void check_carrying_sums(DeterministicStrategy strategy) {
     SCOPED_TRACE(weft::strategy_name(strategy));
     auto kernel_for = [strategy](int block_dim) {

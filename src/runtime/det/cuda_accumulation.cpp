@@ -4,6 +4,7 @@
 
 #include <map>
 #include <mutex>
+#include <optional>
 #include <string>
 
 #include "codegen/generated.hpp"
@@ -51,8 +52,10 @@ __device__ void count_out_of_range(wf::DetTarget t) {
 }
 
 // A carrying target whose sums left the range reports how many slots did in its status word.
+// `clean`: the slot's words and flags are zeroed once read, so that the next launch can reuse
+// the state without zeroing it (state kept between direct launches).
 template <class T>
-__device__ void resolve_exact(wf::DetTarget t, int family, wf::u64* report) {
+__device__ void resolve_exact(wf::DetTarget t, int family, wf::u64* report, bool clean) {
     const long long slot = static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x;
     if (t.carrying && *t.cursor != 0) {  // out of range: the target keeps its value
         if (slot == 0) atomicMax(report, *t.cursor);
@@ -64,7 +67,12 @@ __device__ void resolve_exact(wf::DetTarget t, int family, wf::u64* report) {
         const wf::i64* words = t.words + slot * wf::Exact<T>::kWords;
         bool touched = t.flags[slot] != 0;
         for (int k = 0; k < wf::Exact<T>::kWords && !touched; ++k) touched = words[k] != 0;
-        if (touched) *element = wf::resolve_sum<T>(words, t.flags[slot], *element);
+        if (!touched) return;
+        *element = wf::resolve_sum<T>(words, t.flags[slot], *element);
+        if (clean) {
+            for (int k = 0; k < wf::Exact<T>::kWords; ++k) t.words[slot * wf::Exact<T>::kWords + k] = 0;
+            t.flags[slot] = 0;
+        }
     } else {
         const auto key = reinterpret_cast<const typename wf::KeyOf<T>::Key*>(t.words)[slot];
         *element = wf::resolve_minmax<T>(key, *element, family == 2);
@@ -89,7 +97,8 @@ __device__ void count_compact_out_of_range(wf::DetTarget t) {
         atomicAdd(reinterpret_cast<unsigned long long*>(t.cursor), 1ull);
 }
 
-// Only the slots a contribution reached are read beyond their cell.
+// Only the slots a contribution reached are read beyond their cell; their cells are zeroed once
+// read, so that the state can serve the next launch without zeroing.
 template <class T>
 __device__ void resolve_compact(wf::DetTarget t, wf::u64* report) {
     const long long slot = static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x;
@@ -102,6 +111,7 @@ __device__ void resolve_compact(wf::DetTarget t, wf::u64* report) {
     if (cell.meta == 0) return;
     T* element = element_of<T>(t, slot);
     *element = wf::resolve_compact<T>(cell, t.spill + slot * wf::kSpillWords, *element);
+    t.cells[slot] = wf::CompactCell{0, 0, 0};
 }
 
 __device__ bool overflowed(const wf::DetTarget& t) { return *t.cursor > static_cast<wf::u64>(t.capacity); }
@@ -277,17 +287,17 @@ extern "C" __global__ void det_resolve_compact_f16(wf::DetTarget t, wf::u64* rep
 extern "C" __global__ void det_resolve_compact_bf16(wf::DetTarget t, wf::u64* report) {
     resolve_compact<wf::bf16>(t, report);
 }
-extern "C" __global__ void det_resolve_f32(wf::DetTarget t, int family, wf::u64* report) {
-    resolve_exact<float>(t, family, report);
+extern "C" __global__ void det_resolve_f32(wf::DetTarget t, int family, wf::u64* report, int clean) {
+    resolve_exact<float>(t, family, report, clean != 0);
 }
-extern "C" __global__ void det_resolve_f64(wf::DetTarget t, int family, wf::u64* report) {
-    resolve_exact<double>(t, family, report);
+extern "C" __global__ void det_resolve_f64(wf::DetTarget t, int family, wf::u64* report, int clean) {
+    resolve_exact<double>(t, family, report, clean != 0);
 }
-extern "C" __global__ void det_resolve_f16(wf::DetTarget t, int family, wf::u64* report) {
-    resolve_exact<wf::f16>(t, family, report);
+extern "C" __global__ void det_resolve_f16(wf::DetTarget t, int family, wf::u64* report, int clean) {
+    resolve_exact<wf::f16>(t, family, report, clean != 0);
 }
-extern "C" __global__ void det_resolve_bf16(wf::DetTarget t, int family, wf::u64* report) {
-    resolve_exact<wf::bf16>(t, family, report);
+extern "C" __global__ void det_resolve_bf16(wf::DetTarget t, int family, wf::u64* report, int clean) {
+    resolve_exact<wf::bf16>(t, family, report, clean != 0);
 }
 extern "C" __global__ void det_count_records(wf::DetTarget t, int* counts, wf::u64* report) {
     count_records(t, counts, report);
@@ -341,11 +351,74 @@ cu::CUfunction function(int ordinal, const std::string& name) {
     return f;
 }
 
+using Memory = std::shared_ptr<detail::Allocation>;
+
+// A target's state left clean by its resolve (cells, digit words and flags zeroed; the published
+// wf::DetTarget still in place), for the next direct launch into the same target with the same
+// plan on the same stream: that launch skips allocating, zeroing and publishing. The stream
+// orders the reuse after the resolve; a launch takes the entry out while it runs, so no two
+// launches share it; launches being captured into a graph neither take nor leave entries (the
+// graph keeps its own state). Sums only, and not carrying ones (their resolve may stop before
+// cleaning when a sum left the range).
+struct Cached {
+    Memory memory;
+    wf::DetTarget value;
+    wf::DetTarget* state;
+};
+
+class StateCache {
+public:
+    std::optional<Cached> take(const std::string& key) {
+        std::lock_guard lock(mutex_);
+        for (auto it = entries_.begin(); it != entries_.end(); ++it) {
+            if (it->first != key) continue;
+            Cached c = std::move(it->second);
+            bytes_ -= c.memory->bytes;
+            entries_.erase(it);
+            return c;
+        }
+        return std::nullopt;
+    }
+    // Keeps the newest entries, at most kEntries of them and kBytes in all.
+    void put(std::string key, Cached c) {
+        std::lock_guard lock(mutex_);
+        if (c.memory->bytes > kBytes) return;
+        bytes_ += c.memory->bytes;
+        entries_.emplace_back(std::move(key), std::move(c));
+        while (entries_.size() > kEntries || bytes_ > kBytes) {
+            bytes_ -= entries_.front().second.memory->bytes;
+            entries_.erase(entries_.begin());
+        }
+    }
+
+private:
+    static constexpr size_t kEntries = 16;
+    static constexpr size_t kBytes = size_t{256} << 20;
+    std::mutex mutex_;
+    std::vector<std::pair<std::string, Cached>> entries_;  // oldest first
+    size_t bytes_ = 0;
+};
+
+// Never destroyed: entries hold device memory that must not be freed after the driver is gone.
+StateCache& state_cache() {
+    static StateCache* cache = new StateCache;
+    return *cache;
+}
+
+// What a cached state must match: the described target (its slot map, before any buffer is
+// set), its strategy and element type, its stream and device.
+std::string cache_key(const TargetPlan& p, const wf::DetTarget& described, const cu::StreamState& stream) {
+    std::string key(reinterpret_cast<const char*>(&described), sizeof described);
+    const void* s = &stream;
+    key.append(reinterpret_cast<const char*>(&s), sizeof s);
+    key +=
+        std::to_string(stream.ordinal) + (p.compact ? " compact " : " exact ") + dtype_name(p.target.dtype);
+    return key;
+}
+
 int family_code(detail::AtomicOp f) {
     return f == detail::AtomicOp::Add ? 0 : f == detail::AtomicOp::Min ? 1 : 2;
 }
-
-using Memory = std::shared_ptr<detail::Allocation>;
 
 class CudaAccumulation final : public Accumulation {
 public:
@@ -373,6 +446,7 @@ public:
                 resolve_compact(t);
             else
                 resolve_exact(t);
+            if (!t.cache_key.empty()) state_cache().put(std::move(t.cache_key), {t.memory, t.value, t.state});
         }
         targets_.clear();  // freed in stream order, after the resolve kernels
     }
@@ -383,6 +457,7 @@ private:
         Memory memory;  // the state and every buffer its kernels write, in one allocation
         wf::DetTarget value{};
         wf::DetTarget* state = nullptr;
+        std::string cache_key;  // set when the state goes back to the cache after the resolve
     };
 
     // Where each buffer of a target lies in its one allocation (each 16-byte aligned). One
@@ -435,6 +510,18 @@ private:
         const SlotMap& m = p.slots;
         describe_slots(p, t.value);
         const bool add = p.target.family == detail::AtomicOp::Add;
+        if (add && !p.records && !p.carrying) {
+            const auto stream = cu::current_stream(ordinal_);
+            if (!cu::capturing(*stream)) {
+                t.cache_key = cache_key(p, t.value, *stream);
+                if (std::optional<Cached> c = state_cache().take(t.cache_key)) {
+                    t.memory = std::move(c->memory);
+                    t.value = c->value;
+                    t.state = c->state;
+                    return t;
+                }
+            }
+        }
         // Records appended, or a carrying target's count of slots out of range.
         const bool cursor = p.records || p.carrying;
         Layout layout(p, site_);
@@ -509,7 +596,8 @@ private:
         }
         int family = family_code(t.plan.target.family);
         wf::u64* report = ticket.word();
-        void* params[] = {&t.value, &family, &report};
+        int clean = t.cache_key.empty() ? 0 : 1;
+        void* params[] = {&t.value, &family, &report, &clean};
         launch(resolve_kernel(t, "det_resolve").c_str(), t.plan.slots.count, params);
     }
 
