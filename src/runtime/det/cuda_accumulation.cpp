@@ -121,32 +121,90 @@ __device__ long long emitted(const wf::DetTarget& t) {
     return static_cast<long long>(n < static_cast<wf::u64>(t.capacity) ? n : t.capacity);
 }
 
+// The lanes of a warp with the same slot (a hot element's records lie side by side) act once,
+// through their lowest lane; and the first slot a warp's leader brings to its block is the
+// block's hot slot, counted in shared memory and added to the global count once per block.
+constexpr unsigned kNoSlot = 0xffffffffu;  // no slot is this large (slots are below 2^32 - 1)
+
+struct Peers {
+    unsigned mask;  // lanes with this lane's slot
+    int leader;
+    int rank;  // among them
+    __device__ bool leads() const { return static_cast<int>(threadIdx.x & 31) == leader; }
+};
+
+__device__ Peers peers_of(wf::u32 slot) {
+    const unsigned mask = __match_any_sync(__activemask(), slot);
+    const unsigned lane = threadIdx.x & 31;
+    return {mask, __ffs(mask) - 1, __popc(mask & ((1u << lane) - 1))};
+}
+
+// Whether `slot` is (or now becomes) the block's hot slot.
+__device__ bool claims_hot(unsigned* hot_slot, wf::u32 slot) {
+    const unsigned seen = atomicCAS(hot_slot, kNoSlot, slot);
+    return seen == kNoSlot || seen == slot;
+}
+
 // Records strategy, step 1: records per slot. An overflow leaves the records emitted in the
 // target's status word, and the target unchanged.
 __device__ void count_records(wf::DetTarget t, int* counts, wf::u64* report) {
+    __shared__ unsigned hot_slot;
+    __shared__ int hot_count;
     const long long r = static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x;
+    if (threadIdx.x == 0) {
+        hot_slot = kNoSlot;
+        hot_count = 0;
+    }
+    __syncthreads();
     if (r == 0 && overflowed(t)) atomicMax(report, *t.cursor);
-    if (overflowed(t) || r >= emitted(t)) return;
-    // Lanes counting the same slot (a hot element's records lie side by side) add once.
-    const wf::u32 slot = t.record_slots[r];
-    const unsigned peers = __match_any_sync(__activemask(), slot);
-    if ((threadIdx.x & 31) == static_cast<unsigned>(__ffs(peers) - 1)) atomicAdd(counts + slot, __popc(peers));
+    if (!overflowed(t) && r < emitted(t)) {
+        const wf::u32 slot = t.record_slots[r];
+        const Peers p = peers_of(slot);
+        if (p.leads()) {
+            if (claims_hot(&hot_slot, slot))
+                atomicAdd(&hot_count, __popc(p.mask));
+            else
+                atomicAdd(counts + slot, __popc(p.mask));
+        }
+    }
+    __syncthreads();
+    if (threadIdx.x == 0 && hot_count != 0) atomicAdd(counts + hot_slot, hot_count);
 }
 
-// Step 3 (after an inclusive scan of the counts into `ends`): group the records by slot. The
-// order inside a slot's group does not matter: the reduction is exact.
+// Step 3 (after an inclusive scan of the counts into `ends`): group the records by slot, each
+// taking a place from its slot's remaining count. The order inside a slot's group does not
+// matter: the reduction is exact.
 __device__ void group_records(wf::DetTarget t, int* counts, const int* ends, wf::u64* grouped) {
+    __shared__ unsigned hot_slot;
+    __shared__ int hot_count;
+    __shared__ int hot_before;  // the hot slot's remaining count before the block took its places
     const long long r = static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x;
-    if (overflowed(t) || r >= emitted(t)) return;
-    const wf::u32 slot = t.record_slots[r];
-    // Lanes grouping the same slot take their places with one atomic.
-    const unsigned peers = __match_any_sync(__activemask(), slot);
-    const int leader = __ffs(peers) - 1;
-    const unsigned lane = threadIdx.x & 31;
-    int before = 0;
-    if (lane == static_cast<unsigned>(leader)) before = atomicSub(counts + slot, __popc(peers));
-    before = __shfl_sync(peers, before, leader);
-    grouped[ends[slot] - before + __popc(peers & ((1u << lane) - 1))] = t.records[r];
+    if (threadIdx.x == 0) {
+        hot_slot = kNoSlot;
+        hot_count = 0;
+    }
+    __syncthreads();
+    const bool live = !overflowed(t) && r < emitted(t);
+    wf::u32 slot = 0;
+    Peers p{0, 0, 0};
+    int offset = 0;  // within the block's places (hot), or the slot's count before the warp's
+    int hot = 0;
+    if (live) {
+        slot = t.record_slots[r];
+        p = peers_of(slot);
+        if (p.leads()) {
+            hot = claims_hot(&hot_slot, slot) ? 1 : 0;
+            offset = hot ? atomicAdd(&hot_count, __popc(p.mask)) : atomicSub(counts + slot, __popc(p.mask));
+        }
+        hot = __shfl_sync(p.mask, hot, p.leader);
+        offset = __shfl_sync(p.mask, offset, p.leader);
+    }
+    __syncthreads();
+    if (threadIdx.x == 0 && hot_count != 0) hot_before = atomicSub(counts + hot_slot, hot_count);
+    __syncthreads();
+    if (!live) return;
+    const int at = hot ? ends[slot] - hot_before + offset + p.rank : ends[slot] - offset + p.rank;
+    grouped[at] = t.records[r];
 }
 
 // A segment (a slot's group) longer than this is summed by many blocks, kLongRecords records each
