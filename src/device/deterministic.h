@@ -221,9 +221,8 @@ WEFT_FUNC void add_carrying(i64* words, int k, int limit, i64 v, u32* flags) {
 // the anchor is one integer atomic on the window (its significand shifted, below 2^40). Anything
 // else, and a window's carry, goes to the slot's spill block: kSpillWords words of 48-bit digits
 // (336 bits: 2^-149 .. 2^187) that carry like the exact strategy's words, zeroed by the first
-// thread that spills into the
-// slot (the others wait for it). The exact sum is the window plus the spill; the resolve adds
-// both into limbs and rounds once, as for every strategy.
+// thread that spills into the slot (the others wait for it). The exact sum is the window plus
+// the spill; the resolve adds both into limbs and rounds once, as for every strategy.
 //
 // Headroom: a window add is below 2^40, so 2^22 of them cannot reach 2^62. A target that may get
 // more (TargetPlan::carrying) adds with the returned value and, at 2^62, moves the window's
