@@ -388,7 +388,12 @@ WEFT_COLD void compact_add_slow(CompactCell* cell, i64* block, bool negative, u6
 // Adds a finite, nonzero float32 (the split of a state-type value) to a compact slot: in the
 // common case one read of the cell's meta word and one atomic on its window.
 WEFT_FUNC void compact_add(CompactCell* cell, i64* block, const Split<float>& s, bool carrying) {
-    const u32 meta = load_meta(&cell->meta);
+    u32 meta = load_meta(&cell->meta);
+    if (meta == 0 && !carrying) {  // the slot's first contribution, probably: set the anchor
+        const int wanted = s.position > kCompactBelow ? s.position - kCompactBelow : 0;
+        swap_meta(&cell->meta, meta, kAnchored | (static_cast<u32>(wanted) << kAnchorShift));
+        if (meta == 0) meta = kAnchored | (static_cast<u32>(wanted) << kAnchorShift);
+    }
     const int shift = s.position - static_cast<int>(meta >> kAnchorShift);
     if ((meta & kAnchored) && !carrying && shift >= 0 && shift <= kCompactSpan) {
         const i64 magnitude = static_cast<i64>(s.significand << shift);
@@ -784,9 +789,59 @@ WEFT_FUNC T resolve_sum(const i64* words, u32 flags, T initial) {
     return round_limbs<T, kLimbs>(acc, flags, initial);
 }
 
+// The common case of a compact slot: only a window (no spill, no special value) and a finite
+// initial value whose digits and the window's add up within 62 bits. Sets `out` to the sum,
+// correctly rounded, and returns true; false when the general path must decide.
+template <class T>
+WEFT_FUNC bool resolve_window(const CompactCell& cell, T target_initial, T& out) {
+    using S = typename StateOf<T>::type;
+    using F = Format<T>;
+    constexpr u32 kSpecial = kFlagPosInf | kFlagNegInf | kFlagNan | kFlagPosZero;
+    if ((cell.meta & (kSpillReady | kSpecial)) != 0 || !(cell.meta & kAnchored)) return false;
+    const i64 w = cell.window;
+    if (w == 0) {  // the contributions cancel exactly: the element keeps its bits
+        out = target_initial;
+        return true;
+    }
+    constexpr i64 kLimit = i64(1) << 62;
+    if (w >= kLimit || w <= -kLimit) return false;
+    const S initial = StateOf<T>::of(target_initial);
+    const u32 flag = special_flag(initial);
+    if (flag & (kFlagPosInf | kFlagNegInf | kFlagNan)) return false;
+    int base = static_cast<int>(cell.meta >> kAnchorShift);  // the sum's lowest bit
+    i64 total = w;
+    const Split<S> s = split(initial);
+    if (s.significand != 0) {
+        const i64 sig = static_cast<i64>(s.significand);
+        if (s.position >= base) {
+            const int shift = s.position - base;
+            if (shift > 62 - (Format<S>::kMantissaBits + 1)) return false;  // sig << shift below 2^62
+            total += s.negative ? -(sig << shift) : (sig << shift);
+        } else {
+            const int shift = base - s.position;
+            const u64 magnitude = static_cast<u64>(w < 0 ? -w : w);
+            if (shift > 62 || (magnitude >> (62 - shift)) != 0) return false;  // w << shift below 2^62
+            total = static_cast<i64>(static_cast<u64>(w) << shift) + (s.negative ? -sig : sig);
+            base = s.position;
+        }
+    }
+    using Bits = typename F::Bits;
+    if (total == 0) {  // the initial value cancelled by the contributions: +0.0
+        out = bit_cast<T>(Bits(0));
+        return true;
+    }
+    const bool negative = total < 0;
+    const u64 magnitude = static_cast<u64>(negative ? -total : total);
+    out = bit_cast<T>(
+        static_cast<Bits>(round_to_format<F>(negative, magnitude, base + Format<S>::kUnit, false)));
+    return true;
+}
+
 // A compact slot's sum plus `initial`, correctly rounded: its window and its spill block.
 template <class T>
 WEFT_FUNC T resolve_compact(const CompactCell& cell, const i64* block, T initial) {
+    T fast;
+    if (resolve_window<T>(cell, initial, fast)) return fast;
     // 384 bits: the spill's 336 and the sign, with room for the top word's pieces.
     constexpr int kLimbs = 12;
     i64 acc[kLimbs];
