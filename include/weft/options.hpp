@@ -18,9 +18,12 @@ const char* deterministic_name(Deterministic mode);
 // How deterministic accumulation is carried out (see docs/design/0008-deterministic-accumulation.md).
 // Every strategy gives the same bits; the choice only moves cost between memory and time.
 enum class DeterministicStrategy : uint8_t {
-    Auto,     // exact digits for float32, and for float64 targets of up to 65,536 elements; else records
+    Auto,     // see docs/design/0023: exact digits for small targets, compact windows for large
+              // float32/float16/bfloat16 ones; float64: exact up to 65,536 elements, else records
     Exact,    // per-element exact digit accumulators updated with integer atomics
     Records,  // per-thread records, grouped by element, then an exact per-element reduction
+    Compact,  // per-element exact windows (one integer atomic per contribution) that spill what
+              // they cannot hold; float64 targets use exact digits
 };
 
 const char* strategy_name(DeterministicStrategy strategy);

@@ -20,7 +20,8 @@ void validate(const Options& o) {
                     "; use Deterministic::NotGuaranteed, RunToRun or GpuToGpu");
     if (o.deterministic_strategy != DeterministicStrategy::Auto &&
         o.deterministic_strategy != DeterministicStrategy::Exact &&
-        o.deterministic_strategy != DeterministicStrategy::Records)
+        o.deterministic_strategy != DeterministicStrategy::Records &&
+        o.deterministic_strategy != DeterministicStrategy::Compact)
         throw Error("option 'deterministic_strategy' has an invalid value " +
                     std::to_string(static_cast<int>(o.deterministic_strategy)) +
                     "; use DeterministicStrategy::Auto, Exact or Records");
@@ -74,8 +75,9 @@ DeterministicStrategy parse_strategy(std::string_view name, const OptionValue& v
         if (*s == "auto") return DeterministicStrategy::Auto;
         if (*s == "exact") return DeterministicStrategy::Exact;
         if (*s == "records") return DeterministicStrategy::Records;
+        if (*s == "compact") return DeterministicStrategy::Compact;
         throw Error("option 'deterministic_strategy' has no strategy '" + *s +
-                    "'; use \"auto\", \"exact\" or \"records\"");
+                    "'; use \"auto\", \"exact\", \"records\" or \"compact\"");
     }
     throw Error("option '" + std::string(name) + "' takes a DeterministicStrategy or its name, got " +
                 kind_name(v));
@@ -130,6 +132,7 @@ const char* strategy_name(DeterministicStrategy strategy) {
         case DeterministicStrategy::Auto: return "auto";
         case DeterministicStrategy::Exact: return "exact";
         case DeterministicStrategy::Records: return "records";
+        case DeterministicStrategy::Compact: return "compact";
     }
     return "invalid";
 }

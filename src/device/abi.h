@@ -43,6 +43,15 @@ struct Launch {
     Error* error;  // null unless bounds checking is on
 };
 
+// A slot of the compact strategy (src/device/deterministic.h): a window of the exact sum in
+// units of 2^anchor, and the slot's anchor, special-value flags and spill state.
+struct CompactCell {
+    i64 window;
+    u32 meta;
+    u32 unused;  // keeps cells 16-byte aligned, a cell within one memory sector
+};
+constexpr int kSpillWords = 7;  // a compact slot's spill block: 48-bit digits in 64-bit words
+
 // What a deterministic target's atomics write to; built by the runtime for each launch.
 struct DetTarget {
     char* base;  // the address of slot 0's element (the lowest element of the argument)
@@ -65,6 +74,11 @@ struct DetTarget {
     // carry, the runtime's count of slots whose top word overflowed.
     u64* cursor;
     i64 capacity;
+    // The compact strategy (float32, float16 and bfloat16 sums): one cell per slot, and per slot
+    // a spill block of kSpillWords words, zeroed when the slot first spills. Null `cells`
+    // selects another strategy.
+    CompactCell* cells;
+    i64* spill;
 };
 
 // Deterministic slot allocation: one launch's reservation state.

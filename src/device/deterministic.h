@@ -213,6 +213,196 @@ WEFT_FUNC void add_carrying(i64* words, int k, int limit, i64 v, u32* flags) {
     }
 }
 
+// ---- The compact strategy: one window per slot, spilling what it cannot hold ----
+//
+// A slot's cell holds a window of its exact sum: a 64-bit integer in units of 2^anchor (units of
+// the smallest subnormal), where the first finite contribution sets the anchor kCompactBelow
+// bits below its own lowest bit. A contribution whose lowest bit lies 0..kCompactSpan bits above
+// the anchor is one integer atomic on the window (its significand shifted, below 2^40). Anything
+// else, and a window's carry, goes to the slot's spill block: kSpillWords words of 48-bit digits
+// (336 bits: 2^-149 .. 2^187) that carry like the exact strategy's words, zeroed by the first
+// thread that spills into the slot (the others wait for it). The exact sum is the window plus
+// the spill; the resolve adds both into limbs and rounds once, as for every strategy.
+//
+// Headroom: a window add is below 2^40, so 2^22 of them cannot reach 2^62. A target that may get
+// more (TargetPlan::carrying) adds with the returned value and, at 2^62, moves the window's
+// multiple of 2^32 to the spill (as add_carrying does; at most one add per resident thread,
+// fewer than 2^20, can be pending, so the window stays below 2^63).
+constexpr int kCompactSpan = 16;
+constexpr int kCompactBelow = 8;
+constexpr int kSpillDigitBits = 48;
+// The top spill word flags the slot once it reaches 2^30: a running sum of 2^318 units of
+// 2^-149, the bound the exact strategy's top word has.
+constexpr i64 kSpillTopLimit = i64(1) << 30;
+
+// Cell meta: the flags (kFlag*) in the low bits, then these, then the anchor from bit 8.
+enum : u32 { kSpillClaimed = 32, kSpillReady = 64, kAnchored = 128 };
+constexpr int kAnchorShift = 8;
+
+WEFT_FUNC u32 load_meta(const u32* m) {
+#if defined(__CUDACC__)
+    return *static_cast<const volatile u32*>(m);
+#else
+    return __atomic_load_n(m, __ATOMIC_ACQUIRE);
+#endif
+}
+
+WEFT_FUNC u32 fetch_or_meta(u32* m, u32 v) {
+#if defined(__CUDACC__)
+    return atomicOr(m, v);
+#else
+    return __atomic_fetch_or(m, v, __ATOMIC_ACQ_REL);
+#endif
+}
+
+// Replaces `*m` by `desired` if it holds `expected`; else sets `expected` to what it holds.
+WEFT_FUNC bool swap_meta(u32* m, u32& expected, u32 desired) {
+#if defined(__CUDACC__)
+    const u32 seen = atomicCAS(m, expected, desired);
+    const bool swapped = seen == expected;
+    expected = seen;
+    return swapped;
+#else
+    return __atomic_compare_exchange_n(m, &expected, desired, false, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE);
+#endif
+}
+
+// The slot's anchor, set from `position` (a contribution's lowest bit) if it has none.
+WEFT_FUNC int anchor_of(CompactCell* cell, int position) {
+    u32 meta = load_meta(&cell->meta);
+    const int wanted = position > kCompactBelow ? position - kCompactBelow : 0;
+    while (!(meta & kAnchored)) {
+        if (swap_meta(&cell->meta, meta, meta | kAnchored | (static_cast<u32>(wanted) << kAnchorShift)))
+            return wanted;
+    }
+    return static_cast<int>(meta >> kAnchorShift);
+}
+
+// The slot's spill block, zeroed by the first thread that needs it; the others wait until it is.
+WEFT_FUNC void spill_ready(CompactCell* cell, i64* block) {
+    if (load_meta(&cell->meta) & kSpillReady) return;
+    if (!(fetch_or_meta(&cell->meta, kSpillClaimed) & kSpillClaimed)) {
+        for (int k = 0; k < kSpillWords; ++k) {
+#if defined(__CUDACC__)
+            block[k] = 0;
+#else
+            __atomic_store_n(block + k, i64(0), __ATOMIC_RELAXED);
+#endif
+        }
+#if defined(__CUDACC__)
+        __threadfence();  // the zeros before the flag, for every thread that sees the flag
+#endif
+        fetch_or_meta(&cell->meta, kSpillReady);
+        return;
+    }
+    while (!(load_meta(&cell->meta) & kSpillReady)) {
+#if defined(__CUDACC__)
+        __nanosleep(32);
+#endif
+    }
+#if defined(__CUDACC__)
+    __threadfence();
+#endif
+}
+
+// Adds `v` to spill word k, carrying: once a word's magnitude reaches 2^62 its multiple of 2^48
+// moves into word k + 1 (one thread's swap moves it). The top word flags the slot instead, at
+// kSpillTopLimit.
+WEFT_FUNC void spill_add_word(CompactCell* cell, i64* block, int k, i64 v) {
+    for (;;) {
+        i64 now = add_word_fetch(block + k, v);
+        if (k + 1 == kSpillWords) {
+            if (now >= kSpillTopLimit || now <= -kSpillTopLimit) or_flag(&cell->meta, kFlagOverflow);
+            return;
+        }
+        if (now < kCarryAt && now > -kCarryAt) return;
+        for (;;) {
+            const i64 high = now >> kSpillDigitBits;  // arithmetic: the remainder is in [0, 2^48)
+            if (swap_word(block + k, now, now - high * (i64(1) << kSpillDigitBits))) {
+                v = high;
+                break;
+            }
+            if (now < kCarryAt && now > -kCarryAt) return;
+        }
+        ++k;
+    }
+}
+
+// Adds v * 2^position (|v| < 2^32) to the slot's spill block.
+WEFT_FUNC void spill_add(CompactCell* cell, i64* block, i64 v, int position) {
+    spill_ready(cell, block);
+    const bool negative = v < 0;
+    const u64 m = static_cast<u64>(negative ? -v : v);
+    const int k = position / kSpillDigitBits;
+    const int r = position % kSpillDigitBits;
+    constexpr u64 kDigit = (u64(1) << kSpillDigitBits) - 1;
+    const i64 low = static_cast<i64>((m << r) & kDigit);
+    const i64 high =
+        r == 0 ? static_cast<i64>(m >> kSpillDigitBits) : static_cast<i64>(m >> (kSpillDigitBits - r));
+    if (low) spill_add_word(cell, block, k, negative ? -low : low);
+    if (high) spill_add_word(cell, block, k + 1, negative ? -high : high);
+}
+
+// Out of line on a GPU: the paths that spill or carry would otherwise take registers from every
+// kernel that accumulates (the exact strategy's hot path included).
+#if defined(__CUDACC__)
+#define WEFT_COLD static __device__ __noinline__
+#else
+#define WEFT_COLD static inline
+#endif
+
+// A window that reached 2^62 (`now`): its multiple of 2^32 moves to the spill (one thread's
+// swap moves it; the others see the small remainder and stop).
+WEFT_COLD void compact_carry(CompactCell* cell, i64* block, i64 now, int anchor) {
+    while (now >= kCarryAt || now <= -kCarryAt) {
+        const i64 high = now >> 32;  // arithmetic: the remainder is in [0, 2^32)
+        if (swap_word(&cell->window, now, now - high * 4294967296ll)) {
+            spill_add(cell, block, high, anchor + 32);
+            return;
+        }
+    }
+}
+
+// A compact slot's contribution where the window cannot take it with one plain atomic: the slot
+// has no anchor yet, the contribution lies outside the window, or the window may carry (kept out
+// of the hot path: inline, it took two more registers in kernels with loops).
+WEFT_COLD void compact_add_slow(CompactCell* cell, i64* block, bool negative, u64 significand, int position,
+                                bool carrying) {
+    const int anchor = anchor_of(cell, position);
+    const int shift = position - anchor;
+    if (shift < 0 || shift > kCompactSpan) {
+        const i64 sig = static_cast<i64>(significand);
+        spill_add(cell, block, negative ? -sig : sig, position);
+        return;
+    }
+    const i64 magnitude = static_cast<i64>(significand << shift);
+    const i64 v = negative ? -magnitude : magnitude;
+    if (!carrying) {
+        add_word(&cell->window, v);
+        return;
+    }
+    const i64 now = add_word_fetch(&cell->window, v);
+    if (now >= kCarryAt || now <= -kCarryAt) compact_carry(cell, block, now, anchor);
+}
+
+// Adds a finite, nonzero float32 (the split of a state-type value) to a compact slot: in the
+// common case one read of the cell's meta word and one atomic on its window.
+WEFT_FUNC void compact_add(CompactCell* cell, i64* block, const Split<float>& s, bool carrying) {
+    u32 meta = load_meta(&cell->meta);
+    if (meta == 0 && !carrying) {  // the slot's first contribution, probably: set the anchor
+        const int wanted = s.position > kCompactBelow ? s.position - kCompactBelow : 0;
+        swap_meta(&cell->meta, meta, kAnchored | (static_cast<u32>(wanted) << kAnchorShift));
+        if (meta == 0) meta = kAnchored | (static_cast<u32>(wanted) << kAnchorShift);
+    }
+    const int shift = s.position - static_cast<int>(meta >> kAnchorShift);
+    if ((meta & kAnchored) && !carrying && shift >= 0 && shift <= kCompactSpan) {
+        const i64 magnitude = static_cast<i64>(s.significand << shift);
+        add_word(&cell->window, s.negative ? -magnitude : magnitude);
+        return;
+    }
+    compact_add_slow(cell, block, s.negative, s.significand, s.position, carrying);
+}
+
 #if defined(__CUDACC__)
 // A block's private accumulator for one hot slot: the first slot a warp adds to claims it, and
 // digits for that slot are added in shared memory and flushed once when the block ends, so a
@@ -315,15 +505,29 @@ WEFT_FUNC void add_digits(i64* slot_words, const Digits& d, Add add) {
         if (d.d[k] != 0) add(d.first + k, d.d[k]);
 }
 
+// A record's position: on a GPU the lanes of a warp appending to one target take their positions
+// with one atomic (a hot target's cursor would otherwise take one per contribution).
+WEFT_FUNC u64 take_record(u64* cursor) {
+#if defined(__CUDACC__)
+    const unsigned peers = __match_any_sync(__activemask(), reinterpret_cast<unsigned long long>(cursor));
+    const int leader = __ffs(peers) - 1;
+    const unsigned lane = threadIdx.x & 31;
+    unsigned long long base = 0;
+    if (lane == static_cast<unsigned>(leader))
+        base = atomicAdd(reinterpret_cast<unsigned long long*>(cursor),
+                         static_cast<unsigned long long>(__popc(peers)));
+    base = __shfl_sync(peers, base, leader);
+    return base + static_cast<u64>(__popc(peers & ((1u << lane) - 1)));
+#else
+    return __atomic_fetch_add(cursor, u64(1), __ATOMIC_RELAXED);
+#endif
+}
+
 // Adds `v` (already negated for a subtraction, and in its state type) to slot `slot` of `t`.
 template <class T>
 WEFT_FUNC void det_add_to_slot(Ctx& ctx, DetTarget* t, i64 slot, T v) {
     if (t->records) {
-#if defined(__CUDACC__)
-        const u64 at = atomicAdd(reinterpret_cast<unsigned long long*>(t->cursor), 1ull);
-#else
-        const u64 at = __atomic_fetch_add(t->cursor, u64(1), __ATOMIC_RELAXED);
-#endif
+        const u64 at = take_record(t->cursor);
         if (at < static_cast<u64>(t->capacity)) {
             t->record_slots[at] = static_cast<u32>(slot);
             t->records[at] = static_cast<u64>(bit_cast<typename Format<T>::Bits>(v));
@@ -332,6 +536,15 @@ WEFT_FUNC void det_add_to_slot(Ctx& ctx, DetTarget* t, i64 slot, T v) {
     }
     const u32 flag = special_flag(v);
     const Split<T> s = split(v);
+    if (t->cells) {  // compact (float32 state only: the runtime never gives float64 cells)
+        CompactCell* cell = t->cells + slot;
+        if (flag)
+            or_flag(&cell->meta, flag);
+        else if (s.significand != 0)
+            compact_add(cell, t->spill + slot * kSpillWords,
+                        Split<float>{s.negative, s.significand, s.position}, t->carrying != 0);
+        return;
+    }
     if (flag != 0 || s.significand == 0) {
         if (flag) or_flag(&t->flags[slot], flag);
         return;
@@ -491,12 +704,50 @@ WEFT_FUNC int count_leading_zeros(u32 x) {
 #endif
 }
 
-// The slot's sum plus `initial`, correctly rounded. `words` are the slot's digits.
-template <class T>
-WEFT_FUNC T resolve_sum(const i64* words, u32 flags, T target_initial) {
+// Carry-propagates `acc` (32-bit digits in 64-bit words) into 32-bit limbs of a two's
+// complement integer; returns the final carry (its sign is the number's).
+template <int kLimbs>
+WEFT_FUNC i64 propagate(const i64* acc, u32* limb) {
+    i64 carry = 0;
+    for (int k = 0; k < kLimbs; ++k) {
+        const i64 v = acc[k] + carry;
+        limb[k] = static_cast<u32>(v & 0xffffffff);
+        carry = v >> 32;  // arithmetic: floor division
+    }
+    return carry;
+}
+
+// Adds v * 2^position to `acc` (32-bit digits in 64-bit words, kLimbs of them): each digit gets
+// less than 2^32 in magnitude.
+template <int kLimbs>
+WEFT_FUNC void add_at(i64* acc, i64 v, int position) {
+    const int j = position >> 5;
+    const int r = position & 31;
+    const u64 low = static_cast<u64>(v) & 0xffffffffull;  // v = high * 2^32 + low
+    const i64 high = v >> 32;                             // arithmetic
+    const u64 low_shifted = low << r;                     // below 2^63
+    const i64 high_shifted = high * (i64(1) << r);        // magnitude at most 2^62
+    acc[j] += static_cast<i64>(low_shifted & 0xffffffffull);
+    if (j + 1 < kLimbs) acc[j + 1] += static_cast<i64>(low_shifted >> 32) + (high_shifted & 0xffffffff);
+    if (j + 2 < kLimbs) acc[j + 2] += high_shifted >> 32;  // arithmetic
+}
+
+// The exact sum in `acc` (32-bit digits in 64-bit words, units of S's smallest subnormal, kLimbs
+// of them, wide enough for any sum that did not leave the range) plus `initial`, correctly
+// rounded. The contributions' flags are `flags`. An element whose contributions sum to exactly
+// zero with no special value among them keeps its bits (every strategy decides this from the
+// value, not from how its state happens to hold it).
+template <class T, int kLimbs>
+WEFT_FUNC T round_limbs(i64* acc, u32 flags, T target_initial) {
     using S = typename StateOf<T>::type;  // the digits are in units of S's smallest subnormal
     using F = Format<T>;                  // the result's format
-    constexpr int kLimbs = Exact<S>::kWords + 2;
+    u32 limb[kLimbs];
+    {
+        const i64 carry = propagate<kLimbs>(acc, limb);
+        bool zero = carry == 0 && (flags & (kFlagPosInf | kFlagNegInf | kFlagNan | kFlagPosZero)) == 0;
+        for (int k = 0; k < kLimbs && zero; ++k) zero = limb[k] == 0;
+        if (zero) return target_initial;
+    }
     const S initial = StateOf<T>::of(target_initial);
     flags |= special_flag(initial);
     const bool pos_inf = (flags & kFlagPosInf) != 0;
@@ -508,23 +759,14 @@ WEFT_FUNC T resolve_sum(const i64* words, u32 flags, T target_initial) {
     if (pos_inf) return bit_cast<T>(kInf);
     if (neg_inf) return bit_cast<T>(static_cast<Bits>(kInf | kSign));
 
-    // Carry-propagate digits (plus the initial value's) into 32-bit limbs of a two's
-    // complement integer; the last limb keeps the sign.
-    i64 acc[kLimbs];
-    for (int k = 0; k < kLimbs; ++k) acc[k] = k < Exact<S>::kWords ? words[k] : 0;
+    // Add the initial value's digits, then carry-propagate into limbs; the last limb keeps the
+    // sign.
     const Split<S> s = split(initial);
     if (s.significand != 0) {
         const Digits d = digits<S>(s);
         for (int k = 0; k < 3 && d.first + k < kLimbs; ++k) acc[d.first + k] += d.d[k];
     }
-    u32 limb[kLimbs];
-    i64 carry = 0;
-    for (int k = 0; k < kLimbs; ++k) {
-        const i64 v = acc[k] + carry;
-        limb[k] = static_cast<u32>(v & 0xffffffff);
-        carry = v >> 32;  // arithmetic: floor division
-    }
-    const bool negative = carry < 0;
+    const bool negative = propagate<kLimbs>(acc, limb) < 0;
     if (negative) {  // magnitude = -value, limb by limb
         u64 borrow = 1;
         for (int k = 0; k < kLimbs; ++k) {
@@ -562,6 +804,80 @@ WEFT_FUNC T resolve_sum(const i64* words, u32 flags, T target_initial) {
     // Rounded once, straight to T (a half type's sum is never rounded to float32 first).
     return bit_cast<T>(
         static_cast<Bits>(round_to_format<F>(negative, window, low + Format<S>::kUnit, sticky)));
+}
+
+// The slot's sum plus `initial`, correctly rounded. `words` are the slot's digits.
+template <class T>
+WEFT_FUNC T resolve_sum(const i64* words, u32 flags, T initial) {
+    using S = typename StateOf<T>::type;
+    constexpr int kLimbs = Exact<S>::kWords + 2;
+    i64 acc[kLimbs];
+    for (int k = 0; k < kLimbs; ++k) acc[k] = k < Exact<S>::kWords ? words[k] : 0;
+    return round_limbs<T, kLimbs>(acc, flags, initial);
+}
+
+// The common case of a compact slot: only a window (no spill, no special value) and a finite
+// initial value whose digits and the window's add up within 62 bits. Sets `out` to the sum,
+// correctly rounded, and returns true; false when the general path must decide.
+template <class T>
+WEFT_FUNC bool resolve_window(const CompactCell& cell, T target_initial, T& out) {
+    using S = typename StateOf<T>::type;
+    using F = Format<T>;
+    constexpr u32 kSpecial = kFlagPosInf | kFlagNegInf | kFlagNan | kFlagPosZero;
+    if ((cell.meta & (kSpillReady | kSpecial)) != 0 || !(cell.meta & kAnchored)) return false;
+    const i64 w = cell.window;
+    if (w == 0) {  // the contributions cancel exactly: the element keeps its bits
+        out = target_initial;
+        return true;
+    }
+    constexpr i64 kLimit = i64(1) << 62;
+    if (w >= kLimit || w <= -kLimit) return false;
+    const S initial = StateOf<T>::of(target_initial);
+    const u32 flag = special_flag(initial);
+    if (flag & (kFlagPosInf | kFlagNegInf | kFlagNan)) return false;
+    int base = static_cast<int>(cell.meta >> kAnchorShift);  // the sum's lowest bit
+    i64 total = w;
+    const Split<S> s = split(initial);
+    if (s.significand != 0) {
+        const i64 sig = static_cast<i64>(s.significand);
+        if (s.position >= base) {
+            const int shift = s.position - base;
+            if (shift > 62 - (Format<S>::kMantissaBits + 1)) return false;  // sig << shift below 2^62
+            total += s.negative ? -(sig << shift) : (sig << shift);
+        } else {
+            const int shift = base - s.position;
+            const u64 magnitude = static_cast<u64>(w < 0 ? -w : w);
+            if (shift > 62 || (magnitude >> (62 - shift)) != 0) return false;  // w << shift below 2^62
+            total = static_cast<i64>(static_cast<u64>(w) << shift) + (s.negative ? -sig : sig);
+            base = s.position;
+        }
+    }
+    using Bits = typename F::Bits;
+    if (total == 0) {  // the initial value cancelled by the contributions: +0.0
+        out = bit_cast<T>(Bits(0));
+        return true;
+    }
+    const bool negative = total < 0;
+    const u64 magnitude = static_cast<u64>(negative ? -total : total);
+    out = bit_cast<T>(
+        static_cast<Bits>(round_to_format<F>(negative, magnitude, base + Format<S>::kUnit, false)));
+    return true;
+}
+
+// A compact slot's sum plus `initial`, correctly rounded: its window and its spill block.
+template <class T>
+WEFT_FUNC T resolve_compact(const CompactCell& cell, const i64* block, T initial) {
+    T fast;
+    if (resolve_window<T>(cell, initial, fast)) return fast;
+    // 384 bits: the spill's 336 and the sign, with room for the top word's pieces.
+    constexpr int kLimbs = 12;
+    i64 acc[kLimbs];
+    for (int k = 0; k < kLimbs; ++k) acc[k] = 0;
+    if (cell.meta & kSpillReady)
+        for (int k = 0; k < kSpillWords; ++k) add_at<kLimbs>(acc, block[k], k * kSpillDigitBits);
+    if (cell.meta & kAnchored) add_at<kLimbs>(acc, cell.window, static_cast<int>(cell.meta >> kAnchorShift));
+    return round_limbs<T, kLimbs>(acc, cell.meta & (kFlagPosInf | kFlagNegInf | kFlagNan | kFlagPosZero),
+                                  initial);
 }
 
 // The slot's winning key combined with `initial` under the total order.

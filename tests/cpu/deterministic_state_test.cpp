@@ -105,7 +105,8 @@ TEST(DeterministicState, SparseViewTargetsAccumulateIntoTheirElements) {
              return std::pair{1 + 9 * j, 2 + 11 * i};
          }},
     };
-    for (const auto strategy : {DeterministicStrategy::Exact, DeterministicStrategy::Records}) {
+    for (const auto strategy :
+         {DeterministicStrategy::Exact, DeterministicStrategy::Records, DeterministicStrategy::Compact}) {
         weft::Module m{"sparse_views",
                        {.deterministic = Deterministic::RunToRun, .deterministic_strategy = strategy}};
         auto add = m.kernel("add", {"values", "rows", "cols", "out"},

@@ -990,6 +990,12 @@ TEST(DeterministicStrategies, EveryStrategyGivesTheSameBits) {
     check_strategies_agree(adversarial_case<double>());
     check_strategies_agree(random_case<float>("few", 20000, 3, -150, 100, 31));
     check_strategies_agree(random_case<double>("many", 40000, 70000, -1000, 1000, 32));
+    // Auto's compact windows for a large float32 target; records' long segments (a GPU sums a
+    // segment of more than 8,192 records with many blocks).
+    check_strategies_agree(random_case<float>("large", 40000, 70000, -40, 40, 35));
+    check_strategies_agree(random_case<float>("hot", 50000, 2, -30, 30, 36));
+    check_strategies_agree(random_case<double>("hot", 50000, 2, -300, 300, 37));
+    check_strategies_agree(random_case<float>("one hot among many", 50000, 500, -30, 30, 38, 0.5));
 }
 
 TEST(DeterministicStrategies, LoopsFunctionsAndGridsAgreeAcrossStrategies) {

@@ -178,6 +178,23 @@ TEST_F(OptionsTest, DeterministicModeNames) {
     }
 }
 
+TEST_F(OptionsTest, DeterministicStrategyNames) {
+    weft::Module m{"strategy_names"};
+    for (auto strategy : {weft::DeterministicStrategy::Auto, weft::DeterministicStrategy::Exact,
+                          weft::DeterministicStrategy::Records, weft::DeterministicStrategy::Compact}) {
+        m.set_option("deterministic_strategy", std::string(weft::strategy_name(strategy)));
+        EXPECT_EQ(m.options().deterministic_strategy, strategy) << "names round-trip";
+    }
+    EXPECT_STREQ(weft::strategy_name(weft::DeterministicStrategy::Compact), "compact");
+    try {
+        m.set_option("deterministic_strategy", std::string("fastest"));
+        FAIL() << "expected weft::Error";
+    } catch (const weft::Error& e) {
+        EXPECT_NE(e.message().find("\"compact\""), std::string::npos) << e.what();
+    }
+    EXPECT_EQ(m.options().deterministic_strategy, weft::DeterministicStrategy::Compact);
+}
+
 TEST_F(OptionsTest, WrongKindIsRejectedNotCoerced) {
     weft::Module m{"wrong_kind"};
     m.set_option("deterministic_max_records", int64_t{6});

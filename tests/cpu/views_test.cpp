@@ -554,7 +554,8 @@ TEST(ViewLaunches, AFaultingLaunchRestoresTheBaseOfAViewArgument) {
 
 // Deterministic accumulation finds its target through host-side and kernel-side views.
 TEST(ViewLaunches, DeterministicAccumulationThroughViews) {
-    for (const auto strategy : {weft::DeterministicStrategy::Exact, weft::DeterministicStrategy::Records}) {
+    for (const auto strategy : {weft::DeterministicStrategy::Exact, weft::DeterministicStrategy::Records,
+                                weft::DeterministicStrategy::Compact}) {
         weft::Module m{"views_det_" + std::string(weft::strategy_name(strategy)),
                        {.deterministic = weft::Deterministic::RunToRun, .deterministic_strategy = strategy}};
         auto add = m.kernel("add", {"grid", "src"}, [](Array<float, 2> grid, Array<float, 2> src) {

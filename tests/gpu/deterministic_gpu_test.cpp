@@ -197,12 +197,67 @@ TEST_P(DeterministicGpu, MillionThreadsInto65536Outputs) {
 INSTANTIATE_TEST_SUITE_P(Deterministic, DeterministicGpu, ::testing::ValuesIn(kGpuConfigs),
                          [](const auto& info) { return std::string(info.param.name); });
 
+void check_carrying_sums(DeterministicStrategy strategy);
+
 // Sums that carry (a data-dependent loop) give the CPU's bits for every block size: warp sums,
-// returning atomics and carries do not change the value.
+// returning atomics and carries do not change the value (exact digits, and compact windows).
 TEST(DeterministicGpuCarrying, CarryingSumsGiveTheCpusBitsForEveryBlockSize) {
-    auto kernel_for = [](int block_dim) {
-        weft::Module m{"carrying_" + std::to_string(block_dim),
-                       {.deterministic = Deterministic::RunToRun, .block_dim = block_dim}};
+    for (const auto strategy : {DeterministicStrategy::Auto, DeterministicStrategy::Compact})
+        check_carrying_sums(strategy);
+}
+
+// Compact windows on a GPU: lanes racing to anchor a slot, to claim and zero its spill block and
+// to spill (values of every exponent into a few outputs), for every block size, give the CPU's
+// bits.
+TEST(DeterministicGpuCompact, SpillsGiveTheCpusBitsForEveryBlockSize) {
+    const auto c = random_case<float>("wide", 200000, 7, -149, 127, 41);
+    std::vector<float> reference;
+    for (const int block_dim : {256, 32, 1024}) {
+        weft::Module m{"compact_spills_" + std::to_string(block_dim),
+                       {.deterministic = Deterministic::RunToRun,
+                        .deterministic_strategy = DeterministicStrategy::Compact,
+                        .block_dim = block_dim}};
+        const OpKernels<float> kernels(m);
+        const auto got = run(kernels.get(Op::Add), c, gpu);
+        if (reference.empty()) {
+            reference = run(kernels.get(Op::Add), c, cpu);
+            EXPECT_TRUE(matches_oracle(reference, oracle(Op::Add, c.initial, c.index, c.values)));
+        }
+        EXPECT_TRUE(same_bits_all(got, reference)) << "block_dim " << block_dim;
+    }
+}
+
+// Direct launches into the same target reuse its state, which each resolve leaves zeroed: every
+// launch adds its own contributions once, on the GPU as on the CPU (exact digits for a small
+// target, compact windows for a large one).
+TEST(DeterministicGpuState, RepeatedLaunchesIntoOneTargetAddOnce) {
+    for (const int outputs : {3, 70000}) {
+        SCOPED_TRACE(std::to_string(outputs) + " outputs");
+        weft::Module m{"repeated_" + std::to_string(outputs), {.deterministic = Deterministic::RunToRun}};
+        const OpKernels<float> kernels(m);
+        const auto c = random_case<float>("repeated", 50000, outputs, -40, 40, 42);
+        auto values_gpu = weft::from_vector(c.values, gpu);
+        auto index_gpu = weft::from_vector(c.index, gpu);
+        auto values_cpu = weft::from_vector(c.values, cpu);
+        auto index_cpu = weft::from_vector(c.index, cpu);
+        auto on_gpu = weft::from_vector(c.initial, gpu);
+        auto on_cpu = weft::from_vector(c.initial, cpu);
+        const auto n = static_cast<int64_t>(c.index.size());
+        for (int launch = 0; launch < 4; ++launch) {
+            weft::launch(kernels.get(Op::Add), n, values_gpu, index_gpu, on_gpu);
+            weft::launch(kernels.get(Op::Add), n, values_cpu, index_cpu, on_cpu);
+            EXPECT_TRUE(same_bits_all(on_gpu.to_vector(), on_cpu.to_vector())) << "launch " << launch;
+        }
+    }
+}
+
+void check_carrying_sums(DeterministicStrategy strategy) {
+    SCOPED_TRACE(weft::strategy_name(strategy));
+    auto kernel_for = [strategy](int block_dim) {
+        weft::Module m{"carrying_" + std::string(weft::strategy_name(strategy)) + std::to_string(block_dim),
+                       {.deterministic = Deterministic::RunToRun,
+                        .deterministic_strategy = strategy,
+                        .block_dim = block_dim}};
         return m.kernel("loop_sums", {"values", "trips", "out"},
                         [](Array<float> values, weft::Int trips, Array<float> out) {
                             auto t = weft::tid();

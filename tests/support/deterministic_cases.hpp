@@ -29,9 +29,11 @@ inline constexpr Config kConfigs[] = {
     {"RunToRunAuto", Deterministic::RunToRun, DeterministicStrategy::Auto},
     {"RunToRunExact", Deterministic::RunToRun, DeterministicStrategy::Exact},
     {"RunToRunRecords", Deterministic::RunToRun, DeterministicStrategy::Records},
+    {"RunToRunCompact", Deterministic::RunToRun, DeterministicStrategy::Compact},
     {"GpuToGpuAuto", Deterministic::GpuToGpu, DeterministicStrategy::Auto},
     {"GpuToGpuExact", Deterministic::GpuToGpu, DeterministicStrategy::Exact},
     {"GpuToGpuRecords", Deterministic::GpuToGpu, DeterministicStrategy::Records},
+    {"GpuToGpuCompact", Deterministic::GpuToGpu, DeterministicStrategy::Compact},
 };
 
 inline void PrintTo(const Config& c, std::ostream* os) {

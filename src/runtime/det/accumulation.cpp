@@ -19,24 +19,38 @@ constexpr int64_t kUncarriedContributions = (int64_t{1} << 31) - 1;
 constexpr int64_t kRecordFloor = 1024;
 // Auto: float64 sums use exact digits (528 bytes per element) up to this many elements.
 constexpr int64_t kExactFloat64Limit = 65536;
+// Auto: float32 (and half) sums into targets of more elements than this use compact windows
+// (16 bytes zeroed per element, one atomic per contribution); smaller ones keep exact digits,
+// whose warp and block pre-aggregation wins on hot elements (docs/design/0023).
+constexpr int64_t kCompactFrom = 4096;
+// Compact windows: contributions per target below which no window can reach 2^62 (each adds
+// less than 2^40).
+constexpr int64_t kUncarriedWindowAdds = int64_t{1} << 22;
 
 bool use_records(const plan::DetTarget& t, const SlotMap& slots, DeterministicStrategy strategy) {
     if (t.family != detail::AtomicOp::Add) return false;  // min/max always use order keys
     switch (strategy) {
         case DeterministicStrategy::Exact: return false;
         case DeterministicStrategy::Records: return true;
+        case DeterministicStrategy::Compact: return false;  // float64 targets: exact digits
         case DeterministicStrategy::Auto:
             return t.dtype == DType::Float64 && slots.count > kExactFloat64Limit;
     }
     return false;
 }
 
-// Whether the launch may add kUncarriedContributions or more to the target: a data-dependent
+bool use_compact(const plan::DetTarget& t, const SlotMap& slots, DeterministicStrategy strategy) {
+    if (t.family != detail::AtomicOp::Add || t.dtype == DType::Float64) return false;
+    return strategy == DeterministicStrategy::Compact ||
+           (strategy == DeterministicStrategy::Auto && slots.count > kCompactFrom);
+}
+
+// Whether the launch may add `limit` or more contributions to the target: a data-dependent
 // loop reaches it, or the static per-thread estimate times the threads is that large (an
 // estimate of 0 means none was made, which is treated as unknown).
-bool may_overflow_words(const plan::DetTarget& t, int64_t threads) {
+bool may_exceed(const plan::DetTarget& t, int64_t threads, int64_t limit) {
     if (t.dynamic || t.records_per_thread <= 0) return true;
-    return t.records_per_thread > kUncarriedContributions / threads;
+    return t.records_per_thread > limit / threads;
 }
 
 SlotMap dense(const Span& span) {
@@ -136,8 +150,10 @@ std::vector<TargetPlan> plan(const std::vector<plan::DetTarget>& targets,
     for (TargetPlan& p : plans) {
         if (p.shared_with >= 0) continue;
         p.records = use_records(p.target, p.slots, options.deterministic_strategy);
-        p.carrying = !p.records && p.target.family == detail::AtomicOp::Add &&
-                     may_overflow_words(p.target, site.threads);
+        p.compact = use_compact(p.target, p.slots, options.deterministic_strategy);
+        p.carrying =
+            !p.records && p.target.family == detail::AtomicOp::Add &&
+            may_exceed(p.target, site.threads, p.compact ? kUncarriedWindowAdds : kUncarriedContributions);
         if (p.records && p.slots.count > int64_t{UINT32_MAX})
             throw Error("array '" + p.name + "' has " + std::to_string(p.slots.count) +
                             " elements, more than the records strategy can address (2^32 - 1); use "
@@ -211,6 +227,15 @@ void state_allocation_failed(const TargetPlan& plan, const std::string& why, con
             std::to_string(plan.slots.count) + " elements): " + why +
             ". Accumulate into a smaller array (or view), or launch with deterministic = NotGuaranteed",
         site.kernel, site.file, site.line);
+}
+
+int64_t workspace_bytes(const TargetPlan& p) {
+    const int64_t n = p.slots.count;
+    int64_t bytes = static_cast<int64_t>(sizeof(wf::DetTarget)) + ((p.records || p.carrying) ? 8 : 0);
+    if (p.records) return bytes + 12 * p.capacity + 8 * n + 8 * p.capacity;  // + counts, ends, grouped
+    if (p.compact) return bytes + (static_cast<int64_t>(sizeof(wf::CompactCell)) + 8 * wf::kSpillWords) * n;
+    if (p.target.family != detail::AtomicOp::Add) return bytes + 8 * n;
+    return bytes + (p.target.dtype == DType::Float64 ? 66 * 8 + 4 : 9 * 8 + 4) * n;
 }
 
 void describe_slots(const TargetPlan& plan, wf::DetTarget& state) {

@@ -59,8 +59,11 @@ struct TargetPlan {
     Span span;         // the addresses its elements lie in (for overlaps)
     SlotMap slots;
     bool records = false;
+    bool compact = false;  // compact windows (sums of float32, float16, bfloat16)
     // Exact sums: the launch may add 2^31 or more contributions (a data-dependent loop, or the
     // static estimate times the threads), enough to overflow a digit word, so words carry.
+    // Compact: 2^22 or more, enough for a window to need carrying, which also means the check
+    // for sums out of range runs (a sum needs far more contributions to leave it).
     bool carrying = false;
     int64_t per_thread = 0;  // records per thread the capacity allows
     int64_t capacity = 0;
@@ -85,6 +88,10 @@ std::vector<TargetPlan> plan(const std::vector<plan::DetTarget>& targets,
 std::string overflow_message(const TargetPlan& plan, uint64_t emitted, const LaunchSite& site);
 // The message for a launch in which `slots` elements' running sums left the exact range.
 std::string range_message(const TargetPlan& plan, uint64_t slots, const LaunchSite& site);
+
+// The device memory a GPU launch uses for the target (its state, buffers and the records
+// strategy's grouping buffers), for benchmarks and reports.
+int64_t workspace_bytes(const TargetPlan& plan);
 
 // Writes the plan's slot map and carrying choice into the state its kernels read; the backend
 // fills in the memory (words, flags, records).

@@ -9,6 +9,7 @@
 #include "runtime/det/cpu_accumulation.hpp"
 
 #include <cstdlib>
+#include <memory>
 #include <new>
 
 #include "weft/error.hpp"
@@ -39,6 +40,18 @@ private:
     std::unique_ptr<T, Free> data_;
 };
 
+// Host memory that is not initialised: a compact target's spill blocks, each zeroed by the
+// kernel when its slot first spills (as on a GPU).
+std::unique_ptr<wf::i64[]> uninitialised(const TargetPlan& plan, int64_t count, const LaunchSite& site) {
+    const size_t bytes = state_bytes(plan, count, sizeof(wf::i64), site);
+    try {
+        return std::make_unique_for_overwrite<wf::i64[]>(bytes / sizeof(wf::i64) + 1);
+    } catch (const std::bad_alloc&) {
+        state_allocation_failed(plan, std::to_string(bytes) + " bytes of host memory are not available",
+                                site);
+    }
+}
+
 // Host memory behind one target's wf::DetTarget.
 struct Storage {
     wf::DetTarget state{};
@@ -46,6 +59,8 @@ struct Storage {
     Zeroed<wf::u32> flags;
     Zeroed<wf::u64> records;
     Zeroed<wf::u32> record_slots;
+    Zeroed<wf::CompactCell> cells;
+    std::unique_ptr<wf::i64[]> spill;
     wf::u64 cursor = 0;
 };
 
@@ -60,6 +75,15 @@ void initialise(const TargetPlan& p, Storage& s, const LaunchSite& site) {
         s.state.record_slots = s.record_slots.get();
         s.state.cursor = &s.cursor;
         s.state.capacity = p.capacity;
+        return;
+    }
+    if (p.compact) {
+        int64_t words = 0;
+        if (__builtin_mul_overflow(m.count, int64_t{wf::kSpillWords}, &words)) words = -1;
+        s.cells = Zeroed<wf::CompactCell>(p, m.count, site);
+        s.spill = uninitialised(p, words, site);
+        s.state.cells = s.cells.get();
+        s.state.spill = s.spill.get();
         return;
     }
     if (p.target.family == detail::AtomicOp::Add) {
@@ -116,6 +140,15 @@ void resolve_records(const TargetPlan& p, const Storage& s) {
 template <class T>
 void resolve_target(const TargetPlan& p, const Storage& s) {
     if (p.records) return resolve_records<T>(p, s);
+    if (p.compact) {
+        for (int64_t slot = 0; slot < p.slots.count; ++slot) {
+            const wf::CompactCell& cell = s.state.cells[slot];
+            if (cell.meta == 0) continue;  // no contribution reached it
+            T* element = element_of<T>(s.state, slot);
+            *element = wf::resolve_compact<T>(cell, s.state.spill + slot * wf::kSpillWords, *element);
+        }
+        return;
+    }
     for (int64_t slot = 0; slot < p.slots.count; ++slot) {
         T* element = element_of<T>(s.state, slot);
         if (p.target.family == detail::AtomicOp::Add) {
@@ -131,7 +164,10 @@ void resolve_target(const TargetPlan& p, const Storage& s) {
 uint64_t out_of_range(const TargetPlan& p, const Storage& s) {
     if (!p.carrying) return 0;
     uint64_t n = 0;
-    for (int64_t slot = 0; slot < p.slots.count; ++slot) n += (s.state.flags[slot] & wf::kFlagOverflow) != 0;
+    for (int64_t slot = 0; slot < p.slots.count; ++slot) {
+        const wf::u32 flags = p.compact ? s.state.cells[slot].meta : s.state.flags[slot];
+        n += (flags & wf::kFlagOverflow) != 0;
+    }
     return n;
 }
 

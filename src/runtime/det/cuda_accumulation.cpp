@@ -3,6 +3,10 @@
 #include "runtime/det/cuda_accumulation.hpp"
 
 #include <algorithm>
+#include <map>
+#include <mutex>
+#include <optional>
+#include <string>
 
 #include "codegen/generated.hpp"
 #include "device/abi.h"
@@ -19,6 +23,10 @@ namespace cu = runtime::cuda;
 namespace {
 
 constexpr int kThreads = 256;
+constexpr int64_t kLongRecords = 8192;  // as in the kernels below
+// Digit words per slot of the exact strategy (wf::Exact<float> and wf::Exact<double>).
+constexpr int64_t kWordsF32 = 9;
+constexpr int64_t kWordsF64 = 66;
 
 const char* const kKernels = R"(
 namespace {
@@ -45,8 +53,10 @@ __device__ void count_out_of_range(wf::DetTarget t) {
 }
 
 // A carrying target whose sums left the range reports how many slots did in its status word.
+// `clean`: the slot's words and flags are zeroed once read, so that the next launch can reuse
+// the state without zeroing it (state kept between direct launches).
 template <class T>
-__device__ void resolve_exact(wf::DetTarget t, int family, wf::u64* report) {
+__device__ void resolve_exact(wf::DetTarget t, int family, wf::u64* report, bool clean) {
     const long long slot = static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x;
     if (t.carrying && *t.cursor != 0) {  // out of range: the target keeps its value
         if (slot == 0) atomicMax(report, *t.cursor);
@@ -58,11 +68,51 @@ __device__ void resolve_exact(wf::DetTarget t, int family, wf::u64* report) {
         const wf::i64* words = t.words + slot * wf::Exact<T>::kWords;
         bool touched = t.flags[slot] != 0;
         for (int k = 0; k < wf::Exact<T>::kWords && !touched; ++k) touched = words[k] != 0;
-        if (touched) *element = wf::resolve_sum<T>(words, t.flags[slot], *element);
+        if (!touched) return;
+        *element = wf::resolve_sum<T>(words, t.flags[slot], *element);
+        if (clean) {
+            for (int k = 0; k < wf::Exact<T>::kWords; ++k) t.words[slot * wf::Exact<T>::kWords + k] = 0;
+            t.flags[slot] = 0;
+        }
     } else {
         const auto key = reinterpret_cast<const typename wf::KeyOf<T>::Key*>(t.words)[slot];
         *element = wf::resolve_minmax<T>(key, *element, family == 2);
     }
+}
+
+// Compact: the cells zeroed (spill blocks are zeroed where a slot first spills), the state
+// published, and a carrying target's count of slots out of range cleared: one kernel, so one
+// node of a captured graph.
+__device__ void publish_compact(wf::DetTarget* state, wf::DetTarget t) {
+    const long long i = static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x;
+    if (i == 0) {
+        *state = t;
+        if (t.cursor) *t.cursor = 0;
+    }
+    if (i < t.count) t.cells[i] = wf::CompactCell{0, 0, 0};
+}
+
+__device__ void count_compact_out_of_range(wf::DetTarget t) {
+    const long long slot = static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x;
+    if (slot < t.count && (t.cells[slot].meta & wf::kFlagOverflow))
+        atomicAdd(reinterpret_cast<unsigned long long*>(t.cursor), 1ull);
+}
+
+// Only the slots a contribution reached are read beyond their cell; their cells are zeroed once
+// read, so that the state can serve the next launch without zeroing.
+template <class T>
+__device__ void resolve_compact(wf::DetTarget t, wf::u64* report) {
+    const long long slot = static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x;
+    if (t.carrying && *t.cursor != 0) {  // out of range: the target keeps its value
+        if (slot == 0) atomicMax(report, *t.cursor);
+        return;
+    }
+    if (slot >= t.count) return;
+    const wf::CompactCell cell = t.cells[slot];
+    if (cell.meta == 0) return;
+    T* element = element_of<T>(t, slot);
+    *element = wf::resolve_compact<T>(cell, t.spill + slot * wf::kSpillWords, *element);
+    t.cells[slot] = wf::CompactCell{0, 0, 0};
 }
 
 __device__ bool overflowed(const wf::DetTarget& t) { return *t.cursor > static_cast<wf::u64>(t.capacity); }
@@ -72,29 +122,201 @@ __device__ long long emitted(const wf::DetTarget& t) {
     return static_cast<long long>(n < static_cast<wf::u64>(t.capacity) ? n : t.capacity);
 }
 
+// The lanes of a warp with the same slot (a hot element's records lie side by side) act once,
+// through their lowest lane; and the first slot a warp's leader brings to its block is the
+// block's hot slot, counted in shared memory and added to the global count once per block.
+constexpr unsigned kNoSlot = 0xffffffffu;  // no slot is this large (slots are below 2^32 - 1)
+
+struct Peers {
+    unsigned mask;  // lanes with this lane's slot
+    int leader;
+    int rank;  // among them
+    __device__ bool leads() const { return static_cast<int>(threadIdx.x & 31) == leader; }
+};
+
+__device__ Peers peers_of(wf::u32 slot) {
+    const unsigned mask = __match_any_sync(__activemask(), slot);
+    const unsigned lane = threadIdx.x & 31;
+    return {mask, __ffs(mask) - 1, __popc(mask & ((1u << lane) - 1))};
+}
+
+// Whether `slot` is (or now becomes) the block's hot slot.
+__device__ bool claims_hot(unsigned* hot_slot, wf::u32 slot) {
+    const unsigned seen = atomicCAS(hot_slot, kNoSlot, slot);
+    return seen == kNoSlot || seen == slot;
+}
+
 // Records strategy, step 1: records per slot. An overflow leaves the records emitted in the
 // target's status word, and the target unchanged. The grid is at most one wave whatever the
 // capacity, its threads striding over the records emitted: the work follows the count on the
 // device, not the capacity planned on the host.
 __device__ void count_records(wf::DetTarget t, int* counts, wf::u64* report) {
-    const long long first = static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x;
-    if (first == 0 && overflowed(t)) atomicMax(report, *t.cursor);
+    __shared__ unsigned hot_slot;
+    __shared__ int hot_count;
+    if (blockIdx.x == 0 && threadIdx.x == 0 && overflowed(t)) atomicMax(report, *t.cursor);
     if (overflowed(t)) return;
     const long long n = emitted(t);
-    for (long long r = first; r < n; r += static_cast<long long>(gridDim.x) * blockDim.x)
-        atomicAdd(counts + t.record_slots[r], 1);
+    const long long stride = static_cast<long long>(gridDim.x) * blockDim.x;
+    // Tiles of one block-width: the bound is the same for every thread of the block, so all of
+    // them reach each __syncthreads.
+    for (long long tile = static_cast<long long>(blockIdx.x) * blockDim.x; tile < n; tile += stride) {
+        if (threadIdx.x == 0) {
+            hot_slot = kNoSlot;
+            hot_count = 0;
+        }
+        __syncthreads();
+        const long long r = tile + threadIdx.x;
+        if (r < n) {
+            const wf::u32 slot = t.record_slots[r];
+            const Peers p = peers_of(slot);
+            if (p.leads()) {
+                if (claims_hot(&hot_slot, slot))
+                    atomicAdd(&hot_count, __popc(p.mask));
+                else
+                    atomicAdd(counts + slot, __popc(p.mask));
+            }
+        }
+        __syncthreads();
+        if (threadIdx.x == 0 && hot_count != 0) atomicAdd(counts + hot_slot, hot_count);
+    }
 }
 
-// Step 3 (after an inclusive scan of the counts into `ends`): group the records by slot. The
-// order inside a slot's group does not matter: the reduction is exact.
+// Step 3 (after an inclusive scan of the counts into `ends`): group the records by slot, each
+// taking a place from its slot's remaining count. The order inside a slot's group does not
+// matter: the reduction is exact.
 __device__ void group_records(wf::DetTarget t, int* counts, const int* ends, wf::u64* grouped) {
+    __shared__ unsigned hot_slot;
+    __shared__ int hot_count;
+    __shared__ int hot_before;  // the hot slot's remaining count before the block took its places
     if (overflowed(t)) return;
     const long long n = emitted(t);
-    for (long long r = static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x; r < n;
-         r += static_cast<long long>(gridDim.x) * blockDim.x) {
-        const wf::u32 slot = t.record_slots[r];
-        grouped[ends[slot] - atomicSub(counts + slot, 1)] = t.records[r];
+    const long long stride = static_cast<long long>(gridDim.x) * blockDim.x;
+    for (long long tile = static_cast<long long>(blockIdx.x) * blockDim.x; tile < n; tile += stride) {
+        if (threadIdx.x == 0) {
+            hot_slot = kNoSlot;
+            hot_count = 0;
+        }
+        __syncthreads();
+        const long long r = tile + threadIdx.x;
+        const bool live = r < n;
+        wf::u32 slot = 0;
+        Peers p{0, 0, 0};
+        int offset = 0;  // within the block's places (hot), or the slot's count before the warp's
+        int hot = 0;
+        if (live) {
+            slot = t.record_slots[r];
+            p = peers_of(slot);
+            if (p.leads()) {
+                hot = claims_hot(&hot_slot, slot) ? 1 : 0;
+                offset = hot ? atomicAdd(&hot_count, __popc(p.mask)) : atomicSub(counts + slot, __popc(p.mask));
+            }
+            hot = __shfl_sync(p.mask, hot, p.leader);
+            offset = __shfl_sync(p.mask, offset, p.leader);
+        }
+        __syncthreads();
+        if (threadIdx.x == 0 && hot_count != 0) hot_before = atomicSub(counts + hot_slot, hot_count);
+        __syncthreads();
+        if (live) {
+            const int at = hot ? ends[slot] - hot_before + offset + p.rank : ends[slot] - offset + p.rank;
+            grouped[at] = t.records[r];
+        }
+        __syncthreads();  // hot_before is read before the next tile's block sets it
     }
+}
+
+// A segment (a slot's group) longer than this is summed by many blocks, kLongRecords records each
+// (steps 4b and 4c); shorter ones by one warp (step 4).
+constexpr int kLongRecords = 8192;
+
+__device__ int begin_of(const int* ends, long long slot) { return slot == 0 ? 0 : ends[slot - 1]; }
+
+// The slot whose group holds grouped record r (r below the number of records).
+__device__ long long slot_containing(const int* ends, long long slots, long long r) {
+    long long lo = 0, hi = slots - 1;
+    while (lo < hi) {
+        const long long mid = lo + (hi - lo) / 2;
+        if (ends[mid] > r)
+            hi = mid;
+        else
+            lo = mid + 1;
+    }
+    return lo;
+}
+
+// Step 4b: block b sums the records of chunk b (kLongRecords of them) that belong to long
+// segments in shared memory (lanes of a warp first sum their digits), then adds the totals to
+// the segment's accumulator in `long_words`, numbered by the chunk the segment begins in (a long
+// segment spans more than a chunk, so no two begin in one chunk). A chunk meets at most two
+// long segments: the one holding its first record and the one holding its last.
+template <class T>
+__device__ void sum_long_records(wf::DetTarget t, const int* ends, const wf::u64* grouped, wf::i64* long_words,
+                                 wf::u32* long_flags) {
+    using S = typename wf::StateOf<T>::type;
+    constexpr int kWords = wf::Exact<T>::kWords;
+    __shared__ wf::i64 words[2][kWords];
+    __shared__ wf::u32 flags[2];
+    __shared__ long long seg[2];  // the two segments' slots, -1 where not long
+    __shared__ long long bound[2];  // the end of segment 0, the beginning of segment 1
+    if (overflowed(t)) return;
+    const long long n = emitted(t);
+    const long long c0 = static_cast<long long>(blockIdx.x) * kLongRecords;
+    if (c0 >= n) return;
+    const long long c1 = c0 + kLongRecords < n ? c0 + kLongRecords : n;
+    if (threadIdx.x < 2) {
+        const long long s = slot_containing(ends, t.count, threadIdx.x == 0 ? c0 : c1 - 1);
+        const int begin = begin_of(ends, s);
+        seg[threadIdx.x] = ends[s] - begin > kLongRecords ? s : -1;
+        bound[threadIdx.x] = threadIdx.x == 0 ? ends[s] : begin;
+        flags[threadIdx.x] = 0;
+    }
+    for (int k = threadIdx.x; k < 2 * kWords; k += blockDim.x) words[k / kWords][k % kWords] = 0;
+    __syncthreads();
+    if (seg[0] < 0 && seg[1] < 0) return;
+    for (long long r = c0 + threadIdx.x; r < c1; r += blockDim.x) {
+        const int j = seg[0] >= 0 && r < bound[0] ? 0 : seg[1] >= 0 && r >= bound[1] ? 1 : -1;
+        if (j < 0) continue;
+        const S v = wf::bit_cast<S>(static_cast<typename wf::Format<S>::Bits>(grouped[r]));
+        const wf::u32 flag = wf::special_flag(v);
+        const wf::Split<S> s = wf::split(v);
+        if (flag != 0 || s.significand == 0) {
+            if (flag) atomicOr(&flags[j], flag);
+            continue;
+        }
+        wf::add_digits<S>(words[j], wf::digits<S>(s), [&](int k, wf::i64 total) {
+            atomicAdd(reinterpret_cast<unsigned long long*>(&words[j][k]), static_cast<unsigned long long>(total));
+        });
+    }
+    __syncthreads();
+    for (int j = 0; j < 2; ++j) {
+        if (seg[j] < 0 || (j == 1 && seg[1] == seg[0])) continue;
+        const long long id = begin_of(ends, seg[j]) / kLongRecords;
+        for (int k = threadIdx.x; k < kWords; k += blockDim.x)
+            if (words[j][k] != 0)
+                atomicAdd(reinterpret_cast<unsigned long long*>(long_words + id * kWords + k),
+                          static_cast<unsigned long long>(words[j][k]));
+        if (threadIdx.x == 0 && flags[j] != 0) atomicOr(long_flags + id, flags[j]);
+    }
+}
+
+// Step 4c: thread c resolves the long segment that begins in chunk c, if one does (it holds the
+// chunk's last record).
+template <class T>
+__device__ void resolve_long_records(wf::DetTarget t, const int* ends, const wf::i64* long_words,
+                                     const wf::u32* long_flags) {
+    const long long c = static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x;
+    if (overflowed(t)) return;
+    const long long n = emitted(t);
+    const long long c0 = c * kLongRecords;
+    if (c0 >= n) return;
+    const long long last = (c0 + kLongRecords < n ? c0 + kLongRecords : n) - 1;
+    const long long s = slot_containing(ends, t.count, last);
+    const int begin = begin_of(ends, s);
+    if (begin < c0 || ends[s] - begin <= kLongRecords) return;
+    const wf::i64* words = long_words + c * wf::Exact<T>::kWords;
+    T* element = element_of<T>(t, s);
+    bool touched = long_flags[c] != 0;
+    for (int k = 0; k < wf::Exact<T>::kWords && !touched; ++k) touched = words[k] != 0;
+    if (touched) *element = wf::resolve_sum<T>(words, long_flags[c], *element);
 }
 
 // Step 4: one warp per slot sums its group exactly in shared memory, then rounds once.
@@ -108,7 +330,7 @@ __device__ void reduce_records(wf::DetTarget t, const int* ends, const wf::u64* 
     if (overflowed(t) || slot >= t.count) return;
     const int begin = slot == 0 ? 0 : ends[slot - 1];
     const int end = ends[slot];
-    if (begin == end) return;
+    if (begin == end || end - begin > kLongRecords) return;
     for (int k = lane; k < wf::Exact<T>::kWords; k += 32) words[warp][k] = 0;
     if (lane == 0) flags[warp] = 0;
     __syncwarp();
@@ -129,17 +351,28 @@ extern "C" __global__ void det_publish_f64(wf::DetTarget* s, wf::DetTarget t, in
     publish_and_fill<double>(s, t, keys != 0, is_max != 0);
 }
 extern "C" __global__ void det_count_out_of_range(wf::DetTarget t) { count_out_of_range(t); }
-extern "C" __global__ void det_resolve_f32(wf::DetTarget t, int family, wf::u64* report) {
-    resolve_exact<float>(t, family, report);
+extern "C" __global__ void det_publish_compact(wf::DetTarget* s, wf::DetTarget t) { publish_compact(s, t); }
+extern "C" __global__ void det_count_compact_out_of_range(wf::DetTarget t) { count_compact_out_of_range(t); }
+extern "C" __global__ void det_resolve_compact_f32(wf::DetTarget t, wf::u64* report) {
+    resolve_compact<float>(t, report);
 }
-extern "C" __global__ void det_resolve_f64(wf::DetTarget t, int family, wf::u64* report) {
-    resolve_exact<double>(t, family, report);
+extern "C" __global__ void det_resolve_compact_f16(wf::DetTarget t, wf::u64* report) {
+    resolve_compact<wf::f16>(t, report);
 }
-extern "C" __global__ void det_resolve_f16(wf::DetTarget t, int family, wf::u64* report) {
-    resolve_exact<wf::f16>(t, family, report);
+extern "C" __global__ void det_resolve_compact_bf16(wf::DetTarget t, wf::u64* report) {
+    resolve_compact<wf::bf16>(t, report);
 }
-extern "C" __global__ void det_resolve_bf16(wf::DetTarget t, int family, wf::u64* report) {
-    resolve_exact<wf::bf16>(t, family, report);
+extern "C" __global__ void det_resolve_f32(wf::DetTarget t, int family, wf::u64* report, int clean) {
+    resolve_exact<float>(t, family, report, clean != 0);
+}
+extern "C" __global__ void det_resolve_f64(wf::DetTarget t, int family, wf::u64* report, int clean) {
+    resolve_exact<double>(t, family, report, clean != 0);
+}
+extern "C" __global__ void det_resolve_f16(wf::DetTarget t, int family, wf::u64* report, int clean) {
+    resolve_exact<wf::f16>(t, family, report, clean != 0);
+}
+extern "C" __global__ void det_resolve_bf16(wf::DetTarget t, int family, wf::u64* report, int clean) {
+    resolve_exact<wf::bf16>(t, family, report, clean != 0);
 }
 extern "C" __global__ void det_count_records(wf::DetTarget t, int* counts, wf::u64* report) {
     count_records(t, counts, report);
@@ -147,6 +380,21 @@ extern "C" __global__ void det_count_records(wf::DetTarget t, int* counts, wf::u
 extern "C" __global__ void det_group_records(wf::DetTarget t, int* counts, const int* ends, wf::u64* grouped) {
     group_records(t, counts, ends, grouped);
 }
+#define WEFT_LONG_RECORDS(SUFFIX, T)                                                                    \
+    extern "C" __global__ void det_sum_long_records_##SUFFIX(wf::DetTarget t, const int* ends,             \
+                                                              const wf::u64* grouped, wf::i64* long_words, \
+                                                              wf::u32* long_flags) {                        \
+        sum_long_records<T>(t, ends, grouped, long_words, long_flags);                                     \
+    }                                                                                                       \
+    extern "C" __global__ void det_resolve_long_records_##SUFFIX(wf::DetTarget t, const int* ends,         \
+                                                                  const wf::i64* long_words,                \
+                                                                  const wf::u32* long_flags) {              \
+        resolve_long_records<T>(t, ends, long_words, long_flags);                                          \
+    }
+WEFT_LONG_RECORDS(f32, float)
+WEFT_LONG_RECORDS(f64, double)
+WEFT_LONG_RECORDS(f16, wf::f16)
+WEFT_LONG_RECORDS(bf16, wf::bf16)
 extern "C" __global__ void det_reduce_records_f32(wf::DetTarget t, const int* ends, const wf::u64* grouped) {
     reduce_records<float>(t, ends, grouped);
 }
@@ -161,11 +409,91 @@ extern "C" __global__ void det_reduce_records_bf16(wf::DetTarget t, const int* e
 }
 )";
 
-int family_code(detail::AtomicOp f) {
-    return f == detail::AtomicOp::Add ? 0 : f == detail::AtomicOp::Min ? 1 : 2;
+// The library kernel `name` on GPU `ordinal`, looked up once per process: a launch's host time
+// is mostly these lookups otherwise (the library's source text is built and hashed per lookup).
+cu::CUfunction function(int ordinal, const std::string& name) {
+    static std::mutex mutex;
+    static std::map<std::pair<int, std::string>, cu::CUfunction> found;
+    {
+        std::lock_guard lock(mutex);
+        const auto it = found.find({ordinal, name});
+        if (it != found.end()) return it->second;
+    }
+    static const std::string source = codegen::prelude() + kKernels;
+    const cu::CUfunction f = cu::library_function(ordinal, "deterministic", source, name);
+    std::lock_guard lock(mutex);
+    found[{ordinal, name}] = f;
+    return f;
 }
 
 using Memory = std::shared_ptr<detail::Allocation>;
+
+// A target's state left clean by its resolve (cells, digit words and flags zeroed; the published
+// wf::DetTarget still in place), for the next direct launch into the same target with the same
+// plan on the same stream: that launch skips allocating, zeroing and publishing. The stream
+// orders the reuse after the resolve; a launch takes the entry out while it runs, so no two
+// launches share it; launches being captured into a graph neither take nor leave entries (the
+// graph keeps its own state). Sums only, and not carrying ones (their resolve may stop before
+// cleaning when a sum left the range).
+struct Cached {
+    Memory memory;
+    wf::DetTarget value;
+    wf::DetTarget* state;
+};
+
+class StateCache {
+public:
+    std::optional<Cached> take(const std::string& key) {
+        std::lock_guard lock(mutex_);
+        for (auto it = entries_.begin(); it != entries_.end(); ++it) {
+            if (it->first != key) continue;
+            Cached c = std::move(it->second);
+            bytes_ -= c.memory->bytes;
+            entries_.erase(it);
+            return c;
+        }
+        return std::nullopt;
+    }
+    // Keeps the newest entries, at most kEntries of them and kBytes in all.
+    void put(std::string key, Cached c) {
+        std::lock_guard lock(mutex_);
+        if (c.memory->bytes > kBytes) return;
+        bytes_ += c.memory->bytes;
+        entries_.emplace_back(std::move(key), std::move(c));
+        while (entries_.size() > kEntries || bytes_ > kBytes) {
+            bytes_ -= entries_.front().second.memory->bytes;
+            entries_.erase(entries_.begin());
+        }
+    }
+
+private:
+    static constexpr size_t kEntries = 16;
+    static constexpr size_t kBytes = size_t{256} << 20;
+    std::mutex mutex_;
+    std::vector<std::pair<std::string, Cached>> entries_;  // oldest first
+    size_t bytes_ = 0;
+};
+
+// Never destroyed: entries hold device memory that must not be freed after the driver is gone.
+StateCache& state_cache() {
+    static StateCache* cache = new StateCache;
+    return *cache;
+}
+
+// What a cached state must match: the described target (its slot map, before any buffer is
+// set), its strategy and element type, its stream and device.
+std::string cache_key(const TargetPlan& p, const wf::DetTarget& described, const cu::StreamState& stream) {
+    std::string key(reinterpret_cast<const char*>(&described), sizeof described);
+    const void* s = &stream;
+    key.append(reinterpret_cast<const char*>(&s), sizeof s);
+    key +=
+        std::to_string(stream.ordinal) + (p.compact ? " compact " : " exact ") + dtype_name(p.target.dtype);
+    return key;
+}
+
+int family_code(detail::AtomicOp f) {
+    return f == detail::AtomicOp::Add ? 0 : f == detail::AtomicOp::Min ? 1 : 2;
+}
 
 class CudaAccumulation final : public Accumulation {
 public:
@@ -182,15 +510,18 @@ public:
     void* state(size_t i) const override {
         const size_t at =
             shared_with_[i] >= 0 ? owner_index_[static_cast<size_t>(shared_with_[i])] : owner_index_[i];
-        return targets_[at].state->ptr;
+        return targets_[at].state;
     }
 
     void resolve() override {
         for (Target& t : targets_) {
             if (t.plan.records)
                 resolve_records(t);
+            else if (t.plan.compact)
+                resolve_compact(t);
             else
                 resolve_exact(t);
+            if (!t.cache_key.empty()) state_cache().put(std::move(t.cache_key), {t.memory, t.value, t.state});
         }
         targets_.clear();  // freed in stream order, after the resolve kernels
     }
@@ -198,18 +529,43 @@ public:
 private:
     struct Target {
         TargetPlan plan;
-        Memory state, words, flags, records, record_slots, cursor;
+        Memory memory;  // the state and every buffer its kernels write, in one allocation
         wf::DetTarget value{};
+        wf::DetTarget* state = nullptr;
+        std::string cache_key;  // set when the state goes back to the cache after the resolve
     };
 
-    // Device memory for `count` items of `size` bytes of target `p`; failure names the target.
-    Memory allocate(const TargetPlan& p, int64_t count, size_t size) const {
-        const size_t bytes = state_bytes(p, count, size, site_);
+    // Where each buffer of a target lies in its one allocation (each 16-byte aligned). One
+    // allocation per target keeps the host's work per launch small, and puts the buffers that
+    // start at zero side by side, so that one memset clears them.
+    class Layout {
+    public:
+        Layout(const TargetPlan& p, const LaunchSite& site) : plan_(p), site_(site) {}
+        size_t add(int64_t count, size_t size) {
+            const size_t at = bytes_;
+            const size_t n = state_bytes(plan_, count, size, site_);
+            if (__builtin_add_overflow(at, (n + 15) / 16 * 16, &bytes_))
+                state_allocation_failed(plan_, "it needs more bytes than memory can address", site_);
+            return at;
+        }
+        size_t bytes() const { return bytes_; }
+
+    private:
+        const TargetPlan& plan_;
+        const LaunchSite& site_;
+        size_t bytes_ = 0;
+    };
+
+    // `bytes` of device memory for target `p`; failure names the target.
+    Memory allocate(const TargetPlan& p, size_t bytes) const {
         try {
             return detail::allocate(Device::cuda(ordinal_), bytes);
         } catch (const Error& e) {
             state_allocation_failed(p, e.message(), site_);
         }
+    }
+    Memory allocate(const TargetPlan& p, int64_t count, size_t size) const {
+        return allocate(p, state_bytes(p, count, size, site_));
     }
     void zero(const Memory& m) const { detail::zero_bytes(m->ptr, Device::cuda(ordinal_), m->bytes); }
     // Half-precision targets keep float32's state; only their resolve kernels are their own.
@@ -227,40 +583,83 @@ private:
         Target t{std::move(plan)};
         const TargetPlan& p = t.plan;
         const SlotMap& m = p.slots;
-        t.state = allocate(p, 1, sizeof(wf::DetTarget));
         describe_slots(p, t.value);
         const bool add = p.target.family == detail::AtomicOp::Add;
-        if (p.records || p.carrying) {
-            // Records appended, or a carrying target's count of slots out of range.
-            t.cursor = allocate(p, 1, 8);
-            zero(t.cursor);
-            t.value.cursor = static_cast<wf::u64*>(t.cursor->ptr);
+        if (add && !p.records && !p.carrying) {
+            const auto stream = cu::current_stream(ordinal_);
+            if (!cu::capturing(*stream)) {
+                t.cache_key = cache_key(p, t.value, *stream);
+                if (std::optional<Cached> c = state_cache().take(t.cache_key)) {
+                    t.memory = std::move(c->memory);
+                    t.value = c->value;
+                    t.state = c->state;
+                    return t;
+                }
+            }
+        }
+        // Records appended, or a carrying target's count of slots out of range.
+        const bool cursor = p.records || p.carrying;
+        Layout layout(p, site_);
+        const size_t state_at = layout.add(1, sizeof(wf::DetTarget));
+        const size_t zero_from = layout.bytes();
+        const size_t cursor_at = cursor ? layout.add(1, 8) : 0;
+        size_t words_at = 0, flags_at = 0, records_at = 0, record_slots_at = 0, cells_at = 0, spill_at = 0;
+        int64_t n = 0;
+        if (p.records) {
+            records_at = layout.add(p.capacity, 8);
+            record_slots_at = layout.add(p.capacity, 4);
+        } else if (p.compact) {
+            cells_at = layout.add(m.count, sizeof(wf::CompactCell));
+            spill_at = layout.add(__builtin_mul_overflow(m.count, int64_t{wf::kSpillWords}, &n) ? -1 : n, 8);
+        } else {
+            const int64_t per_slot = !add ? 1 : f32_state(t) ? kWordsF32 : kWordsF64;
+            words_at = layout.add(__builtin_mul_overflow(m.count, per_slot, &n) ? -1 : n, 8);
+            if (add) flags_at = layout.add(m.count, 4);
+        }
+        const size_t zero_to = layout.bytes();
+        t.memory = allocate(p, layout.bytes());
+        char* base = static_cast<char*>(t.memory->ptr);
+        t.state = reinterpret_cast<wf::DetTarget*>(base + state_at);
+        if (cursor) t.value.cursor = reinterpret_cast<wf::u64*>(base + cursor_at);
+        void* state_ptr = t.state;
+        if (p.compact) {
+            // Cells zeroed by the publishing kernel (and the cursor); spill blocks where a slot
+            // first spills.
+            t.value.cells = reinterpret_cast<wf::CompactCell*>(base + cells_at);
+            t.value.spill = reinterpret_cast<wf::i64*>(base + spill_at);
+            void* params[] = {&state_ptr, &t.value};
+            launch("det_publish_compact", m.count, params);
+            return t;
         }
         if (p.records) {
-            t.records = allocate(p, p.capacity, 8);
-            t.record_slots = allocate(p, p.capacity, 4);
-            t.value.records = static_cast<wf::u64*>(t.records->ptr);
-            t.value.record_slots = static_cast<wf::u32*>(t.record_slots->ptr);
+            t.value.records = reinterpret_cast<wf::u64*>(base + records_at);
+            t.value.record_slots = reinterpret_cast<wf::u32*>(base + record_slots_at);
             t.value.capacity = p.capacity;
+            detail::zero_bytes(base + cursor_at, Device::cuda(ordinal_), 8);
         } else {
-            const int64_t words_per_slot = add ? (f32_state(t) ? 9 : 66) : 1;
-            int64_t words = 0;
-            if (__builtin_mul_overflow(m.count, words_per_slot, &words)) words = -1;
-            t.words = allocate(p, words, 8);
-            t.value.words = static_cast<wf::i64*>(t.words->ptr);
-            if (add) {
-                t.flags = allocate(p, m.count, 4);
-                t.value.flags = static_cast<wf::u32*>(t.flags->ptr);
-                zero(t.words);
-                zero(t.flags);
+            t.value.words = reinterpret_cast<wf::i64*>(base + words_at);
+            if (add) {  // the cursor, digit words and flags: one memset
+                t.value.flags = reinterpret_cast<wf::u32*>(base + flags_at);
+                detail::zero_bytes(base + zero_from, Device::cuda(ordinal_), zero_to - zero_from);
             }
         }
         int keys = !add ? 1 : 0;
         int is_max = p.target.family == detail::AtomicOp::Max ? 1 : 0;
-        void* state_ptr = t.state->ptr;
         void* params[] = {&state_ptr, &t.value, &keys, &is_max};
         launch(f32_state(t) ? "det_publish_f32" : "det_publish_f64", keys ? m.count : 1, params);
         return t;
+    }
+
+    void resolve_compact(Target& t) const {
+        cu::StatusTicket ticket;  // a carrying target reports the slots out of range
+        if (t.plan.carrying) {
+            ticket = status_word(t, false);
+            void* check_params[] = {&t.value};
+            launch("det_count_compact_out_of_range", t.plan.slots.count, check_params);
+        }
+        wf::u64* report = ticket.word();
+        void* params[] = {&t.value, &report};
+        launch(resolve_kernel(t, "det_resolve_compact").c_str(), t.plan.slots.count, params);
     }
 
     void resolve_exact(Target& t) const {
@@ -272,7 +671,8 @@ private:
         }
         int family = family_code(t.plan.target.family);
         wf::u64* report = ticket.word();
-        void* params[] = {&t.value, &family, &report};
+        int clean = t.cache_key.empty() ? 0 : 1;
+        void* params[] = {&t.value, &family, &report, &clean};
         launch(resolve_kernel(t, "det_resolve").c_str(), t.plan.slots.count, params);
     }
 
@@ -312,11 +712,21 @@ private:
         launch("det_group_records", record_threads, group_params);
         void* reduce_params[] = {&t.value, &ends_ptr, &grouped_ptr};
         launch(resolve_kernel(t, "det_reduce_records").c_str(), slots * 32, reduce_params);
+        // Segments longer than a chunk: each chunk's share summed by a block, then resolved.
+        const int64_t chunks = (t.plan.capacity + kLongRecords - 1) / kLongRecords;
+        const int64_t words = f32_state(t) ? kWordsF32 : kWordsF64;
+        const Memory long_state = allocate(t.plan, chunks, static_cast<size_t>(words) * 8 + 4);
+        zero(long_state);
+        void* long_words = long_state->ptr;
+        void* long_flags = static_cast<char*>(long_state->ptr) + chunks * words * 8;
+        void* sum_params[] = {&t.value, &ends_ptr, &grouped_ptr, &long_words, &long_flags};
+        launch(resolve_kernel(t, "det_sum_long_records").c_str(), chunks * kThreads, sum_params);
+        void* long_params[] = {&t.value, &ends_ptr, &long_words, &long_flags};
+        launch(resolve_kernel(t, "det_resolve_long_records").c_str(), chunks, long_params);
     }
 
     void launch(const char* name, int64_t threads, void** params) const {
-        const cu::CUfunction f =
-            cu::library_function(ordinal_, "deterministic", codegen::prelude() + kKernels, name);
+        const cu::CUfunction f = function(ordinal_, name);
         const auto stream = cu::current_stream(ordinal_);
         const auto blocks = static_cast<unsigned>((threads + kThreads - 1) / kThreads);
         cu::check(cu::require_driver().cuLaunchKernel(f, blocks == 0 ? 1 : blocks, 1, 1, kThreads, 1, 1, 0,
