@@ -1,16 +1,20 @@
 // Benchmark: forward and backward of the spec's gather (1,048,576 reads from 65,536 or from 1
-// source element), plain against deterministic (RunToRun), direct launches on the default device.
+// source element), plain against deterministic (RunToRun), on the default device.
 //
 // The backward is the generated adjoint launched by hand (weft::launch_adjoint): it scatters each
-// read's output gradient into the values' gradient, an atomic add per thread. Medians of `repeats`
-// synchronized runs (default 21). Usage: weft_autodiff_bench [repeats]
+// read's output gradient into the values' gradient, an atomic add per thread; each run zeroes that
+// gradient first. On a GPU: medians of CUDA-graph replays timed with events (bench/graph_replay.hpp);
+// on the CPU: medians of `repeats` runs (default 21) on a host clock. Usage: weft_autodiff_bench [repeats]
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <random>
+#include <string>
 #include <vector>
 #include <weft/weft.hpp>
+
+#include "graph_replay.hpp"
 
 namespace {
 
@@ -21,6 +25,10 @@ constexpr int kReads = 1 << 20;
 
 template <class F>
 double median_ms(int repeats, weft::Device dev, F run) {
+    if (!dev.is_cpu()) {
+        run();  // compiles outside the capture
+        return weft::bench::graph_replay_ms(dev, run);
+    }
     std::vector<double> ms;
     run();  // compiles and warms up
     weft::Stream::current(dev).synchronize();
@@ -55,6 +63,7 @@ Row measure(weft::Deterministic mode, int sources, int repeats, weft::Device dev
     Row row{};
     row.forward = median_ms(repeats, dev, [&] { weft::launch(gather, kReads, values, indices, out); });
     row.backward = median_ms(repeats, dev, [&] {
+        values_grad.zero_();
         weft::launch_adjoint(gather, kReads, {values_grad, weft::AnyArray(), out_grad}, values, indices, out);
     });
     return row;
@@ -65,8 +74,8 @@ Row measure(weft::Deterministic mode, int sources, int repeats, weft::Device dev
 int main(int argc, char** argv) {
     const int repeats = argc > 1 ? std::max(1, std::atoi(argv[1])) : 21;
     const weft::Device dev = weft::default_device();
-    std::printf("device %s, gather of %d reads, median of %d runs (ms)\n\n", dev.name().c_str(), kReads,
-                repeats);
+    std::printf("device %s, gather of %d reads, median ms of %s\n\n", dev.name().c_str(), kReads,
+                dev.is_cpu() ? (std::to_string(repeats) + " runs").c_str() : "50 graph replays");
     std::printf(
         "| sources | plain forward | plain backward | deterministic forward | deterministic backward | "
         "deterministic / plain backward |\n|---|---|---|---|---|---|\n");
