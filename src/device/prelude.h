@@ -209,6 +209,7 @@ WEFT_FUNC i32 add_wrapping(i32 i, i32 step) {
         return ::f64(x, y);                     \
     }
 #define WEFT_MINMAX WEFT_MATH2
+#define WEFT_POW WEFT_MATH2
 #else
 #define WEFT_MATH1(name, f32, f64)    \
     WEFT_FUNC float name(float x) {   \
@@ -233,6 +234,15 @@ WEFT_FUNC i32 add_wrapping(i32 i, i32 step) {
     WEFT_FUNC double name(double x, double y) {                 \
         return x != x ? y : y != y ? x : __builtin_##f64(x, y); \
     }
+// pow(1, y) and pow(x, 0) are 1 for every x and y (C's Annex F); the C library gives a NaN where
+// that x or y is a signaling NaN, a GPU gives 1. The CPU does what the GPU does.
+#define WEFT_POW(name, f32, f64)                                      \
+    WEFT_FUNC float name(float x, float y) {                          \
+        return x == 1.0f || y == 0.0f ? 1.0f : __builtin_##f32(x, y); \
+    }                                                                 \
+    WEFT_FUNC double name(double x, double y) {                       \
+        return x == 1.0 || y == 0.0 ? 1.0 : __builtin_##f64(x, y);    \
+    }
 #endif
 WEFT_MATH1(sqrt, sqrtf, sqrt)
 WEFT_MATH1(floor, floorf, floor)
@@ -244,11 +254,12 @@ WEFT_MATH1(log, logf, log)
 WEFT_MATH1(abs, fabsf, fabs)
 WEFT_MINMAX(min, fminf, fmin)
 WEFT_MINMAX(max, fmaxf, fmax)
-WEFT_MATH2(pow, powf, pow)
+WEFT_POW(pow, powf, pow)
 WEFT_MATH2(fmod, fmodf, fmod)
 #undef WEFT_MATH1
 #undef WEFT_MATH2
 #undef WEFT_MINMAX
+#undef WEFT_POW
 
 template <class T>
 WEFT_FUNC T min(T a, T b) {
