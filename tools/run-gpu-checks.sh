@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Builds Weft on a GPU machine and runs the GPU tests and benchmarks, copying logs to $OUT.
+# Builds Weft on a GPU machine and runs the GPU tests, the examples and the benchmarks, copying logs to $OUT.
 # Usage: tools/run-gpu-checks.sh [ctest regex]   (runs everything labelled gpu by default)
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 1
@@ -11,6 +11,7 @@ cmake --build build/gpu -j"$(nproc)" -- -k 0 >"$out/build.log" 2>&1 || { grep -E
 (cd build/gpu && ctest -L gpu -j"$(nproc)" --output-on-failure ${1:+-R "$1"} >"$out/ctest-gpu.log" 2>&1)
 grep -E "tests passed|tests failed|Failed|\*\*\*" "$out/ctest-gpu.log" | head -40
 build/gpu/examples/weft_demo | tee "$out/demo.log"
+build/gpu/examples/weft_projectile_optimization | tee "$out/projectile_optimization.log"
 for bench in build/gpu/bench/weft_*_bench; do
   [ -x "$bench" ] || continue
   echo "== $bench"
