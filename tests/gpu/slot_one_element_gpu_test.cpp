@@ -1,9 +1,11 @@
 // Slot allocation on one counter element on a GPU (count, scan, execute): the same slots as the
-// CPU backend for many scan tiles and every block size, and under graph capture and replay.
+// CPU backend for many scan tiles and every block size, with several reservation positions per
+// thread, and under graph capture and replay.
 #include <gtest/gtest.h>
 
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "runtime/cuda/context.hpp"
@@ -65,7 +67,8 @@ TEST(SlotOneElementGpu, ManyTilesAndEveryBlockSizeEqualTheCpuBackend) {
         weft::Module m{"one_element_block_" + std::to_string(block),
                        {.deterministic = Deterministic::RunToRun, .block_dim = block}};
         const Compact k = compact_kernel(m);
-        for (int n : {1, 31, 1000, 1 << 20, 3000001}) {
+        // Around the chained scan's tiles of 2048, and past 32 of them (look-back windows).
+        for (int n : {1, 31, 1000, 2047, 2048, 2049, 65537, 1 << 20, 3000001}) {
             SCOPED_TRACE(std::to_string(n) + " threads");
             const auto amounts = amounts_for(n, static_cast<uint32_t>(n + block));
             const Result want = launch_on(k, cpu, amounts, 5);
@@ -74,6 +77,45 @@ TEST(SlotOneElementGpu, ManyTilesAndEveryBlockSizeEqualTheCpuBackend) {
             EXPECT_EQ(got.slots, want.slots);
             EXPECT_EQ(got.out, want.out);
         }
+    }
+}
+
+// slot = atomic_add(count, 0, 1) once per trip, trips[t] in 0..3: three positions per thread, the
+// unused ones left for the counting pass to mark empty (the counts are not zeroed before it).
+using Trips = weft::Kernel<Array<int>, Array<int>, Array<int, 2>>;
+
+Trips trips_kernel(weft::Module& m) {
+    return m.kernel("one_element_trips", {"trips", "count", "slots"},
+                    [](Array<int> trips, Array<int> count, Array<int, 2> slots) {
+                        auto t = weft::tid();
+                        weft::for_(trips[t],
+                                   [&](weft::Int k) { slots(t, k) = weft::atomic_add(count, 0, 1); });
+                    });
+}
+
+std::pair<std::vector<int>, std::vector<int>> launch_trips(const Trips& k, weft::Device device,
+                                                           const std::vector<int>& trips) {
+    const auto n = static_cast<int64_t>(trips.size());
+    auto count = weft::full<int>(1, 7, device);
+    auto slots = weft::full<int>({n, 3}, -1, device);
+    weft::launch(k, n, weft::from_vector(trips, device), count, slots);
+    return {count.to_vector(), slots.to_vector()};
+}
+
+TEST(SlotOneElementGpu, UnusedPositionsOfLoopsAddNothingAtEveryTileEdge) {
+    weft::Module m{"one_element_trips",
+                   {.deterministic = Deterministic::RunToRun, .deterministic_max_records = 3}};
+    const Trips k = trips_kernel(m);
+    for (int n : {1, 2047, 2048, 2049, 65537, 70001, 1 << 20}) {
+        SCOPED_TRACE(std::to_string(n) + " threads");
+        // A launch that fills every position first, so the next one's state is not fresh memory.
+        launch_trips(k, gpu, std::vector<int>(static_cast<size_t>(n), 3));
+        std::vector<int> trips = amounts_for(n, static_cast<uint32_t>(n));
+        for (int& t : trips) t = t < 0 ? 0 : t;
+        const auto want = launch_trips(k, cpu, trips);
+        const auto got = launch_trips(k, gpu, trips);
+        EXPECT_EQ(got.first, want.first);
+        EXPECT_EQ(got.second, want.second);
     }
 }
 
