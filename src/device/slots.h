@@ -69,4 +69,26 @@ WEFT_FUNC void reservations_end(Ctx& ctx, void* det, bool counting) {
     }
 }
 
+// At the end of the execution pass's every block (a GPU): the last block to finish adds the
+// element's total, so that no kernel follows the pass. Every block's reads of the counter, and
+// its failure bits, come before its count of `done`.
+WEFT_FUNC void slots_executed(void* det) {
+#if defined(__CUDACC__)
+    SlotLaunch* launch = static_cast<const SlotCounter*>(det)->launch;
+    if (!launch->single) return;
+    __threadfence();
+    __syncthreads();
+    if (threadIdx.x != 0 || atomicAdd(launch->done, 1u) != gridDim.x - 1) return;
+    __threadfence();
+    const u32 status = *static_cast<volatile u32*>(launch->status);
+    if (status != 0) {
+        atomicOr(launch->report, static_cast<u64>(status));
+        return;
+    }
+    *launch->single = static_cast<i32>(static_cast<u32>(*launch->single) + static_cast<u32>(*launch->total));
+#else
+    (void)det;
+#endif
+}
+
 }  // namespace wf

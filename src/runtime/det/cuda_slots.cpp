@@ -46,17 +46,6 @@ extern "C" __global__ void slots_publish(wf::SlotLaunch* launch, wf::SlotLaunch 
     for (int i = 0; i < count; ++i) counters[i] = chunk.counters[i];
 }
 
-// After the execution pass: the counter element advances by the total reserved (the scan's),
-// unless a pass failed (then nothing changes, and the failure goes to the launch's status word,
-// which the stream's next synchronization reports).
-extern "C" __global__ void slots_add_total(const wf::SlotLaunch* launch, wf::i32* element, const wf::i32* total,
-                                           wf::u64* report) {
-    if (*launch->status != 0) {
-        atomicOr(report, static_cast<wf::u64>(*launch->status));
-        return;
-    }
-    *element = static_cast<wf::i32>(static_cast<wf::u32>(*element) + static_cast<wf::u32>(*total));
-}
 )";
 
 // Built once: a launch looks its kernels up several times, and the prelude is some 60 KB.
@@ -72,8 +61,9 @@ public:
     CudaSlots(int ordinal, SlotPlan plan, const LaunchSite& site)
         : ordinal_(ordinal), plan_(std::move(plan)), site_(site) {
         // One allocation per launch: the launch's state, its counters, then the words the publish
-        // kernel zeroes (the status, the total, the chained scan's). Counts need no zeroing: the
-        // counting pass writes every position, 0 where a thread made no reservation (slots.h).
+        // kernel zeroes (the status, the total, the count of finished blocks, the chained scan's). Counts
+        // need no zeroing: the counting pass writes every position, 0 where a thread made no reservation
+        // (slots.h).
         const auto n = static_cast<int64_t>(plan_.threads * plan_.per_thread);
         size_t bytes = 0;
         const auto take = [&bytes](size_t size) {
@@ -85,6 +75,7 @@ public:
         const size_t counters_at = take(plan_.spans.size() * sizeof(wf::SlotCounter));
         const size_t status_at = take(8);
         const size_t total_at = take(8);
+        const size_t done_at = take(8);
         const bool chained = plan_.single_element;
         const size_t words_at = take(chained ? static_cast<size_t>(cu::chained_scan_words(n)) * 8 : 0);
         const size_t zeroed_end = bytes;
@@ -101,7 +92,18 @@ public:
                              reinterpret_cast<wf::i32*>(base + offsets_at),
                              reinterpret_cast<wf::i32*>(base + reserved_at),
                              plan_.per_thread,
-                             reinterpret_cast<wf::u32*>(base + status_at)};
+                             reinterpret_cast<wf::u32*>(base + status_at),
+                             nullptr,
+                             reinterpret_cast<wf::i32*>(base + total_at),
+                             nullptr,
+                             reinterpret_cast<wf::u32*>(base + done_at)};
+        // One element: the execution pass's last block adds the total (slots.h), no kernel after it.
+        // Its status word's ticket is held until the execution pass is queued (finish()).
+        if (plan_.single_element) {
+            ticket_ = status_word();
+            value.single = reinterpret_cast<wf::i32*>(plan_.single);
+            value.report = ticket_.word();
+        }
         counts_ = value.counts;
         offsets_ = value.offsets;
         total_ = reinterpret_cast<wf::i32*>(base + total_at);
@@ -134,14 +136,8 @@ public:
     }
 
     void finish() override {
-        const cu::StatusTicket ticket = status_word();
-        wf::u64* report = ticket.word();
-        if (groups_) return groups_->add_totals(report);
-        void* launch_ptr = launch_;
-        void* element = plan_.single;
-        void* total = total_;
-        void* params[] = {&launch_ptr, &element, &total, &report};
-        run("slots_add_total", params);
+        if (groups_) return groups_->add_totals(status_word().word());
+        ticket_ = {};  // the execution pass, queued, reports to it
     }
 
 private:
@@ -184,6 +180,7 @@ private:
     wf::i32* offsets_ = nullptr;
     wf::i32* total_ = nullptr;              // the single element's total, from the scan
     uint64_t* words_ = nullptr;             // the chained scan's ticket and tile words
+    cu::StatusTicket ticket_;               // one element: the status word the execution pass reports to
     std::optional<CudaSlotGroups> groups_;  // several counter elements
 };
 
