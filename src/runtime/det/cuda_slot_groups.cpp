@@ -84,12 +84,14 @@ extern "C" __global__ void slot_group_publish(GroupSpan* table, int first, int c
     for (int i = 0; i < count; ++i) table[first + i] = chunk.spans[i];
 }
 
-// Reservation position i's compact key (its element's rank across the counters' spans) and its
-// order word (its own index). Positions a thread did not use, and elements outside every span
-// (an index out of range without bounds_check), are marked kNoElement: they add nothing to any
-// element.
+// Reservation position i's key word and its order word (its own index). The key word is the
+// compact key (its element's rank across the counters' spans), shifted up by 32 bits with the
+// reservation's count below when `packed` (every compact key below 2^32: the count then travels
+// through the sort, and no later step gathers it). Positions a thread did not use, and elements
+// outside every span (an index out of range without bounds_check), are marked kNoElement: they
+// add nothing to any element.
 __device__ void compact_key(const wf::SlotLaunch* launch, const GroupSpan* spans, long long span_count,
-                            long long i, unsigned long long& key, unsigned& order) {
+                            int packed, long long i, unsigned long long& key, unsigned& order) {
     key = 0;
     order = static_cast<unsigned>(i) | kNoElement;
     if (i % launch->per_thread >= launch->reserved[i / launch->per_thread]) return;
@@ -99,25 +101,37 @@ __device__ void compact_key(const wf::SlotLaunch* launch, const GroupSpan* spans
     if (id < static_cast<unsigned long long>(span_count) &&
         element < static_cast<unsigned long long>(spans[id].count)) {
         key = spans[id].first + element;
+        if (packed) key = key << 32 | static_cast<unsigned>(launch->counts[i]);
         order = static_cast<unsigned>(i);
     }
+}
+
+// The compact key of a key word.
+__device__ unsigned long long element_of(unsigned long long key, int packed) {
+    return packed ? key >> 32 : key;
+}
+
+// The count of sorted position i (order word `order`, key word `key`).
+__device__ long long count_of(const wf::SlotLaunch* launch, unsigned long long key, unsigned order, int packed) {
+    if (order & kNoElement) return 0;
+    return packed ? static_cast<int>(static_cast<unsigned>(key)) : launch->counts[order];
 }
 
 // The keys and order words, for a launch that needs no radix pass (one element); otherwise the
 // first pass builds them as it reads.
 extern "C" __global__ void slot_group_keys(const wf::SlotLaunch* launch, const GroupSpan* spans,
-                                           long long span_count, long long n, unsigned long long* keys,
-                                           unsigned* order) {
+                                           long long span_count, int packed, long long n,
+                                           unsigned long long* keys, unsigned* order) {
     if (overflowed(launch)) return;
     const long long i = global_index();
     if (i >= n) return;
-    compact_key(launch, spans, span_count, i, keys[i], order[i]);
+    compact_key(launch, spans, span_count, packed, i, keys[i], order[i]);
 }
 
 // Radix pass, step 1: how many keys of each tile of 1024 have each digit, digit-major.
 // The first pass (keys null) builds each key from the counting pass's records.
 extern "C" __global__ void slot_group_histogram(const wf::SlotLaunch* launch, const GroupSpan* spans,
-                                                long long span_count, const unsigned long long* keys,
+                                                long long span_count, int packed, const unsigned long long* keys,
                                                 long long n, int shift, int bits, long long tiles,
                                                 int* histogram) {
     if (overflowed(launch)) return;
@@ -134,7 +148,7 @@ extern "C" __global__ void slot_group_histogram(const wf::SlotLaunch* launch, co
         if (keys) {
             key = keys[i];
         } else {
-            compact_key(launch, spans, span_count, i, key, order);
+            compact_key(launch, spans, span_count, packed, i, key, order);
         }
         atomicAdd(&counts[static_cast<unsigned>(key >> shift) & mask], 1);
     }
@@ -147,7 +161,7 @@ extern "C" __global__ void slot_group_histogram(const wf::SlotLaunch* launch, co
 // [w * 128, w * 128 + 128) of the tile in rounds of 32 consecutive items, so ranks follow item
 // order: the sort is stable.
 extern "C" __global__ void slot_group_scatter(const wf::SlotLaunch* launch, const GroupSpan* spans,
-                                              long long span_count, const unsigned long long* keys_in,
+                                              long long span_count, int packed, const unsigned long long* keys_in,
                                               const unsigned* order_in, unsigned long long* keys_out,
                                               unsigned* order_out, long long n, int shift, int bits,
                                               long long tiles, const int* offsets) {
@@ -173,7 +187,7 @@ extern "C" __global__ void slot_group_scatter(const wf::SlotLaunch* launch, cons
             key[k] = keys_in[i];
             order[k] = order_in[i];
         } else if (valid) {
-            compact_key(launch, spans, span_count, i, key[k], order[k]);
+            compact_key(launch, spans, span_count, packed, i, key[k], order[k]);
         }
         digit[k] = valid ? (static_cast<unsigned>(key[k] >> shift) & mask) : kBins;
         const unsigned peers = __match_any_sync(0xffffffffu, digit[k]);
@@ -202,7 +216,7 @@ extern "C" __global__ void slot_group_scatter(const wf::SlotLaunch* launch, cons
 // Segmented inclusive scan, one tile of 1024: from the sorted keys (a segment per key; the
 // counts gathered through the order) when `keys` is set, else of (head, sum) pairs in place.
 // Writes each item's inclusive pair and the tile's total pair.
-extern "C" __global__ void slot_group_segments(const wf::SlotLaunch* launch, const unsigned long long* keys,
+extern "C" __global__ void slot_group_segments(const wf::SlotLaunch* launch, int packed, const unsigned long long* keys,
                                                const unsigned* order, unsigned* heads, long long* sums,
                                                long long n, unsigned* tile_heads, long long* tile_sums) {
     if (overflowed(launch)) return;
@@ -215,8 +229,9 @@ extern "C" __global__ void slot_group_segments(const wf::SlotLaunch* launch, con
         const long long i = base + k;
         Pair p = {0u, 0ll};
         if (i < n && keys) {
-            p.head = i == 0 || keys[i] != keys[i - 1] ? 1u : 0u;
-            p.sum = (order[i] & kNoElement) != 0 ? 0 : launch->counts[order[i]];
+            const unsigned long long element = element_of(keys[i], packed);
+            p.head = i == 0 || element != element_of(keys[i - 1], packed) ? 1u : 0u;
+            p.sum = count_of(launch, keys[i], order[i], packed);
         } else if (i < n) {
             p = {heads[i], sums[i]};
         }
@@ -273,9 +288,9 @@ extern "C" __global__ void slot_group_carry(const wf::SlotLaunch* launch, unsign
 // carry above, the segment open at the end of the tile before its own (when there are several
 // tiles). An element passing 2^31 - 1 slots in the launch stops it (the execution pass then does
 // nothing).
-extern "C" __global__ void slot_group_offsets(wf::SlotLaunch* launch, const unsigned* order,
-                                              const unsigned* heads, long long* sums, long long n,
-                                              const long long* tile_sums) {
+extern "C" __global__ void slot_group_offsets(wf::SlotLaunch* launch, int packed, const unsigned long long* keys,
+                                              const unsigned* order, const unsigned* heads, long long* sums,
+                                              long long n, const long long* tile_sums) {
     if (overflowed(launch)) return;
     const long long i = global_index();
     if (i >= n) return;
@@ -291,14 +306,14 @@ extern "C" __global__ void slot_group_offsets(wf::SlotLaunch* launch, const unsi
         return;
     }
     if (sum > 2147483647ll) wf::set_status(launch->status, wf::kSlotsTooMany);
-    launch->offsets[r] = static_cast<wf::i32>(sum - launch->counts[r]);
+    launch->offsets[r] = static_cast<wf::i32>(sum - count_of(launch, keys[i], order[i], packed));
 }
 
 // After the execution pass: the last reservation of each key adds the element's total (a key
 // reached only by kNoElement positions totals 0), unless a pass failed; the failure bits go to
 // the stream's status word.
 extern "C" __global__ void slot_group_totals(const wf::SlotLaunch* launch, const GroupSpan* spans,
-                                             long long span_count, const unsigned long long* keys,
+                                             long long span_count, int packed, const unsigned long long* keys,
                                              const long long* sums, long long n, wf::u64* report) {
     const wf::u32 status = *launch->status;
     if (status != 0) {
@@ -306,10 +321,12 @@ extern "C" __global__ void slot_group_totals(const wf::SlotLaunch* launch, const
         return;
     }
     const long long i = global_index();
-    if (i >= n || sums[i] == 0 || (i + 1 < n && keys[i + 1] == keys[i])) return;
+    if (i >= n || sums[i] == 0) return;
+    const unsigned long long key = element_of(keys[i], packed);
+    if (i + 1 < n && element_of(keys[i + 1], packed) == key) return;
     for (long long s = 0; s < span_count; ++s) {
-        const unsigned long long element = keys[i] - spans[s].first;
-        if (keys[i] < spans[s].first || element >= static_cast<unsigned long long>(spans[s].count)) continue;
+        const unsigned long long element = key - spans[s].first;
+        if (key < spans[s].first || element >= static_cast<unsigned long long>(spans[s].count)) continue;
         wf::i32* at = reinterpret_cast<wf::i32*>(spans[s].base) + element;
         *at = static_cast<wf::i32>(static_cast<wf::u32>(*at) + static_cast<wf::u32>(sums[i]));
         return;
@@ -337,6 +354,7 @@ CudaSlotGroups::CudaSlotGroups(int ordinal, const SlotPlan& plan, void* launch)
     // Keys run from 0 to first - 1: one radix pass per 8 bits of the largest (none for one element).
     key_bits_ = first > 0 ? static_cast<int>(std::bit_width(first - 1)) : 0;
     passes_ = (key_bits_ + kDigitBits - 1) / kDigitBits;
+    packed_ = key_bits_ <= 32 ? 1 : 0;
     spans_count_ = static_cast<long long>(table.size());
     const auto tiles = static_cast<size_t>((n_ + kTile - 1) / kTile);
     // Each radix pass scans its histogram with the chained scan, whose words start at zero.
@@ -373,15 +391,16 @@ void CudaSlotGroups::assign() {
     const long long tiles = (n_ + kTile - 1) / kTile;
     void* launch = launch_;
     void* spans = spans_->ptr;
+    int packed = packed_;
     if (passes_ == 0) {
         void* keys = keys_[0]->ptr;
         void* order = order_[0]->ptr;
-        void* params[] = {&launch, &spans, &spans_count_, &n_, &keys, &order};
+        void* params[] = {&launch, &spans, &spans_count_, &packed, &n_, &keys, &order};
         run("slot_group_keys", elementwise, params);
     }
     for (int pass = 0; pass < passes_; ++pass) {
-        int shift = pass * kDigitBits;
-        int bits = std::min(kDigitBits, key_bits_ - shift);
+        int bits = std::min(kDigitBits, key_bits_ - pass * kDigitBits);
+        int shift = pass * kDigitBits + (packed ? 32 : 0);  // a packed key word has the count below
         // The first pass reads the counting pass's records (null: build the keys).
         void* in_keys = pass > 0 ? keys_[pass % 2]->ptr : nullptr;
         void* in_order = pass > 0 ? order_[pass % 2]->ptr : nullptr;
@@ -389,16 +408,17 @@ void CudaSlotGroups::assign() {
         void* out_order = order_[1 - pass % 2]->ptr;
         void* histogram = histogram_->ptr;
         long long tile_count = tiles;
-        void* count_params[] = {&launch, &spans, &spans_count_, &in_keys,  &n_,
-                                &shift,  &bits,  &tile_count,   &histogram};
+        void* count_params[] = {&launch, &spans, &spans_count_, &packed,     &in_keys,
+                                &n_,     &shift, &bits,         &tile_count, &histogram};
         run("slot_group_histogram", tiles, count_params);
         auto* words = reinterpret_cast<uint64_t*>(static_cast<char*>(spans_->ptr) +
                                                   static_cast<size_t>(spans_count_) * sizeof(GroupSpan)) +
                       pass * scan_words_;
         cu::chained_scan(ordinal_, static_cast<const int32_t*>(histogram), static_cast<int32_t*>(histogram),
                          (int64_t{1} << bits) * tiles, words, nullptr);
-        void* scatter_params[] = {&launch,    &spans, &spans_count_, &in_keys, &in_order,   &out_keys,
-                                  &out_order, &n_,    &shift,        &bits,    &tile_count, &histogram};
+        void* scatter_params[] = {&launch,   &spans,      &spans_count_, &packed, &in_keys,
+                                  &in_order, &out_keys,   &out_order,    &n_,     &shift,
+                                  &bits,     &tile_count, &histogram};
         run("slot_group_scatter", tiles, scatter_params);
     }
     sorted_ = passes_ % 2;
@@ -410,7 +430,8 @@ void CudaSlotGroups::add_totals(wf::u64* report) {
     void* spans = spans_->ptr;
     void* keys = n_ > 0 ? keys_[sorted_]->ptr : nullptr;
     void* sums = n_ > 0 ? sums_->ptr : nullptr;
-    void* params[] = {&launch, &spans, &spans_count_, &keys, &sums, &n_, &report};
+    int packed = packed_;
+    void* params[] = {&launch, &spans, &spans_count_, &packed, &keys, &sums, &n_, &report};
     run("slot_group_totals", std::max<long long>(1, (n_ + kThreads - 1) / kThreads), params);
 }
 
@@ -426,11 +447,12 @@ void CudaSlotGroups::segmented_scan(void* heads, void* sums, long long n, bool f
     void* order = from_keys ? order_[sorted_]->ptr : nullptr;
     void* th = tile_heads->ptr;
     void* ts = tile_sums->ptr;
-    void* params[] = {&launch, &keys, &order, &heads, &sums, &n, &th, &ts};
+    int packed = packed_;
+    void* params[] = {&launch, &packed, &keys, &order, &heads, &sums, &n, &th, &ts};
     run("slot_group_segments", tiles, params);
     if (tiles > 1) segmented_scan(th, ts, tiles, false);
     if (from_keys) {
-        void* offsets_params[] = {&launch, &order, &heads, &sums, &n, &ts};
+        void* offsets_params[] = {&launch, &packed, &keys, &order, &heads, &sums, &n, &ts};
         run("slot_group_offsets", (n + kThreads - 1) / kThreads, offsets_params);
     } else if (tiles > 1) {
         void* carry_params[] = {&launch, &heads, &sums, &n, &th, &ts};

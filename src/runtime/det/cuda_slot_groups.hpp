@@ -37,6 +37,7 @@ private:
     long long n_;       // reservation positions
     int key_bits_ = 0;  // compact keys are below 2^key_bits_
     int passes_;        // radix passes of 8 bits
+    int packed_ = 0;    // 1: key words hold the compact key above bit 32 and the count below
     long long spans_count_;
     long long scan_words_ = 0;   // the chained scan's words for one histogram
     Memory spans_;               // per counter span: base, element count, first compact key; then
