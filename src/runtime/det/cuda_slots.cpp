@@ -33,8 +33,8 @@ struct CounterChunk {
     wf::SlotCounter counters[kCountersPerPublish];
 };
 
-// Publishes the launch's state and zeroes its per-launch words (the status, the total and the
-// chained scan's words), so that a launch needs no memset node.
+// Publishes the launch's state and zeroes its per-launch words (the status, the total, the count
+// of finished blocks, the chained scan's words), so that a launch needs no memset node.
 extern "C" __global__ void slots_publish(wf::SlotLaunch* launch, wf::SlotLaunch value, wf::SlotCounter* counters,
                                          int count, CounterChunk chunk, unsigned long long* zeroed,
                                          long long zeroed_words) {
@@ -45,7 +45,6 @@ extern "C" __global__ void slots_publish(wf::SlotLaunch* launch, wf::SlotLaunch 
     *launch = value;
     for (int i = 0; i < count; ++i) counters[i] = chunk.counters[i];
 }
-
 )";
 
 // Built once: a launch looks its kernels up several times, and the prelude is some 60 KB.
@@ -121,8 +120,7 @@ public:
             void* launch_ptr = launch_;
             void* counters_ptr = counters_ + at;
             void* params[] = {&launch_ptr, &value, &counters_ptr, &count, &chunk, &zeroed, &zeroed_words};
-            run("slots_publish", params,
-                std::max<long long>(1, std::min<long long>(zeroed_words / 256 + 1, 1024)));
+            run("slots_publish", params, std::min<long long>(zeroed_words / 256 + 1, 1024));
             zeroed_words = 0;  // the first chunk's kernel did it
         }
         if (!plan_.single_element) groups_.emplace(ordinal_, plan_, launch_);
@@ -158,14 +156,11 @@ private:
         });
     }
 
-    // One thread, or `blocks` blocks of 256 threads.
-    void run(const char* name, void** params, long long blocks = 0) const {
+    void run(const char* name, void** params, long long blocks) const {
         const cu::CUfunction f = cu::library_function(ordinal_, "slots", library_source(), name);
         const auto stream = cu::current_stream(ordinal_);
-        const auto grid = static_cast<unsigned>(std::max<long long>(1, blocks));
-        const unsigned threads = blocks > 0 ? 256 : 1;
-        cu::check(cu::require_driver().cuLaunchKernel(f, grid, 1, 1, threads, 1, 1, 0, stream->stream, params,
-                                                      nullptr),
+        cu::check(cu::require_driver().cuLaunchKernel(f, static_cast<unsigned>(blocks), 1, 1, 256, 1, 1, 0,
+                                                      stream->stream, params, nullptr),
                   name);
         cu::note_launch(*stream, site_.kernel + " (slot allocation " + name + ")");
     }
