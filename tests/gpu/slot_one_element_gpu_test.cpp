@@ -119,6 +119,56 @@ TEST(SlotOneElementGpu, UnusedPositionsOfLoopsAddNothingAtEveryTileEdge) {
     }
 }
 
+// The execution pass's last block adds the total or, when the counting pass overflowed, reports
+// it: directly and in a replay, the counter keeps its value and nothing is written.
+TEST(SlotOneElementGpu, AnOverflowIsReportedByTheExecutionPassAndWritesNothing) {
+    weft::Module m{"one_element_overflow",
+                   {.deterministic = Deterministic::RunToRun, .deterministic_max_records = 2}};
+    const Trips k = trips_kernel(m);
+    const int n = 100000;  // many blocks in the execution pass
+    auto trips = weft::full<int>(n, 2, gpu);
+    auto count = weft::full<int>(1, 7, gpu);
+    auto slots = weft::full<int>({n, 3}, -1, gpu);
+    weft::launch(k, n, trips, count, slots);
+    weft::synchronize(gpu);
+    ASSERT_EQ(count.to_vector(), std::vector<int>{7 + 2 * n});
+    const auto expect_reported = [&](const char* what) {
+        try {
+            weft::synchronize(gpu);
+            ADD_FAILURE() << what << ": the overflow was not reported";
+        } catch (const weft::Error& e) {
+            EXPECT_EQ(e.kernel(), "one_element_trips") << e.what();
+            EXPECT_NE(e.message().find("deterministic_max_records"), std::string::npos) << e.message();
+        }
+        EXPECT_NO_THROW(weft::synchronize(gpu)) << what << ": reported once";
+    };
+    weft::copy(trips, weft::full<int>(n, 3, gpu));
+    const auto slots_before = slots.to_vector();
+    weft::launch(k, n, trips, count, slots);
+    expect_reported("direct launch");
+    EXPECT_EQ(count.to_vector(), std::vector<int>{7 + 2 * n}) << "the counter keeps its value";
+    EXPECT_EQ(slots.to_vector(), slots_before) << "nothing is written";
+
+    weft::copy(trips, weft::full<int>(n, 2, gpu));
+    const cu::Driver& d = cu::require_driver();
+    const auto stream = cu::current_stream(gpu.ordinal())->stream;
+    cu::check(d.cuStreamBeginCapture(stream, cu::CU_STREAM_CAPTURE_MODE_THREAD_LOCAL), "begin capture");
+    weft::launch(k, n, trips, count, slots);
+    cu::CUgraph graph = nullptr;
+    cu::check(d.cuStreamEndCapture(stream, &graph), "end capture");
+    cu::CUgraphExec exec = nullptr;
+    cu::check(d.cuGraphInstantiateWithFlags(&exec, graph, 0), "instantiate");
+    cu::check(d.cuGraphLaunch(exec, stream), "graph launch");
+    EXPECT_NO_THROW(weft::synchronize(gpu));
+    EXPECT_EQ(count.to_vector(), std::vector<int>{7 + 4 * n}) << "a replay without overflow adds the total";
+    weft::copy(trips, weft::full<int>(n, 3, gpu));
+    cu::check(d.cuGraphLaunch(exec, stream), "graph launch");
+    expect_reported("replay");
+    EXPECT_EQ(count.to_vector(), std::vector<int>{7 + 4 * n}) << "the counter keeps its value in a replay";
+    d.cuGraphExecDestroy(exec);
+    d.cuGraphDestroy(graph);
+}
+
 // The reservation state is reset inside the graph: every replay hands out the next slots in
 // thread order.
 TEST(SlotOneElementGpu, ACapturedLaunchReplaysInThreadOrder) {
