@@ -213,8 +213,9 @@ extern "C" __global__ void slot_group_scatter(const wf::SlotLaunch* launch, cons
     }
 }
 
-// Segmented inclusive scan, one tile of 1024: from the sorted keys (a segment per key; the
-// counts gathered through the order) when `keys` is set, else of (head, sum) pairs in place.
+// Segmented inclusive scan, one tile of 1024: from the sorted key words (a segment per compact
+// key; the counts from the key words, or gathered through the order) when `keys` is set, else of
+// (head, sum) pairs in place.
 // Writes each item's inclusive pair and the tile's total pair.
 extern "C" __global__ void slot_group_segments(const wf::SlotLaunch* launch, int packed, const unsigned long long* keys,
                                                const unsigned* order, unsigned* heads, long long* sums,
