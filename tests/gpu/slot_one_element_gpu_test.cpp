@@ -67,7 +67,8 @@ TEST(SlotOneElementGpu, ManyTilesAndEveryBlockSizeEqualTheCpuBackend) {
         weft::Module m{"one_element_block_" + std::to_string(block),
                        {.deterministic = Deterministic::RunToRun, .block_dim = block}};
         const Compact k = compact_kernel(m);
-        // Around the chained scan's tiles of 2048, and past 32 of them (look-back windows).
+        // Around the chained scan's tiles of 2048, past 32 of them (look-back windows), and past
+        // 2^19 (the three-phase scan).
         for (int n : {1, 31, 1000, 2047, 2048, 2049, 65537, 1 << 20, 3000001}) {
             SCOPED_TRACE(std::to_string(n) + " threads");
             const auto amounts = amounts_for(n, static_cast<uint32_t>(n + block));
@@ -171,36 +172,39 @@ TEST(SlotOneElementGpu, AnOverflowIsReportedByTheExecutionPassAndWritesNothing) 
 
 // The reservation state is reset inside the graph: every replay hands out the next slots in
 // thread order.
+// Both scans: the chained one (up to 2^19 counts) and the three-phase one with its total kernel.
 TEST(SlotOneElementGpu, ACapturedLaunchReplaysInThreadOrder) {
     weft::Module m{"one_element_graph", {.deterministic = Deterministic::RunToRun}};
     const Compact k = compact_kernel(m);
-    const int n = 500000;
-    const auto amounts = amounts_for(n, 17);
-    auto device_amounts = weft::from_vector(amounts, gpu);
-    auto count = weft::full<int>(1, 0, gpu);
-    auto slots = weft::full<int>(n, -1, gpu);
-    auto out = weft::full<int>(15 * n, -1, gpu);            // four launches of at most 3 slots per thread
-    weft::launch(k, n, device_amounts, count, slots, out);  // compiled before the capture
-    weft::synchronize(gpu);
-    const int total = count.to_vector()[0];
-
-    const cu::Driver& d = cu::require_driver();
-    const auto stream = cu::current_stream(gpu.ordinal())->stream;
-    cu::check(d.cuStreamBeginCapture(stream, cu::CU_STREAM_CAPTURE_MODE_THREAD_LOCAL), "begin capture");
-    weft::launch(k, n, device_amounts, count, slots, out);
-    cu::CUgraph graph = nullptr;
-    cu::check(d.cuStreamEndCapture(stream, &graph), "end capture");
-    cu::CUgraphExec exec = nullptr;
-    cu::check(d.cuGraphInstantiateWithFlags(&exec, graph, 0), "instantiate");
-    for (int replay = 1; replay <= 3; ++replay) {
-        cu::check(d.cuGraphLaunch(exec, stream), "graph launch");
+    for (int n : {500000, 1200000}) {
+        SCOPED_TRACE(std::to_string(n) + " threads");
+        const auto amounts = amounts_for(n, 17);
+        auto device_amounts = weft::from_vector(amounts, gpu);
+        auto count = weft::full<int>(1, 0, gpu);
+        auto slots = weft::full<int>(n, -1, gpu);
+        auto out = weft::full<int>(15 * n, -1, gpu);            // four launches of at most 3 slots per thread
+        weft::launch(k, n, device_amounts, count, slots, out);  // compiled before the capture
         weft::synchronize(gpu);
-        const Result want = launch_on(k, cpu, amounts, replay * total);
-        EXPECT_EQ(count.to_vector(), want.count) << "replay " << replay;
-        EXPECT_EQ(slots.to_vector(), want.slots) << "replay " << replay;
+        const int total = count.to_vector()[0];
+
+        const cu::Driver& d = cu::require_driver();
+        const auto stream = cu::current_stream(gpu.ordinal())->stream;
+        cu::check(d.cuStreamBeginCapture(stream, cu::CU_STREAM_CAPTURE_MODE_THREAD_LOCAL), "begin capture");
+        weft::launch(k, n, device_amounts, count, slots, out);
+        cu::CUgraph graph = nullptr;
+        cu::check(d.cuStreamEndCapture(stream, &graph), "end capture");
+        cu::CUgraphExec exec = nullptr;
+        cu::check(d.cuGraphInstantiateWithFlags(&exec, graph, 0), "instantiate");
+        for (int replay = 1; replay <= 3; ++replay) {
+            cu::check(d.cuGraphLaunch(exec, stream), "graph launch");
+            weft::synchronize(gpu);
+            const Result want = launch_on(k, cpu, amounts, replay * total);
+            EXPECT_EQ(count.to_vector(), want.count) << "replay " << replay;
+            EXPECT_EQ(slots.to_vector(), want.slots) << "replay " << replay;
+        }
+        d.cuGraphExecDestroy(exec);
+        d.cuGraphDestroy(graph);
     }
-    d.cuGraphExecDestroy(exec);
-    d.cuGraphDestroy(graph);
 }
 
 }  // namespace

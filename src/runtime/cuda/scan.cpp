@@ -5,6 +5,7 @@
 #include "runtime/cuda/context.hpp"
 #include "runtime/cuda/library_module.hpp"
 #include "runtime/memory.hpp"
+#include "weft/error.hpp"
 
 namespace weft::runtime::cuda {
 
@@ -148,6 +149,11 @@ extern "C" __global__ void scan_chained_i32(const int* in, int* out, long long n
     if (total && threadIdx.x == 0 && tile == (n - 1) / kChainTile) *total = static_cast<int>(tile_before + tile_sum);
 }
 
+// After the three-phase exclusive scan: the sum of all, from the last item (`in` and `out` distinct).
+extern "C" __global__ void scan_total_i32(const int* in, const int* out, long long n, int* total) {
+    if (threadIdx.x == 0) *total = static_cast<int>(static_cast<unsigned>(out[n - 1]) + static_cast<unsigned>(in[n - 1]));
+}
+
 extern "C" __global__ void add_offsets_i32(int* out, const int* offsets, long long n) { add_offsets(out, offsets, n); }
 extern "C" __global__ void add_offsets_f32(float* out, const float* offsets, long long n) {
     add_offsets(out, offsets, n);
@@ -155,6 +161,12 @@ extern "C" __global__ void add_offsets_f32(float* out, const float* offsets, lon
 )";
 
 constexpr long long kChainTile = 2048;  // the chained scan's kChainThreads (= kThreads) * 8 items
+// Above this many items the three-phase scan is faster on the H200 (Pattern B: at 1,048,576 and
+// 16,777,216 counts the chained scan measured slower than the three-phase one had, at 262,144
+// faster; docs/design/0021): a tile finds a published prefix at most 32
+// tiles back per L2 round trip, so when most tiles run at once the chain of look-backs, not the
+// memory traffic, sets the time.
+constexpr int64_t kChainedMost = int64_t{1} << 19;
 
 void launch(int ordinal, const char* name, unsigned blocks, void** params) {
     const CUfunction f = library_function(ordinal, "scan", kSource, name);
@@ -189,9 +201,16 @@ int64_t chained_scan_words(int64_t n) {
     return 1 + (n + kChainTile - 1) / kChainTile;
 }
 
-void chained_scan(int ordinal, const int32_t* in, int32_t* out, int64_t n, uint64_t* words, int32_t* total) {
+void scan_counts(int ordinal, const int32_t* in, int32_t* out, int64_t n, uint64_t* words, int32_t* total) {
     if (n == 0) return;
     long long count = n;
+    if (n > kChainedMost) {
+        if (total && in == out) throw InternalError("slot allocation", "a scan's total needs its input kept");
+        scan(ordinal, DType::Int32, in, out, n, false);
+        void* params[] = {&in, &out, &count, &total};
+        if (total) launch(ordinal, "scan_total_i32", 1, params);
+        return;
+    }
     void* params[] = {&in, &out, &count, &words, &total};
     launch(ordinal, "scan_chained_i32", static_cast<unsigned>((n + kChainTile - 1) / kChainTile), params);
 }

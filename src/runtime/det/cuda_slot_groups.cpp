@@ -415,8 +415,8 @@ void CudaSlotGroups::assign() {
         auto* words = reinterpret_cast<uint64_t*>(static_cast<char*>(spans_->ptr) +
                                                   static_cast<size_t>(spans_count_) * sizeof(GroupSpan)) +
                       pass * scan_words_;
-        cu::chained_scan(ordinal_, static_cast<const int32_t*>(histogram), static_cast<int32_t*>(histogram),
-                         (int64_t{1} << bits) * tiles, words, nullptr);
+        cu::scan_counts(ordinal_, static_cast<const int32_t*>(histogram), static_cast<int32_t*>(histogram),
+                        (int64_t{1} << bits) * tiles, words, nullptr);
         void* scatter_params[] = {&launch,   &spans,      &spans_count_, &packed, &in_keys,
                                   &in_order, &out_keys,   &out_order,    &n_,     &shift,
                                   &bits,     &tile_count, &histogram};

@@ -130,7 +130,7 @@ public:
 
     void assign_slots() override {
         if (groups_) return groups_->assign();
-        cu::chained_scan(ordinal_, counts_, offsets_, plan_.threads * plan_.per_thread, words_, total_);
+        cu::scan_counts(ordinal_, counts_, offsets_, plan_.threads * plan_.per_thread, words_, total_);
     }
 
     void finish() override {
