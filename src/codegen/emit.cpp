@@ -592,6 +592,7 @@ void cuda_entry(std::ostringstream& s, const ir::Program& p, const Entry& e, siz
       << "        " << call << ");\n"
       << reservations_end(e, "        ") << "    }\n";
     if (det) s << "    wf::block_private_end(block_private);\n";
+    if (e.counter() >= 0 && !e.counting) s << "    wf::slots_executed(a" << e.counter() << ".det);\n";
     s << "}\n";
 }
 

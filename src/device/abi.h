@@ -89,6 +89,13 @@ struct SlotLaunch {
     i32* reserved;   // per thread: reservations made in the counting pass
     i64 per_thread;  // reservation positions per thread
     u32* status;     // kSlotsOverflow, kSlotsDiverged, kSlotsTooMany
+    // GPU, one counter element: the last block of the execution pass advances `single` by
+    // `*total` (the scan's) unless `status` is set, and or-s the status into `report` (the
+    // stream's status word); `done` counts finished blocks. Null `single`: the runtime does it.
+    i32* single;
+    const i32* total;
+    u64* report;
+    u32* done;
 };
 
 // kSlotsTooMany: a counter element would pass 2^31 - 1 slots in one launch (found on a GPU).

@@ -54,16 +54,41 @@ WEFT_FUNC bool slots_overflowed(void* det) {
     return (*static_cast<const SlotCounter*>(det)->launch->status & (kSlotsOverflow | kSlotsTooMany)) != 0;
 }
 
-// At the end of each thread: the counting pass stores how many reservations it made; the
-// execution pass checks it made as many.
+// At the end of each thread: the counting pass stores how many reservations it made, and a count
+// of 0 at the positions it left unused (so the counts need no zeroing before the launch and a
+// plain scan of them is the slots of one element); the execution pass checks it made as many.
 WEFT_FUNC void reservations_end(Ctx& ctx, void* det, bool counting) {
     SlotLaunch* launch = static_cast<const SlotCounter*>(det)->launch;
     if (counting) {
-        launch->reserved[ctx.thread] =
-            static_cast<i32>(ctx.reservations < launch->per_thread ? ctx.reservations : launch->per_thread);
+        const i64 made = ctx.reservations < launch->per_thread ? ctx.reservations : launch->per_thread;
+        launch->reserved[ctx.thread] = static_cast<i32>(made);
+        for (i64 k = made; k < launch->per_thread; ++k)
+            launch->counts[ctx.thread * launch->per_thread + k] = 0;
     } else if (ctx.reservations != launch->reserved[ctx.thread]) {
         set_status(launch->status, kSlotsDiverged);
     }
+}
+
+// At the end of the execution pass's every block (a GPU): the last block to finish adds the
+// element's total, so that no kernel follows the pass. Every block's reads of the counter, and
+// its failure bits, come before its count of `done`.
+WEFT_FUNC void slots_executed(void* det) {
+#if defined(__CUDACC__)
+    SlotLaunch* launch = static_cast<const SlotCounter*>(det)->launch;
+    if (!launch->single) return;
+    __threadfence();
+    __syncthreads();
+    if (threadIdx.x != 0 || atomicAdd(launch->done, 1u) != gridDim.x - 1) return;
+    __threadfence();
+    const u32 status = *static_cast<volatile u32*>(launch->status);
+    if (status != 0) {
+        atomicOr(launch->report, static_cast<u64>(status));
+        return;
+    }
+    *launch->single = static_cast<i32>(static_cast<u32>(*launch->single) + static_cast<u32>(*launch->total));
+#else
+    (void)det;
+#endif
 }
 
 }  // namespace wf

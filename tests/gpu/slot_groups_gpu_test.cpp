@@ -128,6 +128,8 @@ TEST(SlotGroupsGpu, DirectLaunchesEqualTheCpuBackend) {
     // Past 1,048,576 reservations the segmented scan has three levels; 2^20 + 1 elements take
     // three radix passes.
     expect_same_as_cpu(1100000, (1 << 20) + 1, 6);
+    // Histograms past 2^19 entries (256 digits x 2,051 tiles) take the three-phase scan.
+    expect_same_as_cpu(2100000, 4096, 7);
 }
 
 TEST(SlotGroupsGpu, ACapturedLaunchReplaysLikeTheCpuBackend) {

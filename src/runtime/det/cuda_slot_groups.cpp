@@ -75,37 +75,63 @@ __device__ Pair combine(Pair a, Pair b) {
 }
 }  // namespace
 
-extern "C" __global__ void slot_group_publish(GroupSpan* table, int first, int count, SpanChunk chunk) {
+// Publishes spans, and zeroes `zeroed_words` words (the chained scans' tickets and tile words).
+extern "C" __global__ void slot_group_publish(GroupSpan* table, int first, int count, SpanChunk chunk,
+                                              unsigned long long* zeroed, long long zeroed_words) {
+    const long long stride = static_cast<long long>(gridDim.x) * blockDim.x;
+    for (long long i = global_index(); i < zeroed_words; i += stride) zeroed[i] = 0;
+    if (blockIdx.x != 0 || threadIdx.x != 0) return;
     for (int i = 0; i < count; ++i) table[first + i] = chunk.spans[i];
 }
 
-// Each reservation position's compact key (its element's rank across the counters' spans) and
-// its own index. Positions a thread did not use, and elements outside every span (an index out
-// of range without bounds_check), are marked kNoElement: they add nothing to any element.
+// Reservation position i's key word and its order word (its own index). The key word is the
+// compact key (its element's rank across the counters' spans), shifted up by 32 bits with the
+// reservation's count below when `packed` (every compact key below 2^32: the count then travels
+// through the sort, and no later step gathers it). Positions a thread did not use, and elements
+// outside every span (an index out of range without bounds_check), are marked kNoElement: they
+// add nothing to any element.
+__device__ void compact_key(const wf::SlotLaunch* launch, const GroupSpan* spans, long long span_count,
+                            int packed, long long i, unsigned long long& key, unsigned& order) {
+    key = 0;
+    order = static_cast<unsigned>(i) | kNoElement;
+    if (i % launch->per_thread >= launch->reserved[i / launch->per_thread]) return;
+    const unsigned long long raw = launch->keys[i];
+    const unsigned long long id = raw >> 40;
+    const unsigned long long element = raw & kElementMask;
+    if (id < static_cast<unsigned long long>(span_count) &&
+        element < static_cast<unsigned long long>(spans[id].count)) {
+        key = spans[id].first + element;
+        if (packed) key = key << 32 | static_cast<unsigned>(launch->counts[i]);
+        order = static_cast<unsigned>(i);
+    }
+}
+
+// The compact key of a key word.
+__device__ unsigned long long element_of(unsigned long long key, int packed) {
+    return packed ? key >> 32 : key;
+}
+
+// The count of sorted position i (order word `order`, key word `key`).
+__device__ long long count_of(const wf::SlotLaunch* launch, unsigned long long key, unsigned order, int packed) {
+    if (order & kNoElement) return 0;
+    return packed ? static_cast<int>(static_cast<unsigned>(key)) : launch->counts[order];
+}
+
+// The keys and order words, for a launch that needs no radix pass (one element); otherwise the
+// first pass builds them as it reads.
 extern "C" __global__ void slot_group_keys(const wf::SlotLaunch* launch, const GroupSpan* spans,
-                                           long long span_count, long long n, unsigned long long* keys,
-                                           unsigned* order) {
+                                           long long span_count, int packed, long long n,
+                                           unsigned long long* keys, unsigned* order) {
     if (overflowed(launch)) return;
     const long long i = global_index();
     if (i >= n) return;
-    unsigned long long key = 0;
-    unsigned reaches = kNoElement;
-    if (i % launch->per_thread < launch->reserved[i / launch->per_thread]) {
-        const unsigned long long raw = launch->keys[i];
-        const unsigned long long id = raw >> 40;
-        const unsigned long long element = raw & kElementMask;
-        if (id < static_cast<unsigned long long>(span_count) &&
-            element < static_cast<unsigned long long>(spans[id].count)) {
-            key = spans[id].first + element;
-            reaches = 0;
-        }
-    }
-    keys[i] = key;
-    order[i] = static_cast<unsigned>(i) | reaches;
+    compact_key(launch, spans, span_count, packed, i, keys[i], order[i]);
 }
 
 // Radix pass, step 1: how many keys of each tile of 1024 have each digit, digit-major.
-extern "C" __global__ void slot_group_histogram(const wf::SlotLaunch* launch, const unsigned long long* keys,
+// The first pass (keys null) builds each key from the counting pass's records.
+extern "C" __global__ void slot_group_histogram(const wf::SlotLaunch* launch, const GroupSpan* spans,
+                                                long long span_count, int packed, const unsigned long long* keys,
                                                 long long n, int shift, int bits, long long tiles,
                                                 int* histogram) {
     if (overflowed(launch)) return;
@@ -116,7 +142,15 @@ extern "C" __global__ void slot_group_histogram(const wf::SlotLaunch* launch, co
     const long long base = static_cast<long long>(blockIdx.x) * kTile;
     for (int k = 0; k < kItems; ++k) {
         const long long i = base + k * kThreads + threadIdx.x;
-        if (i < n) atomicAdd(&counts[static_cast<unsigned>(keys[i] >> shift) & mask], 1);
+        if (i >= n) continue;
+        unsigned long long key;
+        unsigned order;
+        if (keys) {
+            key = keys[i];
+        } else {
+            compact_key(launch, spans, span_count, packed, i, key, order);
+        }
+        atomicAdd(&counts[static_cast<unsigned>(key >> shift) & mask], 1);
     }
     __syncthreads();
     if (threadIdx.x <= mask) histogram[threadIdx.x * tiles + blockIdx.x] = counts[threadIdx.x];
@@ -126,7 +160,8 @@ extern "C" __global__ void slot_group_histogram(const wf::SlotLaunch* launch, co
 // offset for its tile, plus the keys of that digit before it in the tile. Warp w ranks items
 // [w * 128, w * 128 + 128) of the tile in rounds of 32 consecutive items, so ranks follow item
 // order: the sort is stable.
-extern "C" __global__ void slot_group_scatter(const wf::SlotLaunch* launch, const unsigned long long* keys_in,
+extern "C" __global__ void slot_group_scatter(const wf::SlotLaunch* launch, const GroupSpan* spans,
+                                              long long span_count, int packed, const unsigned long long* keys_in,
                                               const unsigned* order_in, unsigned long long* keys_out,
                                               unsigned* order_out, long long n, int shift, int bits,
                                               long long tiles, const int* offsets) {
@@ -146,8 +181,14 @@ extern "C" __global__ void slot_group_scatter(const wf::SlotLaunch* launch, cons
     for (int k = 0; k < kItems; ++k) {
         const long long i = base + k * 32 + lane;
         const bool valid = i < n;
-        key[k] = valid ? keys_in[i] : 0ull;
-        order[k] = valid ? order_in[i] : 0u;
+        key[k] = 0;
+        order[k] = 0;
+        if (valid && keys_in) {
+            key[k] = keys_in[i];
+            order[k] = order_in[i];
+        } else if (valid) {
+            compact_key(launch, spans, span_count, packed, i, key[k], order[k]);
+        }
         digit[k] = valid ? (static_cast<unsigned>(key[k] >> shift) & mask) : kBins;
         const unsigned peers = __match_any_sync(0xffffffffu, digit[k]);
         rank[k] = valid ? warp_counts[warp][digit[k]] + __popc(peers & ((1u << lane) - 1u)) : 0;
@@ -172,10 +213,11 @@ extern "C" __global__ void slot_group_scatter(const wf::SlotLaunch* launch, cons
     }
 }
 
-// Segmented inclusive scan, one tile of 1024: from the sorted keys (a segment per key; the
-// counts gathered through the order) when `keys` is set, else of (head, sum) pairs in place.
+// Segmented inclusive scan, one tile of 1024: from the sorted key words (a segment per compact
+// key; the counts from the key words, or gathered through the order) when `keys` is set, else of
+// (head, sum) pairs in place.
 // Writes each item's inclusive pair and the tile's total pair.
-extern "C" __global__ void slot_group_segments(const wf::SlotLaunch* launch, const unsigned long long* keys,
+extern "C" __global__ void slot_group_segments(const wf::SlotLaunch* launch, int packed, const unsigned long long* keys,
                                                const unsigned* order, unsigned* heads, long long* sums,
                                                long long n, unsigned* tile_heads, long long* tile_sums) {
     if (overflowed(launch)) return;
@@ -188,8 +230,9 @@ extern "C" __global__ void slot_group_segments(const wf::SlotLaunch* launch, con
         const long long i = base + k;
         Pair p = {0u, 0ll};
         if (i < n && keys) {
-            p.head = i == 0 || keys[i] != keys[i - 1] ? 1u : 0u;
-            p.sum = (order[i] & kNoElement) != 0 ? 0 : launch->counts[order[i]];
+            const unsigned long long element = element_of(keys[i], packed);
+            p.head = i == 0 || element != element_of(keys[i - 1], packed) ? 1u : 0u;
+            p.sum = count_of(launch, keys[i], order[i], packed);
         } else if (i < n) {
             p = {heads[i], sums[i]};
         }
@@ -242,27 +285,36 @@ extern "C" __global__ void slot_group_carry(const wf::SlotLaunch* launch, unsign
     }
 }
 
-// Each reservation's offset: the counts before it on its element, in thread order. An element
-// passing 2^31 - 1 slots in the launch stops it (the execution pass then does nothing).
-extern "C" __global__ void slot_group_offsets(wf::SlotLaunch* launch, const unsigned* order,
-                                              const long long* sums, long long n) {
+// Each reservation's offset: the counts before it on its element, in thread order; first, as the
+// carry above, the segment open at the end of the tile before its own (when there are several
+// tiles). An element passing 2^31 - 1 slots in the launch stops it (the execution pass then does
+// nothing).
+extern "C" __global__ void slot_group_offsets(wf::SlotLaunch* launch, int packed, const unsigned long long* keys,
+                                              const unsigned* order, const unsigned* heads, long long* sums,
+                                              long long n, const long long* tile_sums) {
     if (overflowed(launch)) return;
     const long long i = global_index();
     if (i >= n) return;
+    const long long tile = i / kTile;
+    long long sum = sums[i];
+    if (tile > 0 && !heads[i]) {
+        sum += tile_sums[tile - 1];
+        sums[i] = sum;
+    }
     const unsigned r = order[i] & ~kNoElement;
     if (order[i] & kNoElement) {
         launch->offsets[r] = 0;
         return;
     }
-    if (sums[i] > 2147483647ll) wf::set_status(launch->status, wf::kSlotsTooMany);
-    launch->offsets[r] = static_cast<wf::i32>(sums[i] - launch->counts[r]);
+    if (sum > 2147483647ll) wf::set_status(launch->status, wf::kSlotsTooMany);
+    launch->offsets[r] = static_cast<wf::i32>(sum - count_of(launch, keys[i], order[i], packed));
 }
 
 // After the execution pass: the last reservation of each key adds the element's total (a key
 // reached only by kNoElement positions totals 0), unless a pass failed; the failure bits go to
 // the stream's status word.
 extern "C" __global__ void slot_group_totals(const wf::SlotLaunch* launch, const GroupSpan* spans,
-                                             long long span_count, const unsigned long long* keys,
+                                             long long span_count, int packed, const unsigned long long* keys,
                                              const long long* sums, long long n, wf::u64* report) {
     const wf::u32 status = *launch->status;
     if (status != 0) {
@@ -270,10 +322,12 @@ extern "C" __global__ void slot_group_totals(const wf::SlotLaunch* launch, const
         return;
     }
     const long long i = global_index();
-    if (i >= n || sums[i] == 0 || (i + 1 < n && keys[i + 1] == keys[i])) return;
+    if (i >= n || sums[i] == 0) return;
+    const unsigned long long key = element_of(keys[i], packed);
+    if (i + 1 < n && element_of(keys[i + 1], packed) == key) return;
     for (long long s = 0; s < span_count; ++s) {
-        const unsigned long long element = keys[i] - spans[s].first;
-        if (keys[i] < spans[s].first || element >= static_cast<unsigned long long>(spans[s].count)) continue;
+        const unsigned long long element = key - spans[s].first;
+        if (key < spans[s].first || element >= static_cast<unsigned long long>(spans[s].count)) continue;
         wf::i32* at = reinterpret_cast<wf::i32*>(spans[s].base) + element;
         *at = static_cast<wf::i32>(static_cast<wf::u32>(*at) + static_cast<wf::u32>(sums[i]));
         return;
@@ -301,21 +355,28 @@ CudaSlotGroups::CudaSlotGroups(int ordinal, const SlotPlan& plan, void* launch)
     // Keys run from 0 to first - 1: one radix pass per 8 bits of the largest (none for one element).
     key_bits_ = first > 0 ? static_cast<int>(std::bit_width(first - 1)) : 0;
     passes_ = (key_bits_ + kDigitBits - 1) / kDigitBits;
+    packed_ = key_bits_ <= 32 ? 1 : 0;
     spans_count_ = static_cast<long long>(table.size());
+    const auto tiles = static_cast<size_t>((n_ + kTile - 1) / kTile);
+    // Each radix pass scans its histogram with the chained scan, whose words start at zero.
+    scan_words_ =
+        n_ > 0 ? cu::chained_scan_words(static_cast<int64_t>((size_t{1} << kDigitBits) * tiles)) : 0;
+    spans_ = allocate(table.size() * sizeof(GroupSpan) + static_cast<size_t>(passes_ * scan_words_) * 8);
     // Published by a kernel, not a copy from the host, so that the launch can be captured.
-    spans_ = allocate(table.size() * sizeof(GroupSpan));
+    void* zeroed = static_cast<char*>(spans_->ptr) + table.size() * sizeof(GroupSpan);
+    long long zeroed_words = passes_ * scan_words_;
     for (size_t at = 0; at < table.size(); at += kSpansPerPublish) {
         SpanChunk chunk{};
         int count = static_cast<int>(std::min<size_t>(kSpansPerPublish, table.size() - at));
         std::copy_n(table.begin() + static_cast<std::ptrdiff_t>(at), count, chunk.spans);
         void* table_ptr = spans_->ptr;
         int first_index = static_cast<int>(at);
-        void* params[] = {&table_ptr, &first_index, &count, &chunk};
-        run("slot_group_publish", 1, params);  // one thread would do; a block costs the same
+        void* params[] = {&table_ptr, &first_index, &count, &chunk, &zeroed, &zeroed_words};
+        run("slot_group_publish", std::min<long long>(zeroed_words / kThreads + 1, 1024), params);
+        zeroed_words = 0;  // the first chunk's kernel did it
     }
     if (n_ == 0) return;
     const auto n = static_cast<size_t>(n_);
-    const auto tiles = static_cast<size_t>((n_ + kTile - 1) / kTile);
     for (int b = 0; b < 2; ++b) {
         keys_[b] = allocate(n * 8);
         order_[b] = allocate(n * 4);
@@ -331,34 +392,38 @@ void CudaSlotGroups::assign() {
     const long long tiles = (n_ + kTile - 1) / kTile;
     void* launch = launch_;
     void* spans = spans_->ptr;
-    {
+    int packed = packed_;
+    if (passes_ == 0) {
         void* keys = keys_[0]->ptr;
         void* order = order_[0]->ptr;
-        void* params[] = {&launch, &spans, &spans_count_, &n_, &keys, &order};
+        void* params[] = {&launch, &spans, &spans_count_, &packed, &n_, &keys, &order};
         run("slot_group_keys", elementwise, params);
     }
     for (int pass = 0; pass < passes_; ++pass) {
-        int shift = pass * kDigitBits;
-        int bits = std::min(kDigitBits, key_bits_ - shift);
-        void* in_keys = keys_[pass % 2]->ptr;
-        void* in_order = order_[pass % 2]->ptr;
+        int bits = std::min(kDigitBits, key_bits_ - pass * kDigitBits);
+        int shift = pass * kDigitBits + (packed ? 32 : 0);  // a packed key word has the count below
+        // The first pass reads the counting pass's records (null: build the keys).
+        void* in_keys = pass > 0 ? keys_[pass % 2]->ptr : nullptr;
+        void* in_order = pass > 0 ? order_[pass % 2]->ptr : nullptr;
         void* out_keys = keys_[1 - pass % 2]->ptr;
         void* out_order = order_[1 - pass % 2]->ptr;
         void* histogram = histogram_->ptr;
         long long tile_count = tiles;
-        void* count_params[] = {&launch, &in_keys, &n_, &shift, &bits, &tile_count, &histogram};
+        void* count_params[] = {&launch, &spans, &spans_count_, &packed,     &in_keys,
+                                &n_,     &shift, &bits,         &tile_count, &histogram};
         run("slot_group_histogram", tiles, count_params);
-        cu::scan(ordinal_, DType::Int32, histogram, histogram, (int64_t{1} << bits) * tiles, false);
-        void* scatter_params[] = {&launch, &in_keys, &in_order, &out_keys,   &out_order,
-                                  &n_,     &shift,   &bits,     &tile_count, &histogram};
+        auto* words = reinterpret_cast<uint64_t*>(static_cast<char*>(spans_->ptr) +
+                                                  static_cast<size_t>(spans_count_) * sizeof(GroupSpan)) +
+                      pass * scan_words_;
+        cu::scan_counts(ordinal_, static_cast<const int32_t*>(histogram), static_cast<int32_t*>(histogram),
+                        (int64_t{1} << bits) * tiles, words, nullptr);
+        void* scatter_params[] = {&launch,   &spans,      &spans_count_, &packed, &in_keys,
+                                  &in_order, &out_keys,   &out_order,    &n_,     &shift,
+                                  &bits,     &tile_count, &histogram};
         run("slot_group_scatter", tiles, scatter_params);
     }
     sorted_ = passes_ % 2;
     segmented_scan(heads_->ptr, sums_->ptr, n_, true);
-    void* order = order_[sorted_]->ptr;
-    void* sums = sums_->ptr;
-    void* params[] = {&launch, &order, &sums, &n_};
-    run("slot_group_offsets", elementwise, params);
 }
 
 void CudaSlotGroups::add_totals(wf::u64* report) {
@@ -366,12 +431,14 @@ void CudaSlotGroups::add_totals(wf::u64* report) {
     void* spans = spans_->ptr;
     void* keys = n_ > 0 ? keys_[sorted_]->ptr : nullptr;
     void* sums = n_ > 0 ? sums_->ptr : nullptr;
-    void* params[] = {&launch, &spans, &spans_count_, &keys, &sums, &n_, &report};
+    int packed = packed_;
+    void* params[] = {&launch, &spans, &spans_count_, &packed, &keys, &sums, &n_, &report};
     run("slot_group_totals", std::max<long long>(1, (n_ + kThreads - 1) / kThreads), params);
 }
 
 // The scan of one level: tiles, then (recursively) the tiles' totals, then the carry into each
-// tile from the segment open at the end of the tile before it.
+// tile from the segment open at the end of the tile before it; at the top level (from the keys)
+// the carry comes with the offsets, in one kernel.
 void CudaSlotGroups::segmented_scan(void* heads, void* sums, long long n, bool from_keys) const {
     const long long tiles = (n + kTile - 1) / kTile;
     const Memory tile_heads = allocate(static_cast<size_t>(tiles) * 4);
@@ -381,12 +448,17 @@ void CudaSlotGroups::segmented_scan(void* heads, void* sums, long long n, bool f
     void* order = from_keys ? order_[sorted_]->ptr : nullptr;
     void* th = tile_heads->ptr;
     void* ts = tile_sums->ptr;
-    void* params[] = {&launch, &keys, &order, &heads, &sums, &n, &th, &ts};
+    int packed = packed_;
+    void* params[] = {&launch, &packed, &keys, &order, &heads, &sums, &n, &th, &ts};
     run("slot_group_segments", tiles, params);
-    if (tiles == 1) return;
-    segmented_scan(th, ts, tiles, false);
-    void* carry_params[] = {&launch, &heads, &sums, &n, &th, &ts};
-    run("slot_group_carry", tiles - 1, carry_params);
+    if (tiles > 1) segmented_scan(th, ts, tiles, false);
+    if (from_keys) {
+        void* offsets_params[] = {&launch, &packed, &keys, &order, &heads, &sums, &n, &ts};
+        run("slot_group_offsets", (n + kThreads - 1) / kThreads, offsets_params);
+    } else if (tiles > 1) {
+        void* carry_params[] = {&launch, &heads, &sums, &n, &th, &ts};
+        run("slot_group_carry", tiles - 1, carry_params);
+    }
 }
 
 CudaSlotGroups::Memory CudaSlotGroups::allocate(size_t bytes) const {

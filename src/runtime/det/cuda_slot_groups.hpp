@@ -37,8 +37,11 @@ private:
     long long n_;       // reservation positions
     int key_bits_ = 0;  // compact keys are below 2^key_bits_
     int passes_;        // radix passes of 8 bits
+    int packed_ = 0;    // 1: key words hold the compact key above bit 32 and the count below
     long long spans_count_;
-    Memory spans_;               // per counter span: base, element count, first compact key
+    long long scan_words_ = 0;   // the chained scan's words for one histogram
+    Memory spans_;               // per counter span: base, element count, first compact key; then
+                                 // scan_words_ per radix pass
     Memory keys_[2], order_[2];  // compact keys and reservation indices, ping-ponged by the sort
     Memory histogram_;           // per (digit, tile), digit-major
     Memory heads_, sums_;        // the segmented scan in sorted order

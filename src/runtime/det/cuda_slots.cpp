@@ -33,23 +33,17 @@ struct CounterChunk {
     wf::SlotCounter counters[kCountersPerPublish];
 };
 
+// Publishes the launch's state and zeroes its per-launch words (the status, the total, the count
+// of finished blocks, the chained scan's words), so that a launch needs no memset node.
 extern "C" __global__ void slots_publish(wf::SlotLaunch* launch, wf::SlotLaunch value, wf::SlotCounter* counters,
-                                         int count, CounterChunk chunk) {
+                                         int count, CounterChunk chunk, unsigned long long* zeroed,
+                                         long long zeroed_words) {
+    const long long stride = static_cast<long long>(gridDim.x) * blockDim.x;
+    for (long long i = static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x; i < zeroed_words; i += stride)
+        zeroed[i] = 0;
+    if (blockIdx.x != 0 || threadIdx.x != 0) return;
     *launch = value;
     for (int i = 0; i < count; ++i) counters[i] = chunk.counters[i];
-}
-
-// After the execution pass: the counter element advances by the total reserved, unless a pass
-// failed (then nothing changes, and the failure goes to the launch's status word, which the
-// stream's next synchronization reports).
-extern "C" __global__ void slots_add_total(const wf::SlotLaunch* launch, wf::i32* element, long long n,
-                                           wf::u64* report) {
-    if (*launch->status != 0) {
-        atomicOr(report, static_cast<wf::u64>(*launch->status));
-        return;
-    }
-    if (n == 0) return;
-    *element += launch->offsets[n - 1] + launch->counts[n - 1];
 }
 )";
 
@@ -65,9 +59,11 @@ class CudaSlots final : public SlotAllocation {
 public:
     CudaSlots(int ordinal, SlotPlan plan, const LaunchSite& site)
         : ordinal_(ordinal), plan_(std::move(plan)), site_(site) {
-        // One allocation and one memset per launch: the launch's state, its counters, then the
-        // words that start at zero (the status and the counts).
-        const auto n = static_cast<size_t>(plan_.threads * plan_.per_thread);
+        // One allocation per launch: the launch's state, its counters, then the words the publish
+        // kernel zeroes (the status, the total, the count of finished blocks, the chained scan's). Counts
+        // need no zeroing: the counting pass writes every position, 0 where a thread made no reservation
+        // (slots.h).
+        const auto n = static_cast<int64_t>(plan_.threads * plan_.per_thread);
         size_t bytes = 0;
         const auto take = [&bytes](size_t size) {
             const size_t at = bytes;
@@ -77,14 +73,17 @@ public:
         const size_t launch_at = take(sizeof(wf::SlotLaunch));
         const size_t counters_at = take(plan_.spans.size() * sizeof(wf::SlotCounter));
         const size_t status_at = take(8);
-        const size_t counts_at = take(n * 4);
-        const size_t zeroed_end = bytes;  // the status and the counts
-        const size_t keys_at = take(n * 8);
-        const size_t offsets_at = take(n * 4);
+        const size_t total_at = take(8);
+        const size_t done_at = take(8);
+        const bool chained = plan_.single_element;
+        const size_t words_at = take(chained ? static_cast<size_t>(cu::chained_scan_words(n)) * 8 : 0);
+        const size_t zeroed_end = bytes;
+        const size_t counts_at = take(static_cast<size_t>(n) * 4);
+        const size_t keys_at = take(static_cast<size_t>(n) * 8);
+        const size_t offsets_at = take(static_cast<size_t>(n) * 4);
         const size_t reserved_at = take(static_cast<size_t>(plan_.threads) * 4);
         state_ = detail::allocate(Device::cuda(ordinal_), bytes);
         char* const base = static_cast<char*>(state_->ptr);
-        detail::zero_bytes(base + status_at, Device::cuda(ordinal_), zeroed_end - status_at);
         launch_ = base + launch_at;
         counters_ = reinterpret_cast<wf::SlotCounter*>(base + counters_at);
         wf::SlotLaunch value{reinterpret_cast<wf::u64*>(base + keys_at),
@@ -92,10 +91,25 @@ public:
                              reinterpret_cast<wf::i32*>(base + offsets_at),
                              reinterpret_cast<wf::i32*>(base + reserved_at),
                              plan_.per_thread,
-                             reinterpret_cast<wf::u32*>(base + status_at)};
+                             reinterpret_cast<wf::u32*>(base + status_at),
+                             nullptr,
+                             reinterpret_cast<wf::i32*>(base + total_at),
+                             nullptr,
+                             reinterpret_cast<wf::u32*>(base + done_at)};
+        // One element: the execution pass's last block adds the total (slots.h), no kernel after it.
+        // Its status word's ticket is held until the execution pass is queued (finish()).
+        if (plan_.single_element) {
+            ticket_ = status_word();
+            value.single = reinterpret_cast<wf::i32*>(plan_.single);
+            value.report = ticket_.word();
+        }
         counts_ = value.counts;
         offsets_ = value.offsets;
+        total_ = reinterpret_cast<wf::i32*>(base + total_at);
+        words_ = reinterpret_cast<uint64_t*>(base + words_at);
         // Published by a kernel, not copied from the host, so that the launch can be captured.
+        void* zeroed = base + status_at;
+        long long zeroed_words = static_cast<long long>((zeroed_end - status_at) / 8);
         for (size_t at = 0; at < plan_.spans.size(); at += kCountersPerPublish) {
             CounterChunk chunk{};
             int count = static_cast<int>(std::min<size_t>(kCountersPerPublish, plan_.spans.size() - at));
@@ -105,8 +119,9 @@ public:
             }
             void* launch_ptr = launch_;
             void* counters_ptr = counters_ + at;
-            void* params[] = {&launch_ptr, &value, &counters_ptr, &count, &chunk};
-            run("slots_publish", params);
+            void* params[] = {&launch_ptr, &value, &counters_ptr, &count, &chunk, &zeroed, &zeroed_words};
+            run("slots_publish", params, std::min<long long>(zeroed_words / 256 + 1, 1024));
+            zeroed_words = 0;  // the first chunk's kernel did it
         }
         if (!plan_.single_element) groups_.emplace(ordinal_, plan_, launch_);
     }
@@ -115,18 +130,12 @@ public:
 
     void assign_slots() override {
         if (groups_) return groups_->assign();
-        cu::scan(ordinal_, DType::Int32, counts_, offsets_, plan_.threads * plan_.per_thread, false);
+        cu::scan_counts(ordinal_, counts_, offsets_, plan_.threads * plan_.per_thread, words_, total_);
     }
 
     void finish() override {
-        const cu::StatusTicket ticket = status_word();
-        wf::u64* report = ticket.word();
-        if (groups_) return groups_->add_totals(report);
-        void* launch_ptr = launch_;
-        void* element = plan_.single;
-        long long n = plan_.threads * plan_.per_thread;
-        void* params[] = {&launch_ptr, &element, &n, &report};
-        run("slots_add_total", params);
+        if (groups_) return groups_->add_totals(status_word().word());
+        ticket_ = {};  // the execution pass, queued, reports to it
     }
 
 private:
@@ -147,12 +156,12 @@ private:
         });
     }
 
-    void run(const char* name, void** params) const {
+    void run(const char* name, void** params, long long blocks) const {
         const cu::CUfunction f = cu::library_function(ordinal_, "slots", library_source(), name);
         const auto stream = cu::current_stream(ordinal_);
-        cu::check(
-            cu::require_driver().cuLaunchKernel(f, 1, 1, 1, 1, 1, 1, 0, stream->stream, params, nullptr),
-            name);
+        cu::check(cu::require_driver().cuLaunchKernel(f, static_cast<unsigned>(blocks), 1, 1, 256, 1, 1, 0,
+                                                      stream->stream, params, nullptr),
+                  name);
         cu::note_launch(*stream, site_.kernel + " (slot allocation " + name + ")");
     }
 
@@ -164,6 +173,9 @@ private:
     wf::SlotCounter* counters_ = nullptr;
     wf::i32* counts_ = nullptr;
     wf::i32* offsets_ = nullptr;
+    wf::i32* total_ = nullptr;              // the single element's total, from the scan
+    uint64_t* words_ = nullptr;             // the chained scan's ticket and tile words
+    cu::StatusTicket ticket_;               // one element: the status word the execution pass reports to
     std::optional<CudaSlotGroups> groups_;  // several counter elements
 };
 

@@ -26,8 +26,8 @@ public:
         counts_.assign(n, 0);
         offsets_.assign(n, 0);
         reserved_.assign(static_cast<size_t>(plan_.threads), 0);
-        launch_ = {keys_.data(),     counts_.data(),   offsets_.data(),
-                   reserved_.data(), plan_.per_thread, &status_};
+        launch_ = {keys_.data(), counts_.data(), offsets_.data(), reserved_.data(), plan_.per_thread,
+                   &status_,     nullptr,        nullptr,         nullptr,          nullptr};
         for (size_t i = 0; i < plan_.spans.size(); ++i)
             counters_.push_back({&launch_, plan_.owner[i], plan_.spans[plan_.owner[i]].base});
     }
