@@ -552,7 +552,9 @@ void cpu_entry(std::ostringstream& s, const ir::Program& p, const Entry& e, size
     std::string dense, plain, densified;
     for (size_t i = 0; i < fn.params.size(); ++i) {
         const ir::Type& t = fn.type_of(fn.params[i]);
-        const std::string ct = c_type(t), a = "a" + std::to_string(i);
+        const std::string ct = c_type(t);
+        std::string a = "a";  // (not "a" + to_string(i): GCC 12 warns falsely there, -Wrestrict)
+        a += std::to_string(i);
         s << "    const " << ct << " " << a << " = *static_cast<const " << ct << "*>(args[" << i << "]);\n";
         plain += ", " + a;
         densified += t.is_array() ? ", wf::densified(" + a + ")" : ", " + a;
