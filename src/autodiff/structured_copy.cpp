@@ -257,8 +257,11 @@ public:
         replaying_ += replayed;
         if (kernel_ && called.custom_adjoint >= 0) {
             // Replayed for its result, never swept: the custom adjoint stands for its reverse.
-            ir::Node only{.kind = ir::NodeKind::If, .sub = kReplayOnly, .args = {e.boolean(true)},
-                          .blocks = std::vector<ir::Block>(2), .loc = n.loc};
+            ir::Node only{.kind = ir::NodeKind::If,
+                          .sub = kReplayOnly,
+                          .args = {e.boolean(true)},
+                          .blocks = std::vector<ir::Block>(2),
+                          .loc = n.loc};
             block(callee, callee.body, 0, inner, f, only.blocks[0].nodes);
             out.push_back(std::move(only));
         } else {

@@ -133,7 +133,8 @@ void KernelLaunch::plan() {
     const bool may_diverge = slot_plan_ && kernel.slots.reservations_may_diverge;
     const bool diverges_late = may_diverge && !found_at_launch;
     // (A captured launch is never undone: its failures are found in replays.)
-    undo_ = !request_.captured && (options.bounds_check || (found_at_launch && (may_overflow || may_diverge)));
+    undo_ =
+        !request_.captured && (options.bounds_check || (found_at_launch && (may_overflow || may_diverge)));
     if (undo_) {
         // A broadcast view is copied once per element it reaches, not once per index.
         for (size_t i = 0; i < args.size(); ++i) {
