@@ -778,17 +778,6 @@ std::vector<T> run_loop(const LoopKernel<T>& kernel, const LoopCase<T>& l) {
     return out.to_vector();
 }
 
-// Runs `launch` and then synchronizes the device; returns the error either reported.
-std::optional<weft::Error> error_of(const std::function<void()>& launch) {
-    try {
-        launch();
-        weft::synchronize(dev());
-    } catch (const weft::Error& e) {
-        return e;
-    }
-    return std::nullopt;
-}
-
 // The documented record overflow: it names kernel and target, says what to do, and the target
 // keeps its pre-launch value.
 template <class T>
@@ -812,7 +801,7 @@ void check_loop(const LoopKernel<T>& kernel, int max_count, bool may_overflow = 
         const auto want = oracle(Op::Add, l.c.initial, l.all_index, l.all_values);
         if (may_overflow) {
             auto out = weft::from_vector(l.c.initial, dev());
-            const auto error = error_of([&] {
+            const auto error = weft::test::error_by_sync(dev(), [&] {
                 weft::launch(kernel, static_cast<int64_t>(l.counts.size()),
                              weft::from_vector(l.c.values, dev()), weft::from_vector(l.counts, dev()),
                              weft::from_vector(l.c.index, dev()), out);

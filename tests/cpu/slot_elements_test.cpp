@@ -4,67 +4,31 @@
 #include <gtest/gtest.h>
 
 #include <cstdint>
-#include <functional>
-#include <optional>
 #include <string>
 #include <vector>
 #include <weft/weft.hpp>
 
 #include "support/errors.hpp"
+#include "support/slot_bins.hpp"
 #include "support/test_device.hpp"
 
 namespace {
 
 using weft::Array;
 using weft::Deterministic;
+using weft::test::bin_case;
+using weft::test::bin_kernel;
+using weft::test::BinCase;
+using weft::test::BinKernel;
 using weft::test::has;
 
 weft::Device dev() {
     return weft::test::test_device();
 }
 
-// slots[t] = atomic_add(counters, bins[t], amounts[t]) where amounts[t] >= 0; a thread with a
-// negative amount reserves nothing and keeps slots[t].
-using BinKernel = weft::Kernel<Array<int>, Array<int>, Array<int>, Array<int>>;
-
-BinKernel bin_kernel(const std::string& name, const weft::OptionsPatch& options) {
-    weft::Module m(name, options);
-    return m.kernel(name, {"bins", "amounts", "counters", "slots"},
-                    [](Array<int> bins, Array<int> amounts, Array<int> counters, Array<int> slots) {
-                        auto t = weft::tid();
-                        weft::if_(amounts[t] >= 0,
-                                  [&] { slots[t] = weft::atomic_add(counters, bins[t], amounts[t]); });
-                    });
-}
-
 const BinKernel& bins_run_to_run() {
     static const BinKernel k = bin_kernel("slot_elements", {.deterministic = Deterministic::RunToRun});
     return k;
-}
-
-struct BinCase {
-    std::vector<int> bins, amounts, initial;
-};
-
-// n threads over `elements` counter elements, a pseudo-random mix: about one thread in 8 reserves
-// nothing, one in 8 reserves 0 slots, the others 1 to 3; some indices are negative (from the end).
-BinCase bin_case(int n, int elements, uint32_t seed) {
-    BinCase c;
-    uint32_t x = seed * 2654435761u + 1;
-    const auto next = [&x] {
-        x ^= x << 13;
-        x ^= x >> 17;
-        x ^= x << 5;
-        return x;
-    };
-    for (int t = 0; t < n; ++t) {
-        const int bin = static_cast<int>(next() % static_cast<uint32_t>(elements));
-        c.bins.push_back(next() % 5 == 0 ? bin - elements : bin);
-        const uint32_t kind = next() % 8;
-        c.amounts.push_back(kind == 0 ? -1 : kind == 1 ? 0 : static_cast<int>(1 + next() % 3));
-    }
-    for (int e = 0; e < elements; ++e) c.initial.push_back(static_cast<int>(next() % 100) - 20);
-    return c;
 }
 
 struct BinResult {
@@ -189,17 +153,6 @@ TEST(SlotElements, TwoConstantIndices) {
     EXPECT_EQ(counters_array.to_vector(), counters);
 }
 
-// The error a launch reports, at the launch or at the next synchronization.
-std::optional<weft::Error> launch_error(const std::function<void()>& launch) {
-    try {
-        launch();
-        weft::synchronize(dev());
-    } catch (const weft::Error& e) {
-        return e;
-    }
-    return std::nullopt;
-}
-
 // With bounds_check an index outside the counter is the kernel's bounds error, and the launch
 // changes nothing.
 TEST(SlotElements, AnIndexOutOfRangeWithBoundsCheckIsAnErrorAndChangesNothing) {
@@ -210,7 +163,7 @@ TEST(SlotElements, AnIndexOutOfRangeWithBoundsCheckIsAnErrorAndChangesNothing) {
     c.amounts[1234] = 1;
     auto counters = weft::from_vector(c.initial, dev());
     auto slots = weft::full<int>(3000, -1, dev());
-    const auto error = launch_error([&] {
+    const auto error = weft::test::error_by_sync(dev(), [&] {
         weft::launch(k, 3000, weft::from_vector(c.bins, dev()), weft::from_vector(c.amounts, dev()), counters,
                      slots);
     });
@@ -229,7 +182,7 @@ TEST(SlotElements, AnElementPassingTwoToThe31SlotsIsAnErrorAndChangesNothing) {
     BinCase c{{0, 1, 0, 0}, {1 << 30, 5, 1 << 30, 1 << 30}, {3, 4}};
     auto counters = weft::from_vector(c.initial, dev());
     auto slots = weft::full<int>(n, -1, dev());
-    const auto error = launch_error([&] {
+    const auto error = weft::test::error_by_sync(dev(), [&] {
         weft::launch(bins_run_to_run(), n, weft::from_vector(c.bins, dev()),
                      weft::from_vector(c.amounts, dev()), counters, slots);
     });

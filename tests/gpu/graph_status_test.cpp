@@ -1,12 +1,15 @@
 // Failures found on the GPU by work replayed from a captured CUDA graph (a records overflow, a
 // slot divergence, a bounds fault) are reported at the stream's next synchronization, as for
-// direct launches.
+// direct launches. The graphs here are captured with CUDA's own stream capture, as a program
+// that captures its stream itself (or through another library) would; the public weft::capture
+// is tested in graph_api_gpu_test.cpp and cpu/graph_test.cpp.
 #include <gtest/gtest.h>
 
 #include <string>
 #include <vector>
 
 #include "runtime/cuda/context.hpp"
+#include "support/errors.hpp"
 #include "support/test_device.hpp"
 
 namespace {
@@ -14,12 +17,9 @@ namespace {
 namespace cu = weft::runtime::cuda;
 using weft::Array;
 using weft::Int;
+using weft::test::has;
 
 const weft::Device gpu = weft::Device::cuda(0);
-
-bool has(const std::string& text, const std::string& needle) {
-    return text.find(needle) != std::string::npos;
-}
 
 // The work `enqueue` queues on the GPU's current stream, captured into an executable graph.
 class CapturedGraph {

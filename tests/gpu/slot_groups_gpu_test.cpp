@@ -7,93 +7,27 @@
 #include <string>
 #include <vector>
 
-#include "runtime/cuda/context.hpp"
+#include "support/errors.hpp"
+#include "support/slot_bins.hpp"
 #include "support/test_device.hpp"
 
 namespace {
 
-namespace cu = weft::runtime::cuda;
 using weft::Array;
 using weft::Deterministic;
 using weft::Int;
+using weft::test::bin_case;
+using weft::test::BinCase;
+using weft::test::BinKernel;
+using weft::test::has;
 
 const weft::Device gpu = weft::Device::cuda(0);
 const weft::Device cpu = weft::Device::cpu();
 
-bool has(const std::string& text, const std::string& needle) {
-    return text.find(needle) != std::string::npos;
-}
-
-// The work `enqueue` queues on the GPU's current stream, captured into an executable graph. A
-// step that synchronized with the host or read device memory back would fail the capture.
-class CapturedGraph {
-public:
-    template <class Enqueue>
-    explicit CapturedGraph(Enqueue enqueue) {
-        const cu::Driver& d = cu::require_driver();
-        stream_ = cu::current_stream(gpu.ordinal())->stream;
-        cu::check(d.cuStreamBeginCapture(stream_, cu::CU_STREAM_CAPTURE_MODE_THREAD_LOCAL), "begin capture");
-        try {
-            enqueue();
-        } catch (...) {
-            cu::CUgraph abandoned = nullptr;
-            d.cuStreamEndCapture(stream_, &abandoned);
-            if (abandoned) d.cuGraphDestroy(abandoned);
-            throw;
-        }
-        cu::check(d.cuStreamEndCapture(stream_, &graph_), "end capture");
-        cu::check(d.cuGraphInstantiateWithFlags(&exec_, graph_, 0), "instantiate");
-    }
-    ~CapturedGraph() {
-        const cu::Driver& d = cu::require_driver();
-        if (exec_) d.cuGraphExecDestroy(exec_);
-        if (graph_) d.cuGraphDestroy(graph_);
-    }
-    CapturedGraph(const CapturedGraph&) = delete;
-    CapturedGraph& operator=(const CapturedGraph&) = delete;
-
-    void replay() const { cu::check(cu::require_driver().cuGraphLaunch(exec_, stream_), "graph launch"); }
-
-private:
-    cu::CUstream stream_ = nullptr;
-    cu::CUgraph graph_ = nullptr;
-    cu::CUgraphExec exec_ = nullptr;
-};
-
-// slots[t] = atomic_add(counters, bins[t], amounts[t]) where amounts[t] >= 0.
-using BinKernel = weft::Kernel<Array<int>, Array<int>, Array<int>, Array<int>>;
-
 const BinKernel& bin_kernel() {
-    static weft::Module m{"slot_groups_gpu", {.deterministic = Deterministic::RunToRun}};
-    static const BinKernel k = m.kernel(
-        "slot_groups_gpu", {"bins", "amounts", "counters", "slots"},
-        [](Array<int> bins, Array<int> amounts, Array<int> counters, Array<int> slots) {
-            auto t = weft::tid();
-            weft::if_(amounts[t] >= 0, [&] { slots[t] = weft::atomic_add(counters, bins[t], amounts[t]); });
-        });
+    static const BinKernel k =
+        weft::test::bin_kernel("slot_groups_gpu", {.deterministic = Deterministic::RunToRun});
     return k;
-}
-
-struct Inputs {
-    std::vector<int> bins, amounts, initial;
-};
-
-Inputs inputs(int n, int elements, uint32_t seed) {
-    Inputs in;
-    uint32_t x = seed * 2654435761u + 7;
-    const auto next = [&x] {
-        x ^= x << 13;
-        x ^= x >> 17;
-        x ^= x << 5;
-        return x;
-    };
-    for (int t = 0; t < n; ++t) {
-        in.bins.push_back(static_cast<int>(next() % static_cast<uint32_t>(elements)));
-        const uint32_t kind = next() % 8;
-        in.amounts.push_back(kind == 0 ? -1 : kind == 1 ? 0 : static_cast<int>(1 + next() % 3));
-    }
-    for (int e = 0; e < elements; ++e) in.initial.push_back(static_cast<int>(next() % 50));
-    return in;
 }
 
 struct Outputs {
@@ -101,7 +35,7 @@ struct Outputs {
 };
 
 // One launch on `device` from `initial` counters.
-Outputs launch_on(weft::Device device, const Inputs& in, const std::vector<int>& initial) {
+Outputs launch_on(weft::Device device, const BinCase& in, const std::vector<int>& initial) {
     const auto n = static_cast<int64_t>(in.bins.size());
     auto counters = weft::from_vector(initial, device);
     auto slots = weft::full<int>(n, -1, device);
@@ -112,7 +46,7 @@ Outputs launch_on(weft::Device device, const Inputs& in, const std::vector<int>&
 
 void expect_same_as_cpu(int n, int elements, uint32_t seed) {
     SCOPED_TRACE(std::to_string(n) + " threads into " + std::to_string(elements) + " counter elements");
-    const Inputs in = inputs(n, elements, seed);
+    const BinCase in = bin_case(n, elements, seed);
     const Outputs want = launch_on(cpu, in, in.initial);
     const Outputs got = launch_on(gpu, in, in.initial);
     EXPECT_EQ(got.slots, want.slots);
@@ -136,7 +70,7 @@ TEST(SlotGroupsGpu, ACapturedLaunchReplaysLikeTheCpuBackend) {
     const int n = 300000;
     for (int elements : {16, 65536}) {
         SCOPED_TRACE(std::to_string(elements) + " counter elements");
-        const Inputs in = inputs(n, elements, 11 + elements);
+        const BinCase in = bin_case(n, elements, 11 + elements);
         auto bins = weft::from_vector(in.bins, gpu);
         auto amounts = weft::from_vector(in.amounts, gpu);
         auto counters = weft::from_vector(in.initial, gpu);
@@ -146,11 +80,12 @@ TEST(SlotGroupsGpu, ACapturedLaunchReplaysLikeTheCpuBackend) {
         std::vector<int> expected_counters = launch_on(cpu, in, in.initial).counters;
         ASSERT_EQ(counters.to_vector(), expected_counters);
 
-        const CapturedGraph graph([&] { weft::launch(bin_kernel(), n, bins, amounts, counters, slots); });
+        const weft::Graph graph =
+            weft::capture(gpu, [&] { weft::launch(bin_kernel(), n, bins, amounts, counters, slots); });
         EXPECT_EQ(counters.to_vector(), expected_counters) << "capturing runs nothing";
         for (int replay = 0; replay < 2; ++replay) {
             const Outputs want = launch_on(cpu, in, expected_counters);
-            graph.replay();
+            graph.launch();
             weft::synchronize(gpu);
             EXPECT_EQ(slots.to_vector(), want.slots) << "replay " << replay;
             EXPECT_EQ(counters.to_vector(), want.counters) << "replay " << replay;
@@ -189,8 +124,8 @@ TEST(SlotGroupsGpu, ADivergenceOnSeveralElementsIsReportedAfterALaunchAndAReplay
     };
     weft::launch(kernel, n, counters, out);
     expect_divergence("a direct launch");
-    const CapturedGraph graph([&] { weft::launch(kernel, n, counters, out); });
-    graph.replay();
+    const weft::Graph graph = weft::capture(gpu, [&] { weft::launch(kernel, n, counters, out); });
+    graph.launch();
     expect_divergence("a replay");
 }
 
@@ -215,10 +150,10 @@ TEST(SlotGroupsGpu, AReservationOverflowInAReplayIsReportedAndWritesNothing) {
     std::vector<int> two_trips(5, 0);
     for (int t = 0; t < n; ++t) two_trips[t % 5] += 2;
     ASSERT_EQ(counters_before, two_trips);
-    const CapturedGraph graph([&] { weft::launch(kernel, n, trips, counters, slots); });
+    const weft::Graph graph = weft::capture(gpu, [&] { weft::launch(kernel, n, trips, counters, slots); });
     weft::copy(trips, weft::full<int>(n, 3, gpu));
     const auto slots_before = slots.to_vector();
-    graph.replay();
+    graph.launch();
     try {
         weft::synchronize(gpu);
         ADD_FAILURE() << "the replay's reservation overflow was not reported";

@@ -19,9 +19,9 @@ using weft::test::add_function;
 using weft::test::here;
 using weft::test::kinds;
 
-const Type f32_array = Type::array(DType::Float32, 1);
-const Type i32_array = Type::array(DType::Int32, 1);
-const Type none = Type::void_type();
+using weft::test::f32_array;
+using weft::test::i32_array;
+using weft::test::none;
 
 // out[t] = values[indices[t]]: the spec's gather.
 Program gather() {

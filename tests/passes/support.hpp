@@ -11,6 +11,11 @@
 
 namespace weft::test {
 
+// The types the hand-built kernels use most.
+inline const ir::Type f32_array = ir::Type::array(DType::Float32, 1);
+inline const ir::Type i32_array = ir::Type::array(DType::Int32, 1);
+inline const ir::Type none = ir::Type::void_type();
+
 inline ir::Loc here(uint32_t line) {
     return {"pass_test.cpp", line};
 }

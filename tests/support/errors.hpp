@@ -3,6 +3,7 @@
 
 #include <gtest/gtest.h>
 
+#include <optional>
 #include <string>
 #include <weft/weft.hpp>
 
@@ -18,6 +19,18 @@ Error error_from(F f) {
     }
     ADD_FAILURE() << "expected a weft::Error";
     return Error("(no error was thrown)");
+}
+
+// The error `f` reports at once or at the next synchronization of `device`, if any.
+template <class F>
+std::optional<Error> error_by_sync(Device device, F f) {
+    try {
+        f();
+        synchronize(device);
+    } catch (const Error& e) {
+        return e;
+    }
+    return std::nullopt;
 }
 
 inline bool has(const std::string& text, const std::string& needle) {
