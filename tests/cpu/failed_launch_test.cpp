@@ -156,42 +156,34 @@ void check_divergence(const std::string& name, bool debug, bool found_at_launch,
     expect_undone_or_explained(f, w, name, found_at_launch, applied);
 }
 
-// One counter element: a GPU finds the divergence at the next synchronization.
-const auto one_element = [](Array<float> values, Array<float> stored, Array<float> sums, Array<int> count,
-                            Array<int> out) {
-    auto t = weft::tid();
-    stored[t] = values[t];
-    weft::atomic_add(sums, t % 4, values[t]);
-    auto a = weft::atomic_add(count, 0, 1);
-    out[a] = t;
-    weft::if_(a % 2 == 0, [&] { out[weft::atomic_add(count, 0, 1)] = t; });
-};
-
-// Two counter elements: grouped on the device (docs/design/0021), so found as for one element.
-const auto two_elements = [](Array<float> values, Array<float> stored, Array<float> sums, Array<int> count,
-                             Array<int> out) {
-    auto t = weft::tid();
-    stored[t] = values[t];
-    weft::atomic_add(sums, t % 4, values[t]);
-    auto a = weft::atomic_add(count, 0, 1);
-    out[a] = t;
-    weft::if_(a % 2 == 0, [&] { out[weft::atomic_add(count, 1, 1)] = t; });
-};
+// Threads whose first slot is even reserve once more, in counter element `second`: the same one,
+// or another (grouped on the device, docs/design/0021). A GPU finds either divergence at the next
+// synchronization.
+template <int second>
+const auto diverging =
+    [](Array<float> values, Array<float> stored, Array<float> sums, Array<int> count, Array<int> out) {
+        auto t = weft::tid();
+        stored[t] = values[t];
+        weft::atomic_add(sums, t % 4, values[t]);
+        auto a = weft::atomic_add(count, 0, 1);
+        out[a] = t;
+        weft::if_(a % 2 == 0, [&] { out[weft::atomic_add(count, second, 1)] = t; });
+    };
 
 TEST(FailedLaunch, DivergenceOnOneCounterElement) {
-    check_divergence("diverge_one_element", false, dev().is_cpu(), one_element, {"stored", "sums", "out"});
+    check_divergence("diverge_one_element", false, dev().is_cpu(), diverging<0>, {"stored", "sums", "out"});
 }
 
 TEST(FailedLaunch, DivergenceOnOneCounterElementWithDebug) {
-    check_divergence("diverge_one_element_debug", true, true, one_element, {});
+    check_divergence("diverge_one_element_debug", true, true, diverging<0>, {});
 }
 
 TEST(FailedLaunch, DivergenceOnTwoCounterElements) {
-    check_divergence("diverge_two_elements", false, dev().is_cpu(), two_elements, {"stored", "sums", "out"});
+    check_divergence("diverge_two_elements", false, dev().is_cpu(), diverging<1>, {"stored", "sums", "out"});
 }
 
 TEST(FailedLaunch, DivergenceOnTwoCounterElementsWithDebug) {
-    check_divergence("diverge_two_elements_debug", true, true, two_elements, {});
+    check_divergence("diverge_two_elements_debug", true, true, diverging<1>, {});
 }
 
 }  // namespace
