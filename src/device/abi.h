@@ -93,9 +93,16 @@ struct SlotLaunch {
     // `*total` (the scan's) unless `status` is set, and or-s the status into `report` (the
     // stream's status word); `done` counts finished blocks. Null `single`: the runtime does it.
     i32* single;
-    const i32* total;
+    i32* total;
     u64* report;
     u32* done;
+    // GPU, one element and one position per thread (reduce-then-scan, no scan kernel): per block of
+    // the grid, the counting pass's total of its tiles, then (the last counting block's scan) its
+    // exclusive prefix; `counted` counts finished counting blocks. Null `blocks`: a scan kernel
+    // runs between the passes. Every word here is reset by its last user, so the state stays
+    // clean from launch to launch (docs/design/0021).
+    i64* blocks;
+    u32* counted;
 };
 
 // kSlotsTooMany: a counter element would pass 2^31 - 1 slots in one launch (found on a GPU).

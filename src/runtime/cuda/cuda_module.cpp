@@ -69,6 +69,11 @@ CudaModule::~CudaModule() {
     if (module_ && bind_for_release(ordinal_)) driver()->cuModuleUnload(module_);
 }
 
+unsigned entry_blocks(int ordinal, int64_t total, int block) {
+    const int64_t waves = static_cast<int64_t>(context(ordinal).sm_count) * (2048 / block) * 2;
+    return static_cast<unsigned>(std::min<int64_t>((total + block - 1) / block, waves));
+}
+
 void CudaModule::launch(size_t function, const LaunchGrid& grid, void* const* args,
                         const Options& options) const {
     context(ordinal_);
@@ -98,9 +103,7 @@ void CudaModule::launch(size_t function, const LaunchGrid& grid, void* const* ar
     params[count] = &record;
 
     const auto block = static_cast<unsigned>(options.block_dim);
-    // Kernels loop over their threads (see codegen's cuda_entry): two waves of full occupancy.
-    const int64_t waves = static_cast<int64_t>(context(ordinal_).sm_count) * (2048 / block) * 2;
-    const auto blocks = static_cast<unsigned>(std::min<int64_t>((record.total + block - 1) / block, waves));
+    const unsigned blocks = entry_blocks(ordinal_, record.total, options.block_dim);
     check(
         d.cuLaunchKernel(functions_[function], blocks, 1, 1, block, 1, 1, 0, stream->stream, params, nullptr),
         ("launching kernel '" + function_names_[function] + "'").c_str());

@@ -1,12 +1,17 @@
 // A module compiled for a GPU: a cubin from NVRTC (via the disk cache), loaded by the driver.
 #pragma once
 
+#include <cstdint>
 #include <memory>
 
 #include "runtime/cuda/driver.hpp"
 #include "runtime/device_module.hpp"
 
 namespace weft::runtime::cuda {
+
+// How many blocks of `block` threads a kernel entry of `total` threads is launched with: two
+// waves of full occupancy at most (the entries loop over their threads, codegen's cuda_entry).
+unsigned entry_blocks(int ordinal, int64_t total, int block);
 
 class CudaModule final : public DeviceModule {
 public:
