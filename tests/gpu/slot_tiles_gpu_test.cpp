@@ -115,10 +115,11 @@ TEST(SlotTilesGpu, SixteenMillionThreadsTakeTheirSlotsInThreadOrder) {
 using Trips = weft::Kernel<Array<int>, Array<int>, Array<int>>;
 
 Trips trips_kernel(weft::Module& m) {
-    return m.kernel("tiles_trips", {"trips", "count", "slots"}, [](Array<int> trips, Array<int> count, Array<int> slots) {
-        auto t = weft::tid();
-        weft::for_(trips[t], [&](weft::Int) { slots[t] = weft::atomic_add(count, 0, 1); });
-    });
+    return m.kernel("tiles_trips", {"trips", "count", "slots"},
+                    [](Array<int> trips, Array<int> count, Array<int> slots) {
+                        auto t = weft::tid();
+                        weft::for_(trips[t], [&](weft::Int) { slots[t] = weft::atomic_add(count, 0, 1); });
+                    });
 }
 
 std::vector<int> trips_for(int n, uint32_t seed) {
@@ -138,7 +139,8 @@ void expect_error_at_sync(const char* what, const std::string& needle) {
 }
 
 TEST(SlotTilesGpu, AnOverflowLeavesTheStateCleanForTheNextLaunch) {
-    weft::Module m{"tiles_overflow", {.deterministic = Deterministic::RunToRun, .deterministic_max_records = 1}};
+    weft::Module m{"tiles_overflow",
+                   {.deterministic = Deterministic::RunToRun, .deterministic_max_records = 1}};
     const Trips k = trips_kernel(m);
     const int n = 100003;
     const auto good = trips_for(n, 3);
@@ -196,7 +198,8 @@ TEST(SlotTilesGpu, AnOverflowLeavesTheStateCleanForTheNextLaunch) {
 using Diverging = weft::Kernel<Array<int>, Array<int>>;
 
 TEST(SlotTilesGpu, ADivergenceLeavesTheStateCleanForTheNextLaunch) {
-    weft::Module m{"tiles_diverge", {.deterministic = Deterministic::RunToRun, .deterministic_max_records = 1}};
+    weft::Module m{"tiles_diverge",
+                   {.deterministic = Deterministic::RunToRun, .deterministic_max_records = 1}};
     const Diverging diverging =
         m.kernel("tiles_diverging", {"count", "out"}, [](Array<int> count, Array<int> out) {
             auto t = weft::tid();

@@ -1,6 +1,8 @@
 // Slot allocation on a GPU, with no host synchronization. One counter element (the common case:
-// compaction): the slots are an exclusive scan of the reservation counts. Several elements: the
-// reservations are grouped per element on the device (cuda_slot_groups, docs/design/0021).
+// compaction): the slots are an exclusive scan of the reservation counts, done inside the two
+// passes where each thread has one reservation position (src/device/slots.h), else by a scan
+// kernel. Several elements: the reservations are grouped per element on the device
+// (cuda_slot_groups, docs/design/0021).
 #include "runtime/det/cuda_slots.hpp"
 
 #include <algorithm>
