@@ -589,9 +589,10 @@ void cuda_entry(std::ostringstream& s, const ir::Program& p, const Entry& e, siz
     s << "const wf::Launch launch) {\n";
     if (det)
         s << "    __shared__ wf::BlockPrivate block_private;\n    wf::block_private_begin(block_private);\n";
+    const bool offset = e.slot_tiles() && !e.counting;  // the tile scan's offset goes in the context
     const std::string thread =
         std::string("        wf::Ctx ctx{{0, 0, 0, 0}, launch.error, ") +
-        (det ? "&block_private" : "nullptr") + ", i, 0};\n" +
+        (det ? "&block_private" : "nullptr") + ", i, 0" + (offset ? ", offset" : "") + "};\n" +
         (fn.tid_ndim ? "        wf::set_tid<" + std::to_string(fn.tid_ndim) + ">(ctx, launch, i);\n" : "") +
         "        " + call + ");\n" + reservations_end(e, "        ");
     if (e.slot_tiles()) {
@@ -603,7 +604,9 @@ void cuda_entry(std::ostringstream& s, const ir::Program& p, const Entry& e, siz
           << (e.counting ? "true" : "false") << ");\n"
           << "    for (wf::i64 tile = tiles.first; tile < tiles.last; ++tile) {\n"
           << "        const wf::i64 i = tile * blockDim.x + threadIdx.x;\n";
-        if (!e.counting) s << "        wf::slot_tile_offsets(" << det_arg << ", tiles, i, launch.total);\n";
+        if (offset)
+            s << "        const wf::i32 offset = wf::slot_tile_offset(" << det_arg
+              << ", tiles, i, launch.total);\n";
         s << "        if (i >= launch.total" << (skip.empty() ? "" : " || skipped") << ") continue;\n"
           << thread;
         if (e.counting) s << "        wf::slot_tile_count(" << det_arg << ", tiles, i);\n";

@@ -46,7 +46,7 @@ WEFT_FUNC i32 reserve(Ctx& ctx, void* det, i32* p, i32 n) {
         set_status(launch->status, kSlotsDiverged);
         return 0;
     }
-    return *p + launch->offsets[r];
+    return *p + (launch->blocks ? ctx.slot_offset : launch->offsets[r]);
 }
 
 // The execution pass does nothing when the counting pass overflowed, or a counter element would
@@ -202,11 +202,12 @@ WEFT_FUNC void slot_tiles_counted(void* det, const SlotTiles& t) {
 }
 
 // Execution pass, at each of the block's tiles (all its threads, before the kernel's code): the
-// offset of thread i's reservation, from the slots of the earlier tiles and a block scan of this
-// tile's counts. Sums are modulo 2^32, the same bits as the scan kernels.
-WEFT_FUNC void slot_tile_offsets(void* det, SlotTiles& t, i64 i, i64 total) {
-    SlotLaunch* launch = static_cast<const SlotCounter*>(det)->launch;
-    if (!launch->blocks) return;
+// offset of thread i's reservation (for its context's slot_offset), from the slots of the earlier
+// tiles and a block scan of this tile's counts. Sums are modulo 2^32, the same bits as the scan
+// kernels.
+WEFT_FUNC i32 slot_tile_offset(void* det, SlotTiles& t, i64 i, i64 total) {
+    const SlotLaunch* launch = static_cast<const SlotCounter*>(det)->launch;
+    if (!launch->blocks) return 0;
     __shared__ u32 warp_sums[2][32];
     const u32 count = i < total ? static_cast<u32>(launch->counts[i]) : 0u;
     const unsigned lane = threadIdx.x % 32, warp = threadIdx.x / 32;
@@ -224,8 +225,9 @@ WEFT_FUNC void slot_tile_offsets(void* det, SlotTiles& t, i64 i, i64 total) {
         if (w < warp) before += sums[w];
         tile += sums[w];
     }
-    if (i < total) launch->offsets[i] = static_cast<i32>(t.before + before + inclusive - count);
+    const u32 offset = t.before + before + inclusive - count;
     t.before += tile;
+    return static_cast<i32>(offset);
 }
 #endif
 

@@ -125,7 +125,8 @@ public:
     CudaSlots(int ordinal, SlotPlan plan, const LaunchSite& site)
         : ordinal_(ordinal), plan_(std::move(plan)), site_(site) {
         // One element, one position per thread: reduce-then-scan inside the two passes (slots.h),
-        // no scan kernel and no keys (every reservation is on the one element).
+        // no scan kernel, no keys (every reservation is on the one element) and no offsets (the
+        // execution pass hands each thread its own).
         tiled_ = plan_.single_element && plan_.per_thread == 1;
         const unsigned blocks = tiled_ ? cu::entry_blocks(ordinal_, plan_.threads, plan_.block_dim) : 0;
         // One allocation per launch: the launch's state, its counters, then the words the publish
@@ -151,7 +152,7 @@ public:
         const size_t blocks_at = take(static_cast<size_t>(blocks) * 8);
         const size_t counts_at = take(static_cast<size_t>(n) * 4);
         const size_t keys_at = take(tiled_ ? 0 : static_cast<size_t>(n) * 8);
-        const size_t offsets_at = take(static_cast<size_t>(n) * 4);
+        const size_t offsets_at = take(tiled_ ? 0 : static_cast<size_t>(n) * 4);
         const size_t reserved_at = take(static_cast<size_t>(plan_.threads) * 4);
 
         const auto stream = cu::current_stream(ordinal_);
@@ -171,7 +172,7 @@ public:
         counters_ = reinterpret_cast<wf::SlotCounter*>(base + counters_at);
         wf::SlotLaunch value{tiled_ ? nullptr : reinterpret_cast<wf::u64*>(base + keys_at),
                              reinterpret_cast<wf::i32*>(base + counts_at),
-                             reinterpret_cast<wf::i32*>(base + offsets_at),
+                             tiled_ ? nullptr : reinterpret_cast<wf::i32*>(base + offsets_at),
                              reinterpret_cast<wf::i32*>(base + reserved_at),
                              plan_.per_thread,
                              reinterpret_cast<wf::u32*>(base + status_at),
