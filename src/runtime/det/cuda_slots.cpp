@@ -130,9 +130,9 @@ public:
         tiled_ = plan_.single_element && plan_.per_thread == 1;
         const unsigned blocks = tiled_ ? cu::entry_blocks(ordinal_, plan_.threads, plan_.block_dim) : 0;
         // One allocation per launch: the launch's state, its counters, then the words the publish
-        // kernel zeroes (the status, the total, the count of finished blocks, the chained scan's). Counts
-        // need no zeroing: the counting pass writes every position, 0 where a thread made no reservation
-        // (slots.h).
+        // kernel zeroes (the status, the total, the two counts of finished blocks, the chained
+        // scan's). Counts need no zeroing: the counting pass writes every position, 0 where a thread
+        // made no reservation (slots.h); nor do the block totals, which every counting block writes.
         const auto n = static_cast<int64_t>(plan_.threads * plan_.per_thread);
         size_t bytes = 0;
         const auto take = [&bytes](size_t size) {
