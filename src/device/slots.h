@@ -180,16 +180,23 @@ WEFT_FUNC void slot_tiles_counted(void* det, const SlotTiles& t) {
     __syncthreads();
     if (!last) return;
     __threadfence();
-    // Each thread scans a contiguous run of the block totals (read from L2: other blocks wrote them).
+    // Each thread scans a contiguous run of the block totals (read from L2: other blocks wrote
+    // them). The run's first total stays in a register: with at most blockDim blocks (65,536
+    // threads of 256), it is the whole run, read once.
     const i64 blocks = gridDim.x;
     const i64 per_thread = (blocks + blockDim.x - 1) / blockDim.x;
     const i64 from = threadIdx.x * per_thread < blocks ? threadIdx.x * per_thread : blocks;
     const i64 to = from + per_thread < blocks ? from + per_thread : blocks;
-    i64 mine = 0;
-    for (i64 b = from; b < to; ++b) mine += __ldcg(&launch->blocks[b]);
+    const i64 head = from < to ? __ldcg(&launch->blocks[from]) : 0;
+    i64 mine = head;
+    for (i64 b = from + 1; b < to; ++b) mine += __ldcg(&launch->blocks[b]);
     i64 all = 0;
     i64 running = slot_block_scan(mine, all);
-    for (i64 b = from; b < to; ++b) {
+    if (from < to) {
+        launch->blocks[from] = running;
+        running += head;
+    }
+    for (i64 b = from + 1; b < to; ++b) {
         const i64 v = __ldcg(&launch->blocks[b]);
         launch->blocks[b] = running;
         running += v;
