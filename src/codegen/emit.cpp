@@ -589,27 +589,29 @@ void cuda_entry(std::ostringstream& s, const ir::Program& p, const Entry& e, siz
     s << "const wf::Launch launch) {\n";
     if (det)
         s << "    __shared__ wf::BlockPrivate block_private;\n    wf::block_private_begin(block_private);\n";
-    const bool offset = e.slot_tiles() && !e.counting;  // the tile scan's offset goes in the context
+    const bool tiled_execution = e.slot_tiles() && !e.counting;  // the tile scan gives the slot
+    const std::string det_arg = "a" + std::to_string(e.counter()) + ".det";
     const std::string thread =
         std::string("        wf::Ctx ctx{{0, 0, 0, 0}, launch.error, ") +
-        (det ? "&block_private" : "nullptr") + ", i, 0" + (offset ? ", offset" : "") + "};\n" +
+        (det ? "&block_private" : "nullptr") + ", i, 0" + (tiled_execution ? ", slot" : "") + "};\n" +
         (fn.tid_ndim ? "        wf::set_tid<" + std::to_string(fn.tid_ndim) + ">(ctx, launch, i);\n" : "") +
-        "        " + call + ");\n" + reservations_end(e, "        ");
+        "        " + call + ");\n" +
+        (tiled_execution ? "        wf::slot_tile_end(ctx, " + det_arg + ", tiles);\n"
+                         : reservations_end(e, "        "));
     if (e.slot_tiles()) {
         // Every thread of the block runs every tile of the block's range (a guard per thread, not
         // a loop bound), so that the per-tile block scan's barriers are reached by all.
-        const std::string det_arg = "a" + std::to_string(e.counter()) + ".det";
         if (!skip.empty()) s << "    const bool skipped = " << skip << ";\n";
         s << "    wf::SlotTiles tiles = wf::slot_tiles(" << det_arg << ", launch.total, "
           << (e.counting ? "true" : "false") << ");\n"
           << "    for (wf::i64 tile = tiles.first; tile < tiles.last; ++tile) {\n"
           << "        const wf::i64 i = tile * blockDim.x + threadIdx.x;\n";
-        if (offset)
-            s << "        const wf::i32 offset = wf::slot_tile_offset(" << det_arg
+        if (tiled_execution)
+            s << "        const wf::i32 slot = wf::slot_tile_begin(" << det_arg
               << ", tiles, i, launch.total);\n";
         s << "        if (i >= launch.total" << (skip.empty() ? "" : " || skipped") << ") continue;\n"
           << thread;
-        if (e.counting) s << "        wf::slot_tile_count(" << det_arg << ", tiles, i);\n";
+        if (e.counting) s << "        wf::slot_tile_count(" << det_arg << ", tiles, ctx);\n";
         s << "    }\n";
         if (e.counting) s << "    wf::slot_tiles_counted(" << det_arg << ", tiles);\n";
     } else {

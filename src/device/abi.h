@@ -86,7 +86,7 @@ struct SlotLaunch {
     u64* keys;       // per reservation: (counter << 40) | element (null where `blocks` is set)
     i32* counts;     // per reservation: the number of slots asked for (0 where none)
     i32* offsets;    // per reservation: its first slot minus the counter's value before the launch
-                     // (null where `blocks` is set: the execution pass puts it in Ctx::slot_offset)
+                     // (null where `blocks` is set: the execution pass puts the slot in Ctx::slot)
     i32* reserved;   // per thread: reservations made in the counting pass
     i64 per_thread;  // reservation positions per thread
     u32* status;     // kSlotsOverflow, kSlotsDiverged, kSlotsTooMany

@@ -31,6 +31,7 @@ WEFT_FUNC i32 reserve_count(Ctx& ctx, void* det, i32* p, i32 n) {
     const i64 r = ctx.thread * launch->per_thread + at;
     if (launch->keys) launch->keys[r] = slot_key(c, p);  // (no keys on the tiled one-element path)
     launch->counts[r] = n;
+    if (launch->blocks) ctx.slot = n;  // (one position per thread: this is its only count)
     return 0;
 }
 
@@ -46,7 +47,7 @@ WEFT_FUNC i32 reserve(Ctx& ctx, void* det, i32* p, i32 n) {
         set_status(launch->status, kSlotsDiverged);
         return 0;
     }
-    return *p + (launch->blocks ? ctx.slot_offset : launch->offsets[r]);
+    return launch->blocks ? ctx.slot : *p + launch->offsets[r];
 }
 
 // The execution pass does nothing when the counting pass overflowed, or a counter element would
@@ -74,14 +75,17 @@ WEFT_FUNC void reservations_end(Ctx& ctx, void* det, bool counting) {
 // element's total, so that no kernel follows the pass, and resets the words it was the last to
 // use (the status and the count of finished blocks), so that state kept for the next launch is
 // clean even after a failure. Every block's reads of the counter and of the status, and its
-// failure bits, come before its count of `done`.
+// failure bits, come before its count of `done`: the block's barrier, then its first thread's
+// fence (the order a grid barrier uses; the threads' own writes of the kernel's outputs need
+// not be waited for).
 WEFT_FUNC void slots_executed(void* det) {
 #if defined(__CUDACC__)
     SlotLaunch* launch = static_cast<const SlotCounter*>(det)->launch;
     if (!launch->single) return;
-    __threadfence();
     __syncthreads();
-    if (threadIdx.x != 0 || atomicAdd(launch->done, 1u) != gridDim.x - 1) return;
+    if (threadIdx.x != 0) return;
+    __threadfence();
+    if (atomicAdd(launch->done, 1u) != gridDim.x - 1) return;
     __threadfence();
     const u32 status = *static_cast<volatile u32*>(launch->status);
     *launch->done = 0;
@@ -105,25 +109,28 @@ WEFT_FUNC void slots_executed(void* det) {
 // the tiles with every thread of the block, so that the barriers here are reached by all.
 struct SlotTiles {
     i64 first = 0, last = 0;  // the block's tiles, [first, last)
-    u32 before = 0;           // execution pass: the slots of every earlier tile (mod 2^32)
+    u32 before = 0;           // execution pass: the counter's value plus every earlier tile's slots
     u32 round = 0;            // execution pass: tiles scanned so far (the scan's buffer parity)
+    i32 made = 0;             // execution pass: the reservations the thread's counting pass made
     i64 counted = 0;          // counting pass: this thread's slots so far
 };
 
+// The execution pass reads the counter here, before its last block adds the total.
 WEFT_FUNC SlotTiles slot_tiles(void* det, i64 total, bool counting) {
     const SlotLaunch* launch = static_cast<const SlotCounter*>(det)->launch;
     const i64 tiles = (total + blockDim.x - 1) / blockDim.x;
     SlotTiles t;
     t.first = tiles * blockIdx.x / gridDim.x;
     t.last = tiles * (blockIdx.x + 1) / gridDim.x;
-    if (!counting && launch->blocks) t.before = static_cast<u32>(launch->blocks[blockIdx.x]);
+    if (!counting && launch->blocks)
+        t.before = static_cast<u32>(launch->blocks[blockIdx.x]) + static_cast<u32>(*launch->single);
     return t;
 }
 
-// Counting pass, after thread i's reservation: its count joins the thread's sum.
-WEFT_FUNC void slot_tile_count(void* det, SlotTiles& t, i64 i) {
+// Counting pass, after a thread's reservation: its count (in its context) joins the thread's sum.
+WEFT_FUNC void slot_tile_count(void* det, SlotTiles& t, const Ctx& ctx) {
     const SlotLaunch* launch = static_cast<const SlotCounter*>(det)->launch;
-    if (launch->blocks) t.counted += launch->counts[i];
+    if (launch->blocks) t.counted += ctx.slot;
 }
 
 // The sum of `v` over the block, in every thread (every thread of the block calls it).
@@ -209,14 +216,15 @@ WEFT_FUNC void slot_tiles_counted(void* det, const SlotTiles& t) {
 }
 
 // Execution pass, at each of the block's tiles (all its threads, before the kernel's code): the
-// offset of thread i's reservation (for its context's slot_offset), from the slots of the earlier
-// tiles and a block scan of this tile's counts. Sums are modulo 2^32, the same bits as the scan
-// kernels.
-WEFT_FUNC i32 slot_tile_offset(void* det, SlotTiles& t, i64 i, i64 total) {
+// slot of thread i's reservation (for its context), from the counter's value, the slots of the
+// earlier tiles and a block scan of this tile's counts; and how many reservations its counting
+// pass made. Sums are modulo 2^32, the same bits as the scan kernels.
+WEFT_FUNC i32 slot_tile_begin(void* det, SlotTiles& t, i64 i, i64 total) {
     const SlotLaunch* launch = static_cast<const SlotCounter*>(det)->launch;
     if (!launch->blocks) return 0;
     __shared__ u32 warp_sums[2][32];
     const u32 count = i < total ? static_cast<u32>(launch->counts[i]) : 0u;
+    t.made = i < total ? launch->reserved[i] : 0;
     const unsigned lane = threadIdx.x % 32, warp = threadIdx.x / 32;
     u32 inclusive = count;
     for (int offset = 1; offset < 32; offset <<= 1) {
@@ -232,9 +240,17 @@ WEFT_FUNC i32 slot_tile_offset(void* det, SlotTiles& t, i64 i, i64 total) {
         if (w < warp) before += sums[w];
         tile += sums[w];
     }
-    const u32 offset = t.before + before + inclusive - count;
+    const u32 slot = t.before + before + inclusive - count;
     t.before += tile;
-    return static_cast<i32>(offset);
+    return static_cast<i32>(slot);
+}
+
+// Execution pass, at the end of a thread: it must have made as many reservations as its counting
+// pass (read by slot_tile_begin, with the counts).
+WEFT_FUNC void slot_tile_end(Ctx& ctx, void* det, const SlotTiles& t) {
+    SlotLaunch* launch = static_cast<const SlotCounter*>(det)->launch;
+    if (!launch->blocks) return reservations_end(ctx, det, false);
+    if (ctx.reservations != t.made) set_status(launch->status, kSlotsDiverged);
 }
 #endif
 
