@@ -155,6 +155,19 @@ WEFT_FUNC void add_word(i64* w, i64 v) {
 #endif
 }
 
+// add_word for a word known to be in global memory (a target's state). The state's pointers are
+// read from memory, so the compiler cannot tell them from shared memory: atomicAdd becomes a
+// generic atomic, which returns its result and falls back to a compare-and-swap loop for shared
+// addresses. Naming the global space gives a non-returning reduction (RED), which the thread
+// does not wait for.
+WEFT_FUNC void add_global_word(i64* w, i64 v) {
+#if defined(__CUDACC__)
+    asm volatile("red.global.add.u64 [%0], %1;" ::"l"(__cvta_generic_to_global(w)), "l"(v) : "memory");
+#else
+    __atomic_fetch_add(w, v, __ATOMIC_RELAXED);
+#endif
+}
+
 // Adds `v` to `*w` and returns the new value (two's complement wrap-around, never reached).
 WEFT_FUNC i64 add_word_fetch(i64* w, i64 v) {
 #if defined(__CUDACC__)
@@ -244,6 +257,25 @@ WEFT_FUNC u32 load_meta(const u32* m) {
     return *static_cast<const volatile u32*>(m);
 #else
     return __atomic_load_n(m, __ATOMIC_ACQUIRE);
+#endif
+}
+
+// The meta word as the hot path reads it: a relaxed load from global memory (on a GPU from L2,
+// without the volatile load's system scope). Nothing depends on its order with other accesses:
+// a meta word's anchor never changes once set, and a stale 0 only sends the contribution to
+// first_contribution, whose atomic sees the cell as it is.
+WEFT_FUNC u32 peek_meta(const u32* m) {
+#if defined(__CUDACC__) && __CUDA_ARCH__ >= 700
+    u32 v;
+    asm volatile("ld.relaxed.gpu.global.u32 %0, [%1];"
+                 : "=r"(v)
+                 : "l"(__cvta_generic_to_global(m))
+                 : "memory");
+    return v;
+#elif defined(__CUDACC__)
+    return *static_cast<const volatile u32*>(m);
+#else
+    return __atomic_load_n(m, __ATOMIC_RELAXED);
 #endif
 }
 
@@ -378,26 +410,62 @@ WEFT_COLD void compact_add_slow(CompactCell* cell, i64* block, bool negative, u6
     const i64 magnitude = static_cast<i64>(significand << shift);
     const i64 v = negative ? -magnitude : magnitude;
     if (!carrying) {
-        add_word(&cell->window, v);
+        add_global_word(&cell->window, v);
         return;
     }
     const i64 now = add_word_fetch(&cell->window, v);
     if (now >= kCarryAt || now <= -kCarryAt) compact_carry(cell, block, now, anchor);
 }
 
+// A slot's first contribution, `v` in units of 2^anchor (`anchored` is the meta word that sets
+// that anchor), on a cell that looked empty. On sm_90 one 128-bit compare-and-swap sets window
+// and meta together while the cell is all zero, and the contribution is done (true). Elsewhere
+// a compare-and-swap on the meta word sets the anchor and the caller adds the window (false).
+// Either way `meta` becomes the cell's meta word, whoever anchored it: the anchor is the first
+// contribution's, which only changes how the window and spill hold the exact sum.
+WEFT_FUNC bool first_contribution(CompactCell* cell, u32 anchored, i64 v, u32& meta) {
+#if defined(__CUDACC__) && __CUDA_ARCH__ >= 900
+    u64 seen_window, seen_high;
+    asm volatile(
+        "{\n\t.reg .b128 expected, desired, seen;\n\t"
+        "mov.b128 expected, {%2, %2};\n\t"
+        "mov.b128 desired, {%3, %4};\n\t"
+        "atom.relaxed.gpu.global.cas.b128 seen, [%5], expected, desired;\n\t"
+        "mov.b128 {%0, %1}, seen;\n\t}"
+        : "=l"(seen_window), "=l"(seen_high)
+        : "l"(u64(0)), "l"(static_cast<u64>(v)), "l"(static_cast<u64>(anchored)),
+          "l"(__cvta_generic_to_global(cell))
+        : "memory");
+    (void)seen_window;
+    meta = static_cast<u32>(seen_high);  // the meta word is the low half of the cell's second word
+    if (seen_window == 0 && seen_high == 0) {
+        meta = anchored;
+        return true;
+    }
+    return false;
+#else
+    (void)v;
+    if (swap_meta(&cell->meta, meta, anchored)) meta = anchored;
+    return false;
+#endif
+}
+
 // Adds a finite, nonzero float32 (the split of a state-type value) to a compact slot: in the
-// common case one read of the cell's meta word and one atomic on its window.
+// common case one read of the cell's meta word and one non-returning atomic on its window; a
+// slot's first contribution is one compare-and-swap on sm_90.
 WEFT_FUNC void compact_add(CompactCell* cell, i64* block, const Split<float>& s, bool carrying) {
-    u32 meta = load_meta(&cell->meta);
+    u32 meta = peek_meta(&cell->meta);
     if (meta == 0 && !carrying) {  // the slot's first contribution, probably: set the anchor
-        const int wanted = s.position > kCompactBelow ? s.position - kCompactBelow : 0;
-        swap_meta(&cell->meta, meta, kAnchored | (static_cast<u32>(wanted) << kAnchorShift));
-        if (meta == 0) meta = kAnchored | (static_cast<u32>(wanted) << kAnchorShift);
+        const int anchor = s.position > kCompactBelow ? s.position - kCompactBelow : 0;
+        const i64 magnitude = static_cast<i64>(s.significand << (s.position - anchor));  // below 2^32
+        if (first_contribution(cell, kAnchored | (static_cast<u32>(anchor) << kAnchorShift),
+                               s.negative ? -magnitude : magnitude, meta))
+            return;
     }
     const int shift = s.position - static_cast<int>(meta >> kAnchorShift);
     if ((meta & kAnchored) && !carrying && shift >= 0 && shift <= kCompactSpan) {
         const i64 magnitude = static_cast<i64>(s.significand << shift);
-        add_word(&cell->window, s.negative ? -magnitude : magnitude);
+        add_global_word(&cell->window, s.negative ? -magnitude : magnitude);
         return;
     }
     compact_add_slow(cell, block, s.negative, s.significand, s.position, carrying);
@@ -471,7 +539,7 @@ WEFT_FUNC void add_digit(Ctx& ctx, i64* slot_words, int k, i64 total) {
         }
     }
 #endif
-    add_word(slot_words + k, total);
+    add_global_word(slot_words + k, total);
 }
 
 // The digits of one contribution to a slot, added to its words: lanes of a warp that add to
@@ -526,16 +594,10 @@ WEFT_FUNC u64 take_record(u64* cursor) {
 // Adds `v` (already negated for a subtraction, and in its state type) to slot `slot` of `t`.
 template <class T>
 WEFT_FUNC void det_add_to_slot(Ctx& ctx, DetTarget* t, i64 slot, T v) {
-    if (t->records) {
-        const u64 at = take_record(t->cursor);
-        if (at < static_cast<u64>(t->capacity)) {
-            t->record_slots[at] = static_cast<u32>(slot);
-            t->records[at] = static_cast<u64>(bit_cast<typename Format<T>::Bits>(v));
-        }
-        return;
-    }
     const u32 flag = special_flag(v);
     const Split<T> s = split(v);
+    // Compact first: its meta word's load waits for this pointer, and it is the strategy of
+    // large float32 targets, where contributions are many and cheap.
     if (t->cells) {  // compact (float32 state only: the runtime never gives float64 cells)
         CompactCell* cell = t->cells + slot;
         if (flag)
@@ -543,6 +605,14 @@ WEFT_FUNC void det_add_to_slot(Ctx& ctx, DetTarget* t, i64 slot, T v) {
         else if (s.significand != 0)
             compact_add(cell, t->spill + slot * kSpillWords,
                         Split<float>{s.negative, s.significand, s.position}, t->carrying != 0);
+        return;
+    }
+    if (t->records) {
+        const u64 at = take_record(t->cursor);
+        if (at < static_cast<u64>(t->capacity)) {
+            t->record_slots[at] = static_cast<u32>(slot);
+            t->records[at] = static_cast<u64>(bit_cast<typename Format<T>::Bits>(v));
+        }
         return;
     }
     if (flag != 0 || s.significand == 0) {
@@ -878,6 +948,67 @@ WEFT_FUNC T resolve_compact(const CompactCell& cell, const i64* block, T initial
     if (cell.meta & kAnchored) add_at<kLimbs>(acc, cell.window, static_cast<int>(cell.meta >> kAnchorShift));
     return round_limbs<T, kLimbs>(acc, cell.meta & (kFlagPosInf | kFlagNegInf | kFlagNan | kFlagPosZero),
                                   initial);
+}
+
+// Resolves slot `slot` of an exact sum target into its element; `clean` zeroes its words and
+// flags once read (state kept for the next launch): for a GPU's resolve, a kernel of its own or
+// the tail of the user's kernel. The words are read once, all at a time rather than each after
+// the previous one's test, and beside them a dense target's element; an untouched slot (every
+// word and its flags zero) is left alone.
+template <class T>
+WEFT_FUNC void resolve_exact_slot(const DetTarget& t, i64 slot, bool clean) {
+    using S = typename StateOf<T>::type;
+    constexpr int kWords = Exact<S>::kWords;
+    constexpr int kLimbs = kWords + 2;
+    i64* words = t.words + slot * kWords;
+    i64 acc[kLimbs];
+    i64 any = 0;
+    for (int k = 0; k < kLimbs; ++k) {
+        acc[k] = k < kWords ? words[k] : 0;
+        any |= acc[k];
+    }
+    const u32 flags = t.flags[slot];
+    T* element = reinterpret_cast<T*>(t.base + slot * static_cast<i64>(sizeof(T)));
+    T initial = t.dims == 0 ? *element : T();
+    if (any == 0 && flags == 0) return;
+    if (t.dims != 0) {
+        element = reinterpret_cast<T*>(slot_address(t, slot, static_cast<i64>(sizeof(T))));
+        initial = *element;
+    }
+    *element = round_limbs<T, kLimbs>(acc, flags, initial);
+    if (clean) {
+        for (int k = 0; k < kWords; ++k) words[k] = 0;
+        t.flags[slot] = 0;
+    }
+}
+
+// Resolves slot `slot` of a compact target into its element and zeroes its cell, so that the
+// state can serve the next launch unzeroed: for a GPU's resolve, a kernel of its own or the
+// tail of the user's kernel. The cell is one 16-byte load; a dense target's element is loaded
+// beside it (its address does not depend on the cell), so a touched slot costs one round trip
+// to memory before its store, and an untouched one a load of 4 bytes it does not use.
+template <class T>
+WEFT_FUNC void resolve_compact_slot(const DetTarget& t, i64 slot) {
+#if defined(__CUDACC__)
+    // One vector load: as a struct copy the window's load would wait for the meta word's test.
+    const ulonglong2 raw = *reinterpret_cast<const ulonglong2*>(t.cells + slot);
+    const CompactCell cell{static_cast<i64>(raw.x), static_cast<u32>(raw.y), static_cast<u32>(raw.y >> 32)};
+#else
+    const CompactCell cell = t.cells[slot];
+#endif
+    T* element = reinterpret_cast<T*>(t.base + slot * static_cast<i64>(sizeof(T)));
+    T initial = t.dims == 0 ? *element : T();
+    if (cell.meta == 0) return;
+    if (t.dims != 0) {
+        element = reinterpret_cast<T*>(slot_address(t, slot, static_cast<i64>(sizeof(T))));
+        initial = *element;
+    }
+    *element = resolve_compact<T>(cell, t.spill + slot * kSpillWords, initial);
+#if defined(__CUDACC__)
+    *reinterpret_cast<ulonglong2*>(t.cells + slot) = ulonglong2{0, 0};
+#else
+    t.cells[slot] = CompactCell{0, 0, 0};
+#endif
 }
 
 // The slot's winning key combined with `initial` under the total order.
