@@ -591,20 +591,24 @@ WEFT_FUNC u64 take_record(u64* cursor) {
 #endif
 }
 
+// The compact strategy: adds `v` (a float32, the state type of every compact target) to a cell.
+template <class T>
+WEFT_FUNC void compact_contribute(CompactCell* cell, i64* block, T v, bool carrying) {
+    const u32 flag = special_flag(v);
+    const Split<T> s = split(v);
+    if (flag)
+        or_flag(&cell->meta, flag);
+    else if (s.significand != 0)
+        compact_add(cell, block, Split<float>{s.negative, s.significand, s.position}, carrying);
+}
+
 // Adds `v` (already negated for a subtraction, and in its state type) to slot `slot` of `t`.
 template <class T>
 WEFT_FUNC void det_add_to_slot(Ctx& ctx, DetTarget* t, i64 slot, T v) {
-    const u32 flag = special_flag(v);
-    const Split<T> s = split(v);
-    // Compact first: its meta word's load waits for this pointer, and it is the strategy of
-    // large float32 targets, where contributions are many and cheap.
-    if (t->cells) {  // compact (float32 state only: the runtime never gives float64 cells)
-        CompactCell* cell = t->cells + slot;
-        if (flag)
-            or_flag(&cell->meta, flag);
-        else if (s.significand != 0)
-            compact_add(cell, t->spill + slot * kSpillWords,
-                        Split<float>{s.negative, s.significand, s.position}, t->carrying != 0);
+    // Compact: float32 state only (the runtime never gives float64 targets cells, and their
+    // kernels need no compact code).
+    if (sizeof(T) == 4 && t->cells) {
+        compact_contribute(t->cells + slot, t->spill + slot * kSpillWords, v, t->carrying != 0);
         return;
     }
     if (t->records) {
@@ -615,6 +619,8 @@ WEFT_FUNC void det_add_to_slot(Ctx& ctx, DetTarget* t, i64 slot, T v) {
         }
         return;
     }
+    const u32 flag = special_flag(v);
+    const Split<T> s = split(v);
     if (flag != 0 || s.significand == 0) {
         if (flag) or_flag(&t->flags[slot], flag);
         return;
@@ -634,8 +640,14 @@ WEFT_FUNC void det_add_to_slot(Ctx& ctx, DetTarget* t, i64 slot, T v) {
 // Adds `v` (already negated for a subtraction) to the slot of element `p` of target `t`.
 template <class T>
 WEFT_FUNC void det_add(Ctx& ctx, DetTarget* t, const T* p, T v) {
+    // The cells' address is read before the slot is found, so that its load overlaps the loads
+    // the slot waits for instead of following them: the meta word's load waits for both.
+    CompactCell* const cells = t->cells;
     const i64 slot = slot_of(t, reinterpret_cast<const char*>(p), static_cast<i64>(sizeof(T)));
-    det_add_to_slot(ctx, t, slot, StateOf<T>::of(v));
+    if (sizeof(typename StateOf<T>::type) == 4 && cells)
+        compact_contribute(cells + slot, t->spill + slot * kSpillWords, StateOf<T>::of(v), t->carrying != 0);
+    else
+        det_add_to_slot(ctx, t, slot, StateOf<T>::of(v));
 }
 
 // Order-preserving integer keys: a < b under the total order iff key(a) < key(b).
