@@ -888,14 +888,132 @@ WEFT_FUNC T round_limbs(i64* acc, u32 flags, T target_initial) {
         static_cast<Bits>(round_to_format<F>(negative, window, low + Format<S>::kUnit, sticky)));
 }
 
-// The slot's sum plus `initial`, correctly rounded. `words` are the slot's digits.
+// The most digit words a resolve holds in registers as limbs (round_limbs); more are streamed.
+constexpr int kHeldWords = 16;
+
+// round_limbs for many words without holding them: the same result, for sums whose words are
+// too many to keep in registers (float64's 66, which as arrays went to local memory and held a
+// resolve to one eighth of a GPU's threads). One pass carries the words into 32-bit limbs and
+// keeps, of all the limbs, only two windows of four: the one ending one limb above the highest
+// limb that is not 0 (where a positive sum's top lies) and the one ending one limb above the
+// highest that is not all ones (a negative sum's), each with whether any limb below it is not
+// 0. The magnitude of a negative sum is ~x + 1: its window is the complement, plus one where
+// nothing below it is set, so both windows hold the top 96 bits or more of the magnitude, and
+// whether any bit below is set: all that rounding needs. `words(k)` is word k (k < kWords).
+template <class T, int kWords, class Words>
+WEFT_FUNC T round_streamed(Words words, u32 flags, T target_initial) {
+    using S = typename StateOf<T>::type;
+    using F = Format<T>;
+    using Bits = typename F::Bits;
+    constexpr int kLimbs = kWords + 2;  // as resolve_sum: room for the carries and the sign
+    constexpr u32 kSpecial = kFlagPosInf | kFlagNegInf | kFlagNan | kFlagPosZero;
+    const S initial = StateOf<T>::of(target_initial);
+    const Split<S> s = split(initial);
+    const Digits d = digits<S>(s.significand != 0 ? s : Split<S>{false, 0, 0});
+    // Two carry chains: the contributions alone (is their sum exactly zero?) and with the initial
+    // value. window[0..3] = limbs k, k-1, k-2, k-3 (limbs below 0 are zero); `below`: any of
+    // limbs 0..k-4 is not 0.
+    i64 carry_sum = 0, carry = 0;
+    u32 any_sum = 0;
+    u32 window[4] = {0, 0, 0, 0};
+    bool below = false;
+    u32 pos[4] = {0, 0, 0, 0}, neg[4] = {0, 0, 0, 0};
+    bool pos_below = false, neg_below = false, pos_found = false;
+    int pos_at = 0, neg_at = 0;  // the limb index of window[0] when each was taken
+#if defined(__CUDACC__)
+#pragma unroll 4  // a few loads in flight, few registers
+#endif
+    for (int k = 0; k <= kLimbs; ++k) {
+        const i64 w = k < kWords ? words(k) : 0;
+        const i64 v_sum = w + carry_sum;
+        any_sum |= static_cast<u32>(v_sum & 0xffffffff);
+        carry_sum = v_sum >> 32;  // arithmetic
+        const int j = k - d.first;
+        // (Selected, not indexed: an indexed d.d would live in local memory on a GPU.)
+        const i64 digit = k >= kLimbs ? 0 : j == 0 ? d.d[0] : j == 1 ? d.d[1] : j == 2 ? d.d[2] : 0;
+        const i64 v = w + digit + carry;
+        carry = v >> 32;
+        below = below || window[3] != 0;
+        window[3] = window[2];
+        window[2] = window[1];
+        window[1] = window[0];
+        window[0] = static_cast<u32>(v & 0xffffffff);  // limb k (k == kLimbs: the sign's)
+        if (window[1] != 0) {
+            for (int i = 0; i < 4; ++i) pos[i] = window[i];
+            pos_below = below;
+            pos_at = k;
+            pos_found = true;
+        }
+        if (window[1] != 0xffffffffu) {
+            for (int i = 0; i < 4; ++i) neg[i] = window[i];
+            neg_below = below;
+            neg_at = k;
+        }
+    }
+    if (carry_sum == 0 && any_sum == 0 && (flags & kSpecial) == 0) return target_initial;
+
+    flags |= special_flag(initial);
+    const bool pos_inf = (flags & kFlagPosInf) != 0;
+    const bool neg_inf = (flags & kFlagNegInf) != 0;
+    constexpr Bits kSign = static_cast<Bits>(Bits(1) << (sizeof(T) * 8 - 1));
+    constexpr Bits kInf = static_cast<Bits>(static_cast<Bits>(F::kExponentMask) << F::kMantissaBits);
+    if ((flags & kFlagNan) || (pos_inf && neg_inf)) return canonical_nan<T>();
+    if (pos_inf) return bit_cast<T>(kInf);
+    if (neg_inf) return bit_cast<T>(static_cast<Bits>(kInf | kSign));
+
+    const bool negative = carry < 0;
+    if (!negative && !pos_found) {
+        // An exact zero: -0.0 only when the target held -0.0 and no +0.0 was added.
+        const bool keep_negative = s.negative && s.significand == 0 && !(flags & kFlagPosZero);
+        return bit_cast<T>(keep_negative ? kSign : Bits(0));
+    }
+    // The magnitude's top 128 bits from limb `at` down, as two 64-bit halves.
+    u64 hi, lo;
+    bool sticky;
+    int at;
+    if (negative) {
+        hi = ~((static_cast<u64>(neg[0]) << 32) | neg[1]);
+        lo = ~((static_cast<u64>(neg[2]) << 32) | neg[3]);
+        if (!neg_below) {  // ~x + 1: the one reaches the window
+            ++lo;
+            if (lo == 0) ++hi;
+        }
+        sticky = neg_below;
+        at = neg_at;
+    } else {
+        hi = (static_cast<u64>(pos[0]) << 32) | pos[1];
+        lo = (static_cast<u64>(pos[2]) << 32) | pos[3];
+        sticky = pos_below;
+        at = pos_at;
+    }
+    // Bit b of the 128 is bit (at - 3) * 32 + b of the sum. The top lies in `hi` (a window ends
+    // one limb above the limb that made it), as in round_limbs: a 64-bit window from the top.
+    const int lead = 63 - (hi >> 32 ? 31 - count_leading_zeros(static_cast<u32>(hi >> 32)) + 32
+                                    : 31 - count_leading_zeros(static_cast<u32>(hi)));
+    const int base = (at - 3) * 32;
+    const int top = base + 127 - lead;
+    const int low = top >= 63 ? top - 63 : 0;
+    const int shift = low - base;  // the window is bits [shift, shift + 64) of the 128, shift >= 1
+    const u64 sig = shift >= 64 ? hi >> (shift - 64) : (hi << (64 - shift)) | (lo >> shift);
+    sticky = sticky || (shift >= 64 ? (lo != 0 || (hi & ((u64(1) << (shift - 64)) - 1)) != 0)
+                                    : (lo & ((u64(1) << shift) - 1)) != 0);
+    return bit_cast<T>(static_cast<Bits>(round_to_format<F>(negative, sig, low + Format<S>::kUnit, sticky)));
+}
+
+// The slot's sum plus `initial`, correctly rounded. `words` are the slot's digits: float32's
+// 9 held as limbs, float64's 66 streamed (round_streamed gives the same bits with few registers).
 template <class T>
 WEFT_FUNC T resolve_sum(const i64* words, u32 flags, T initial) {
     using S = typename StateOf<T>::type;
-    constexpr int kLimbs = Exact<S>::kWords + 2;
-    i64 acc[kLimbs];
-    for (int k = 0; k < kLimbs; ++k) acc[k] = k < Exact<S>::kWords ? words[k] : 0;
-    return round_limbs<T, kLimbs>(acc, flags, initial);
+    constexpr int kWords = Exact<S>::kWords;
+    if constexpr (kWords > kHeldWords) {
+        return round_streamed<T, kWords>([words](int k) { return words[k]; }, flags, initial);
+    } else {
+        constexpr int kLimbs = kWords + 2;
+        i64 acc[kLimbs];
+        for (int k = 0; k < kLimbs; ++k) acc[k] = k < kWords ? words[k] : 0;
+        return round_limbs<T, kLimbs>(acc, flags, initial);
+    }
 }
 
 // The common case of a compact slot: only a window (no spill, no special value) and a finite
@@ -964,30 +1082,39 @@ WEFT_FUNC T resolve_compact(const CompactCell& cell, const i64* block, T initial
 
 // Resolves slot `slot` of an exact sum target into its element; `clean` zeroes its words and
 // flags once read (state kept for the next launch): for a GPU's resolve, a kernel of its own or
-// the tail of the user's kernel. The words are read once, all at a time rather than each after
-// the previous one's test, and beside them a dense target's element; an untouched slot (every
-// word and its flags zero) is left alone.
+// the tail of the user's kernel. An untouched slot (every word and its flags zero) is left
+// alone. float32's 9 words are read at once (rather than each after the previous one's test)
+// and kept in registers, beside a dense target's element; float64's 66 are streamed, twice
+// (round_streamed): held, they would take a thread's registers and local memory.
 template <class T>
 WEFT_FUNC void resolve_exact_slot(const DetTarget& t, i64 slot, bool clean) {
     using S = typename StateOf<T>::type;
     constexpr int kWords = Exact<S>::kWords;
-    constexpr int kLimbs = kWords + 2;
     i64* words = t.words + slot * kWords;
-    i64 acc[kLimbs];
-    i64 any = 0;
-    for (int k = 0; k < kLimbs; ++k) {
-        acc[k] = k < kWords ? words[k] : 0;
-        any |= acc[k];
-    }
     const u32 flags = t.flags[slot];
     T* element = reinterpret_cast<T*>(t.base + slot * static_cast<i64>(sizeof(T)));
-    T initial = t.dims == 0 ? *element : T();
-    if (any == 0 && flags == 0) return;
-    if (t.dims != 0) {
-        element = reinterpret_cast<T*>(slot_address(t, slot, static_cast<i64>(sizeof(T))));
-        initial = *element;
+    const T dense_initial = t.dims == 0 ? *element : T();
+    if constexpr (kWords > kHeldWords) {
+        i64 any = flags;
+#if defined(__CUDACC__)
+#pragma unroll 4
+#endif
+        for (int k = 0; k < kWords; ++k) any |= words[k];
+        if (any == 0) return;
+        if (t.dims != 0) element = reinterpret_cast<T*>(slot_address(t, slot, static_cast<i64>(sizeof(T))));
+        *element = resolve_sum<T>(words, flags, t.dims == 0 ? dense_initial : *element);
+    } else {
+        constexpr int kLimbs = kWords + 2;
+        i64 acc[kLimbs];
+        i64 any = flags;
+        for (int k = 0; k < kLimbs; ++k) {
+            acc[k] = k < kWords ? words[k] : 0;
+            any |= acc[k];
+        }
+        if (any == 0) return;
+        if (t.dims != 0) element = reinterpret_cast<T*>(slot_address(t, slot, static_cast<i64>(sizeof(T))));
+        *element = round_limbs<T, kLimbs>(acc, flags, t.dims == 0 ? dense_initial : *element);
     }
-    *element = round_limbs<T, kLimbs>(acc, flags, initial);
     if (clean) {
         for (int k = 0; k < kWords; ++k) words[k] = 0;
         t.flags[slot] = 0;
