@@ -159,10 +159,12 @@ WEFT_FUNC void add_word(i64* w, i64 v) {
 // read from memory, so the compiler cannot tell them from shared memory: atomicAdd becomes a
 // generic atomic, which returns its result and falls back to a compare-and-swap loop for shared
 // addresses. Naming the global space gives a non-returning reduction (RED), which the thread
-// does not wait for.
+// does not wait for. (This and the other global-space instructions below take the pointer as it
+// is: a global address is its generic address. Converting it with __cvta_generic_to_global
+// survived into the SASS and cost float64 kernels two registers, below full occupancy.)
 WEFT_FUNC void add_global_word(i64* w, i64 v) {
 #if defined(__CUDACC__)
-    asm volatile("red.global.add.u64 [%0], %1;" ::"l"(__cvta_generic_to_global(w)), "l"(v) : "memory");
+    asm volatile("red.global.add.u64 [%0], %1;" ::"l"(w), "l"(v) : "memory");
 #else
     __atomic_fetch_add(w, v, __ATOMIC_RELAXED);
 #endif
@@ -267,10 +269,7 @@ WEFT_FUNC u32 load_meta(const u32* m) {
 WEFT_FUNC u32 peek_meta(const u32* m) {
 #if defined(__CUDACC__) && __CUDA_ARCH__ >= 700
     u32 v;
-    asm volatile("ld.relaxed.gpu.global.u32 %0, [%1];"
-                 : "=r"(v)
-                 : "l"(__cvta_generic_to_global(m))
-                 : "memory");
+    asm volatile("ld.relaxed.gpu.global.u32 %0, [%1];" : "=r"(v) : "l"(m) : "memory");
     return v;
 #elif defined(__CUDACC__)
     return *static_cast<const volatile u32*>(m);
@@ -433,10 +432,8 @@ WEFT_FUNC bool first_contribution(CompactCell* cell, u32 anchored, i64 v, u32& m
         "atom.relaxed.gpu.global.cas.b128 seen, [%5], expected, desired;\n\t"
         "mov.b128 {%0, %1}, seen;\n\t}"
         : "=l"(seen_window), "=l"(seen_high)
-        : "l"(u64(0)), "l"(static_cast<u64>(v)), "l"(static_cast<u64>(anchored)),
-          "l"(__cvta_generic_to_global(cell))
+        : "l"(u64(0)), "l"(static_cast<u64>(v)), "l"(static_cast<u64>(anchored)), "l"(cell)
         : "memory");
-    (void)seen_window;
     meta = static_cast<u32>(seen_high);  // the meta word is the low half of the cell's second word
     if (seen_window == 0 && seen_high == 0) {
         meta = anchored;
