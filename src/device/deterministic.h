@@ -397,8 +397,9 @@ WEFT_COLD void compact_carry(CompactCell* cell, i64* block, i64 now, int anchor)
 // A compact slot's contribution where the window cannot take it with one plain atomic: the slot
 // has no anchor yet, the contribution lies outside the window, or the window may carry (kept out
 // of the hot path: inline, it took two more registers in kernels with loops).
-WEFT_COLD void compact_add_slow(CompactCell* cell, i64* block, bool negative, u64 significand, int position,
-                                bool carrying) {
+WEFT_COLD void compact_add_slow(CompactCell* cell, const DetTarget* t, i64 slot, bool negative,
+                                u64 significand, int position, bool carrying) {
+    i64* const block = t->spill + slot * kSpillWords;  // read here: the hot path does not need it
     const int anchor = anchor_of(cell, position);
     const int shift = position - anchor;
     if (shift < 0 || shift > kCompactSpan) {
@@ -450,7 +451,8 @@ WEFT_FUNC bool first_contribution(CompactCell* cell, u32 anchored, i64 v, u32& m
 // Adds a finite, nonzero float32 (the split of a state-type value) to a compact slot: in the
 // common case one read of the cell's meta word and one non-returning atomic on its window; a
 // slot's first contribution is one compare-and-swap on sm_90.
-WEFT_FUNC void compact_add(CompactCell* cell, i64* block, const Split<float>& s, bool carrying) {
+WEFT_FUNC void compact_add(CompactCell* cell, const DetTarget* t, i64 slot, const Split<float>& s,
+                           bool carrying) {
     u32 meta = peek_meta(&cell->meta);
     if (meta == 0 && !carrying) {  // the slot's first contribution, probably: set the anchor
         const int anchor = s.position > kCompactBelow ? s.position - kCompactBelow : 0;
@@ -465,7 +467,7 @@ WEFT_FUNC void compact_add(CompactCell* cell, i64* block, const Split<float>& s,
         add_global_word(&cell->window, s.negative ? -magnitude : magnitude);
         return;
     }
-    compact_add_slow(cell, block, s.negative, s.significand, s.position, carrying);
+    compact_add_slow(cell, t, slot, s.negative, s.significand, s.position, carrying);
 }
 
 #if defined(__CUDACC__)
@@ -590,13 +592,13 @@ WEFT_FUNC u64 take_record(u64* cursor) {
 
 // The compact strategy: adds `v` (a float32, the state type of every compact target) to a cell.
 template <class T>
-WEFT_FUNC void compact_contribute(CompactCell* cell, i64* block, T v, bool carrying) {
+WEFT_FUNC void compact_contribute(CompactCell* cell, const DetTarget* t, i64 slot, T v, bool carrying) {
     const u32 flag = special_flag(v);
     const Split<T> s = split(v);
     if (flag)
         or_flag(&cell->meta, flag);
     else if (s.significand != 0)
-        compact_add(cell, block, Split<float>{s.negative, s.significand, s.position}, carrying);
+        compact_add(cell, t, slot, Split<float>{s.negative, s.significand, s.position}, carrying);
 }
 
 // Adds `v` (already negated for a subtraction, and in its state type) to slot `slot` of `t`.
@@ -605,7 +607,7 @@ WEFT_FUNC void det_add_to_slot(Ctx& ctx, DetTarget* t, i64 slot, T v) {
     // Compact: float32 state only (the runtime never gives float64 targets cells, and their
     // kernels need no compact code).
     if (sizeof(T) == 4 && t->cells) {
-        compact_contribute(t->cells + slot, t->spill + slot * kSpillWords, v, t->carrying != 0);
+        compact_contribute(t->cells + slot, t, slot, v, t->carrying != 0);
         return;
     }
     if (t->records) {
@@ -642,7 +644,7 @@ WEFT_FUNC void det_add(Ctx& ctx, DetTarget* t, const T* p, T v) {
     CompactCell* const cells = t->cells;
     const i64 slot = slot_of(t, reinterpret_cast<const char*>(p), static_cast<i64>(sizeof(T)));
     if (sizeof(typename StateOf<T>::type) == 4 && cells)
-        compact_contribute(cells + slot, t->spill + slot * kSpillWords, StateOf<T>::of(v), t->carrying != 0);
+        compact_contribute(cells + slot, t, slot, StateOf<T>::of(v), t->carrying != 0);
     else
         det_add_to_slot(ctx, t, slot, StateOf<T>::of(v));
 }
