@@ -45,7 +45,7 @@ struct Launch {
 
 // A slot of the compact strategy (src/device/deterministic.h): a window of the exact sum in
 // units of 2^anchor, and the slot's anchor, special-value flags and spill state.
-struct CompactCell {
+struct alignas(16) CompactCell {  // 16-byte aligned: one vector load, one 128-bit atomic
     i64 window;
     u32 meta;
     u32 unused;  // keeps cells 16-byte aligned, a cell within one memory sector

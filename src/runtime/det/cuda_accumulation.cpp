@@ -63,18 +63,10 @@ __device__ void resolve_exact(wf::DetTarget t, int family, wf::u64* report, bool
         return;
     }
     if (slot >= t.count) return;
-    T* element = element_of<T>(t, slot);
     if (family == 0) {
-        const wf::i64* words = t.words + slot * wf::Exact<T>::kWords;
-        bool touched = t.flags[slot] != 0;
-        for (int k = 0; k < wf::Exact<T>::kWords && !touched; ++k) touched = words[k] != 0;
-        if (!touched) return;
-        *element = wf::resolve_sum<T>(words, t.flags[slot], *element);
-        if (clean) {
-            for (int k = 0; k < wf::Exact<T>::kWords; ++k) t.words[slot * wf::Exact<T>::kWords + k] = 0;
-            t.flags[slot] = 0;
-        }
+        wf::resolve_exact_slot<T>(t, slot, clean);
     } else {
+        T* element = element_of<T>(t, slot);
         const auto key = reinterpret_cast<const typename wf::KeyOf<T>::Key*>(t.words)[slot];
         *element = wf::resolve_minmax<T>(key, *element, family == 2);
     }
@@ -107,12 +99,7 @@ __device__ void resolve_compact(wf::DetTarget t, wf::u64* report) {
         if (slot == 0) atomicMax(report, *t.cursor);
         return;
     }
-    if (slot >= t.count) return;
-    const wf::CompactCell cell = t.cells[slot];
-    if (cell.meta == 0) return;
-    T* element = element_of<T>(t, slot);
-    *element = wf::resolve_compact<T>(cell, t.spill + slot * wf::kSpillWords, *element);
-    t.cells[slot] = wf::CompactCell{0, 0, 0};
+    if (slot < t.count) wf::resolve_compact_slot<T>(t, slot);
 }
 
 __device__ bool overflowed(const wf::DetTarget& t) { return *t.cursor > static_cast<wf::u64>(t.capacity); }
