@@ -24,7 +24,10 @@ namespace cu = runtime::cuda;
 namespace {
 
 constexpr int kThreads = 256;
-constexpr int64_t kLongRecords = 8192;  // as in the records kernels (cuda_records.cpp)
+// As in the records kernels (cuda_records.cpp): segments longer than kLongRecords are summed
+// by blocks of kSumChunk records.
+constexpr int64_t kLongRecords = 8192;
+constexpr int64_t kSumChunk = 1024;
 // Digit words per slot of the exact strategy (wf::Exact<float> and wf::Exact<double>).
 constexpr int64_t kWordsF32 = 9;
 constexpr int64_t kWordsF64 = 66;
@@ -342,7 +345,7 @@ private:
         Layout layout(p, site_);
         const size_t state_at = layout.add(1, sizeof(wf::DetTarget));
         const size_t zero_from = layout.bytes();
-        const size_t cursor_at = cursor ? layout.add(1, 8) : 0;
+        const size_t cursor_at = cursor ? layout.add(p.records ? record_cursor_words(p) : 1, 8) : 0;
         size_t words_at = 0, flags_at = 0, records_at = 0, record_slots_at = 0, cells_at = 0, spill_at = 0;
         int64_t n = 0;
         if (p.records) {
@@ -375,7 +378,11 @@ private:
             t.value.records = reinterpret_cast<wf::u64*>(base + records_at);
             t.value.record_slots = reinterpret_cast<wf::u32*>(base + record_slots_at);
             t.value.capacity = p.capacity;
-            detail::zero_bytes(base + cursor_at, Device::cuda(ordinal_), 8);
+            t.value.regions = p.regions;
+            t.value.region_shift = p.region_shift;
+            t.value.region_records = p.region_records;
+            detail::zero_bytes(base + cursor_at, Device::cuda(ordinal_),
+                               static_cast<size_t>(record_cursor_words(p)) * 8);
         } else {
             t.value.words = reinterpret_cast<wf::i64*>(base + words_at);
             if (add) {  // the cursor, digit words and flags: one memset
@@ -432,37 +439,45 @@ private:
             });
     }
 
+    // Counted, scanned, grouped, then reduced: short segments one warp each, long ones by blocks
+    // of kSumChunk records (the last block to add to a long segment rounds it).
     void resolve_records(Target& t) const {
         const int64_t slots = t.plan.slots.count;
-        const Memory counts = allocate(t.plan, slots, 4);
+        // The counts and the long segments' accumulators start at zero: one allocation, one memset.
+        const int64_t ids = (t.plan.capacity + kLongRecords - 1) / kLongRecords;
+        const int64_t words = f32_state(t) ? kWordsF32 : kWordsF64;
+        Layout layout(t.plan, site_);
+        const size_t counts_at = layout.add(slots, 4);
+        int64_t n = 0;
+        const size_t words_at = layout.add(__builtin_mul_overflow(ids, words, &n) ? -1 : n, 8);
+        const size_t flags_at = layout.add(ids, 4);
+        const size_t done_at = layout.add(ids, 4);
+        const Memory zeroed = allocate(t.plan, layout.bytes());
+        zero(zeroed);
         const Memory ends = allocate(t.plan, slots, 4);
         const Memory grouped = allocate(t.plan, t.plan.capacity, 8);
-        zero(counts);
-        void* counts_ptr = counts->ptr;
+        char* base = static_cast<char*>(zeroed->ptr);
+        void* counts_ptr = base + counts_at;
         void* ends_ptr = ends->ptr;
         void* grouped_ptr = grouped->ptr;
+        void* long_words = base + words_at;
+        void* long_flags = base + flags_at;
+        void* long_done = base + done_at;
         const cu::StatusTicket ticket = status_word(t, true);
         wf::u64* report = ticket.word();
         void* count_params[] = {&t.value, &counts_ptr, &report};
         const int64_t wave = static_cast<int64_t>(cu::context(ordinal_).sm_count) * 2048;
         const int64_t record_threads = std::min<int64_t>(t.plan.capacity, wave);
         launch("det_count_records", record_threads, count_params);
-        cu::scan(ordinal_, DType::Int32, counts->ptr, ends->ptr, slots, true);
+        cu::scan(ordinal_, DType::Int32, counts_ptr, ends_ptr, slots, true);
         void* group_params[] = {&t.value, &counts_ptr, &ends_ptr, &grouped_ptr};
         launch("det_group_records", record_threads, group_params);
         void* reduce_params[] = {&t.value, &ends_ptr, &grouped_ptr};
         launch(resolve_kernel(t, "det_reduce_records").c_str(), slots * 32, reduce_params);
-        // Segments longer than a chunk: each chunk's share summed by a block, then resolved.
-        const int64_t chunks = (t.plan.capacity + kLongRecords - 1) / kLongRecords;
-        const int64_t words = f32_state(t) ? kWordsF32 : kWordsF64;
-        const Memory long_state = allocate(t.plan, chunks, static_cast<size_t>(words) * 8 + 4);
-        zero(long_state);
-        void* long_words = long_state->ptr;
-        void* long_flags = static_cast<char*>(long_state->ptr) + chunks * words * 8;
-        void* sum_params[] = {&t.value, &ends_ptr, &grouped_ptr, &long_words, &long_flags};
-        launch(resolve_kernel(t, "det_sum_long_records").c_str(), chunks * kThreads, sum_params);
-        void* long_params[] = {&t.value, &ends_ptr, &long_words, &long_flags};
-        launch(resolve_kernel(t, "det_resolve_long_records").c_str(), chunks, long_params);
+        const int64_t chunks = (t.plan.capacity + kSumChunk - 1) / kSumChunk;
+        void* sum_params[] = {&t.value, &ends_ptr, &grouped_ptr, &long_words, &long_flags, &long_done};
+        launch(resolve_kernel(t, "det_sum_long_records").c_str(), std::min(chunks * kThreads, wave),
+               sum_params);
     }
 
     void launch(const char* name, int64_t threads, void** params) const {

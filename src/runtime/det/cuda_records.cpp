@@ -8,17 +8,85 @@ namespace {
 const char* const kRecordKernels = R"(
 namespace wf_records {
 constexpr int kWarps = 8;  // 256 threads per block
+constexpr unsigned kAll = 0xffffffffu;
 
 template <class T>
 __device__ T* record_element(const wf::DetTarget& t, long long slot) {
     return reinterpret_cast<T*>(wf::slot_address(t, slot, static_cast<wf::i64>(sizeof(T))));
 }
 
-__device__ bool overflowed(const wf::DetTarget& t) { return *t.cursor > static_cast<wf::u64>(t.capacity); }
+__device__ int region_count(const wf::DetTarget& t) { return t.regions > 1 ? t.regions : 1; }
 
-__device__ long long emitted(const wf::DetTarget& t) {
-    const wf::u64 n = *t.cursor;
-    return static_cast<long long>(n < static_cast<wf::u64>(t.capacity) ? n : t.capacity);
+// The records a region has room for (one region: the whole capacity; the last ends at it).
+__device__ long long region_room(const wf::DetTarget& t, int k) {
+    if (t.regions <= 1) return t.capacity;
+    const long long first = k * t.region_records;
+    return t.capacity - first < t.region_records ? t.capacity - first : t.region_records;
+}
+
+// The two words after the cursors, written by the counting kernel's first block for the kernels
+// after it: the records emitted (within their regions' room), and whether a region overflowed.
+__device__ wf::u64* summary_of(const wf::DetTarget& t) { return t.cursor + region_count(t) * wf::kCursorStride; }
+__device__ bool overflowed(const wf::DetTarget& t) { return summary_of(t)[1] != 0; }
+__device__ long long emitted(const wf::DetTarget& t) { return static_cast<long long>(summary_of(t)[0]); }
+
+// The regions as the counting and grouping kernels read them: records emitted in regions 0..k
+// (running totals, each region's within its room), so that the e-th emitted record is found.
+struct Regions {
+    long long end[wf::kMaxRegions];
+    int count;
+    int overflowed;
+    wf::u64 total;  // records emitted, those past a region's room included (for the report)
+};
+
+// Every thread of the block calls this (it synchronizes); the first warp reads the cursors,
+// two regions per lane.
+__device__ void load_regions(const wf::DetTarget& t, Regions& r) {
+    const int n = region_count(t);
+    if (threadIdx.x < 32) {
+        const int lane = static_cast<int>(threadIdx.x);
+        long long fill[2] = {0, 0};
+        wf::u64 total = 0;
+        bool over = false;
+        for (int h = 0; h < 2; ++h) {
+            const int k = 2 * lane + h;
+            if (k >= n) continue;
+            const wf::u64 c = t.cursor[k * wf::kCursorStride];
+            const long long room = region_room(t, k);
+            total += c;
+            over = over || c > static_cast<wf::u64>(room);
+            fill[h] = c < static_cast<wf::u64>(room) ? static_cast<long long>(c) : room;
+        }
+        long long sum = fill[0] + fill[1];
+        for (int d = 1; d < 32; d *= 2) {
+            const long long below = __shfl_up_sync(kAll, sum, d);
+            if (lane >= d) sum += below;
+        }
+        for (int d = 16; d > 0; d /= 2) total += __shfl_down_sync(kAll, total, d);
+        over = __any_sync(kAll, over);
+        if (2 * lane < n) r.end[2 * lane] = sum - fill[1];
+        if (2 * lane + 1 < n) r.end[2 * lane + 1] = sum;
+        if (lane == 0) {
+            r.count = n;
+            r.overflowed = over ? 1 : 0;
+            r.total = total;
+        }
+    }
+    __syncthreads();
+}
+
+// Where the e-th emitted record lies (e below the records emitted).
+__device__ long long record_index(const wf::DetTarget& t, const Regions& r, long long e) {
+    if (r.count == 1) return e;
+    int lo = 0, hi = r.count - 1;  // the first region whose running total exceeds e
+    while (lo < hi) {
+        const int mid = (lo + hi) / 2;
+        if (r.end[mid] > e)
+            hi = mid;
+        else
+            lo = mid + 1;
+    }
+    return lo * t.region_records + e - (lo == 0 ? 0 : r.end[lo - 1]);
 }
 
 // The lanes of a warp with the same slot (a hot element's records lie side by side) act once,
@@ -45,16 +113,23 @@ __device__ bool claims_hot(unsigned* hot_slot, wf::u32 slot) {
     return seen == kNoSlot || seen == slot;
 }
 
-// Records strategy, step 1: records per slot. An overflow leaves the records emitted in the
-// target's status word, and the target unchanged. The grid is at most one wave whatever the
-// capacity, its threads striding over the records emitted: the work follows the count on the
-// device, not the capacity planned on the host.
+// Records strategy, step 1: records per slot. An overflow (of any region) leaves the records
+// emitted in the target's status word, and the target unchanged. The grid is at most one wave
+// whatever the capacity, its threads striding over the records emitted: the work follows the
+// count on the device, not the capacity planned on the host.
 __device__ void count_records(wf::DetTarget t, int* counts, wf::u64* report) {
+    __shared__ Regions regions;
     __shared__ unsigned hot_slot;
     __shared__ int hot_count;
-    if (blockIdx.x == 0 && threadIdx.x == 0 && overflowed(t)) atomicMax(report, *t.cursor);
-    if (overflowed(t)) return;
-    const long long n = emitted(t);
+    load_regions(t, regions);
+    const long long n = regions.end[regions.count - 1];
+    if (blockIdx.x == 0 && threadIdx.x == 0) {
+        wf::u64* summary = summary_of(t);
+        summary[0] = static_cast<wf::u64>(n);
+        summary[1] = static_cast<wf::u64>(regions.overflowed);
+        if (regions.overflowed) atomicMax(report, regions.total);
+    }
+    if (regions.overflowed) return;
     const long long stride = static_cast<long long>(gridDim.x) * blockDim.x;
     // Tiles of one block-width: the bound is the same for every thread of the block, so all of
     // them reach each __syncthreads.
@@ -66,7 +141,7 @@ __device__ void count_records(wf::DetTarget t, int* counts, wf::u64* report) {
         __syncthreads();
         const long long r = tile + threadIdx.x;
         if (r < n) {
-            const wf::u32 slot = t.record_slots[r];
+            const wf::u32 slot = t.record_slots[record_index(t, regions, r)];
             const Peers p = peers_of(slot);
             if (p.leads()) {
                 if (claims_hot(&hot_slot, slot))
@@ -84,11 +159,13 @@ __device__ void count_records(wf::DetTarget t, int* counts, wf::u64* report) {
 // taking a place from its slot's remaining count. The order inside a slot's group does not
 // matter: the reduction is exact.
 __device__ void group_records(wf::DetTarget t, int* counts, const int* ends, wf::u64* grouped) {
+    __shared__ Regions regions;
     __shared__ unsigned hot_slot;
     __shared__ int hot_count;
     __shared__ int hot_before;  // the hot slot's remaining count before the block took its places
-    if (overflowed(t)) return;
-    const long long n = emitted(t);
+    load_regions(t, regions);
+    if (regions.overflowed) return;
+    const long long n = regions.end[regions.count - 1];
     const long long stride = static_cast<long long>(gridDim.x) * blockDim.x;
     for (long long tile = static_cast<long long>(blockIdx.x) * blockDim.x; tile < n; tile += stride) {
         if (threadIdx.x == 0) {
@@ -98,12 +175,13 @@ __device__ void group_records(wf::DetTarget t, int* counts, const int* ends, wf:
         __syncthreads();
         const long long r = tile + threadIdx.x;
         const bool live = r < n;
+        const long long at_record = live ? record_index(t, regions, r) : 0;
         wf::u32 slot = 0;
         Peers p{0, 0, 0};
         int offset = 0;  // within the block's places (hot), or the slot's count before the warp's
         int hot = 0;
         if (live) {
-            slot = t.record_slots[r];
+            slot = t.record_slots[at_record];
             p = peers_of(slot);
             if (p.leads()) {
                 hot = claims_hot(&hot_slot, slot) ? 1 : 0;
@@ -117,15 +195,18 @@ __device__ void group_records(wf::DetTarget t, int* counts, const int* ends, wf:
         __syncthreads();
         if (live) {
             const int at = hot ? ends[slot] - hot_before + offset + p.rank : ends[slot] - offset + p.rank;
-            grouped[at] = t.records[r];
+            grouped[at] = t.records[at_record];
         }
         __syncthreads();  // hot_before is read before the next tile's block sets it
     }
 }
 
-// A segment (a slot's group) longer than this is summed by many blocks, kLongRecords records each
-// (steps 4b and 4c); shorter ones by one warp (step 4).
+// A segment (a slot's group) longer than this is long: summed by many blocks, kSumChunk records
+// each (step 4b); shorter ones by one warp (step 4). A long segment's sum is kept in the
+// accumulator numbered by the kLongRecords-chunk it begins in (no two long segments begin in
+// one).
 constexpr int kLongRecords = 8192;
+constexpr int kSumChunk = 1024;
 
 __device__ int begin_of(const int* ends, long long slot) { return slot == 0 ? 0 : ends[slot - 1]; }
 
@@ -142,80 +223,148 @@ __device__ long long slot_containing(const int* ends, long long slots, long long
     return lo;
 }
 
-// Step 4b: block b sums the records of chunk b (kLongRecords of them) that belong to long
-// segments in shared memory (lanes of a warp first sum their digits), then adds the totals to
-// the segment's accumulator in `long_words`, numbered by the chunk the segment begins in (a long
-// segment spans more than a chunk, so no two begin in one chunk). A chunk meets at most two
-// long segments: the one holding its first record and the one holding its last.
-template <class T>
-__device__ void sum_long_records(wf::DetTarget t, const int* ends, const wf::u64* grouped, wf::i64* long_words,
-                                 wf::u32* long_flags) {
-    using S = typename wf::StateOf<T>::type;
-    constexpr int kWords = wf::Exact<T>::kWords;
-    __shared__ wf::i64 words[2][kWords];
-    __shared__ wf::u32 flags[2];
-    __shared__ long long seg[2];  // the two segments' slots, -1 where not long
-    __shared__ long long bound[2];  // the end of segment 0, the beginning of segment 1
-    if (overflowed(t)) return;
-    const long long n = emitted(t);
-    const long long c0 = static_cast<long long>(blockIdx.x) * kLongRecords;
-    if (c0 >= n) return;
-    const long long c1 = c0 + kLongRecords < n ? c0 + kLongRecords : n;
-    if (threadIdx.x < 2) {
-        const long long s = slot_containing(ends, t.count, threadIdx.x == 0 ? c0 : c1 - 1);
-        const int begin = begin_of(ends, s);
-        seg[threadIdx.x] = ends[s] - begin > kLongRecords ? s : -1;
-        bound[threadIdx.x] = threadIdx.x == 0 ? ends[s] : begin;
-        flags[threadIdx.x] = 0;
-    }
-    for (int k = threadIdx.x; k < 2 * kWords; k += blockDim.x) words[k / kWords][k % kWords] = 0;
-    __syncthreads();
-    if (seg[0] < 0 && seg[1] < 0) return;
-    for (long long r = c0 + threadIdx.x; r < c1; r += blockDim.x) {
-        const int j = seg[0] >= 0 && r < bound[0] ? 0 : seg[1] >= 0 && r >= bound[1] ? 1 : -1;
-        if (j < 0) continue;
-        const S v = wf::bit_cast<S>(static_cast<typename wf::Format<S>::Bits>(grouped[r]));
-        const wf::u32 flag = wf::special_flag(v);
-        const wf::Split<S> s = wf::split(v);
-        if (flag != 0 || s.significand == 0) {
-            if (flag) atomicOr(&flags[j], flag);
-            continue;
-        }
-        wf::add_digits<S>(words[j], wf::digits<S>(s), [&](int k, wf::i64 total) {
-            atomicAdd(reinterpret_cast<unsigned long long*>(&words[j][k]), static_cast<unsigned long long>(total));
-        });
-    }
-    __syncthreads();
-    for (int j = 0; j < 2; ++j) {
-        if (seg[j] < 0 || (j == 1 && seg[1] == seg[0])) continue;
-        const long long id = begin_of(ends, seg[j]) / kLongRecords;
-        for (int k = threadIdx.x; k < kWords; k += blockDim.x)
-            if (words[j][k] != 0)
-                atomicAdd(reinterpret_cast<unsigned long long*>(long_words + id * kWords + k),
-                          static_cast<unsigned long long>(words[j][k]));
-        if (threadIdx.x == 0 && flags[j] != 0) atomicOr(long_flags + id, flags[j]);
+// 32-bit warp reductions (one instruction from sm_80; shuffles before).
+__device__ unsigned warp_add(unsigned v) {
+#if __CUDA_ARCH__ >= 800
+    return __reduce_add_sync(kAll, v);
+#else
+    for (int d = 16; d > 0; d /= 2) v += __shfl_xor_sync(kAll, v, d);
+    return v;
+#endif
+}
+__device__ unsigned warp_min(unsigned v) {
+#if __CUDA_ARCH__ >= 800
+    return __reduce_min_sync(kAll, v);
+#else
+    for (int d = 16; d > 0; d /= 2) v = min(v, __shfl_xor_sync(kAll, v, d));
+    return v;
+#endif
+}
+__device__ unsigned warp_max(unsigned v) {
+#if __CUDA_ARCH__ >= 800
+    return __reduce_max_sync(kAll, v);
+#else
+    for (int d = 16; d > 0; d /= 2) v = max(v, __shfl_xor_sync(kAll, v, d));
+    return v;
+#endif
+}
+__device__ unsigned warp_or(unsigned v) {
+#if __CUDA_ARCH__ >= 800
+    return __reduce_or_sync(kAll, v);
+#else
+    for (int d = 16; d > 0; d /= 2) v |= __shfl_xor_sync(kAll, v, d);
+    return v;
+#endif
+}
+
+// The whole warp adds its lanes' values (`live` lanes only) to its own digit words and flags in
+// shared memory, which only its lane 0 writes: each digit word's lane values are summed exactly
+// (as 16-bit halves, so the 32-bit reductions cannot overflow) and added once. Every lane of the
+// warp calls this together.
+template <class S>
+__device__ void warp_add_values(S v, bool live, wf::i64* words, wf::u32* flags) {
+    constexpr int kWords = wf::Exact<S>::kWords;
+    const bool lead = (threadIdx.x & 31) == 0;
+    const wf::u32 flag = live ? wf::special_flag(v) : 0;
+    const wf::Split<S> s = wf::split(v);
+    const bool has_digits = live && flag == 0 && s.significand != 0;
+    const wf::Digits d = has_digits ? wf::digits<S>(s) : wf::Digits{0, {0, 0, 0}};
+    const unsigned any_flag = warp_or(flag);
+    if (lead) *flags |= any_flag;
+    const unsigned lo = warp_min(has_digits ? static_cast<unsigned>(d.first) : kAll);
+    if (lo == kAll) return;  // no lane has digits (the same for every lane)
+    const int hi = static_cast<int>(warp_max(has_digits ? static_cast<unsigned>(d.first) : 0u)) +
+                   (sizeof(S) == 4 ? 1 : 2);  // a float's significand spans two digits, a double's three
+    for (int k = static_cast<int>(lo); k <= hi && k < kWords; ++k) {
+        const int j = k - d.first;
+        const wf::i64 mine = has_digits && j >= 0 && j < 3 ? d.d[j] : 0;
+        const unsigned low_sum = warp_add(static_cast<unsigned>(mine & 0xffff));
+        const int high_sum = static_cast<int>(warp_add(static_cast<unsigned>(mine >> 16)));
+        const wf::i64 total = static_cast<wf::i64>(high_sum) * 65536 + static_cast<wf::i64>(low_sum);
+        if (lead) words[k] += total;
     }
 }
 
-// Step 4c: thread c resolves the long segment that begins in chunk c, if one does (it holds the
-// chunk's last record).
+// Step 4b: blocks stride over chunks of kSumChunk grouped records; a chunk meets at most two
+// long segments (the one holding its first record and the one holding its last). For each, the
+// block's warps sum their share of the chunk into digit words of their own (no atomics), the
+// block adds the totals to the segment's accumulator with one global atomic per word, and the
+// block that adds the segment's last piece (counted in `long_done`) rounds the sum into the
+// element. The target keeps its value when the records overflowed.
 template <class T>
-__device__ void resolve_long_records(wf::DetTarget t, const int* ends, const wf::i64* long_words,
-                                     const wf::u32* long_flags) {
-    const long long c = static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x;
+__device__ void sum_long_records(wf::DetTarget t, const int* ends, const wf::u64* grouped, wf::i64* long_words,
+                                 wf::u32* long_flags, unsigned* long_done) {
+    using S = typename wf::StateOf<T>::type;
+    using Bits = typename wf::Format<S>::Bits;
+    constexpr int kWords = wf::Exact<T>::kWords;
+    __shared__ wf::i64 words[kWarps][kWords];
+    __shared__ wf::u32 flags[kWarps];
+    __shared__ long long seg[2];  // the two segments' slots, -1 where not long
+    __shared__ long long from[2], to[2];  // their records within the chunk
+    __shared__ long long id[2];  // their accumulators
+    __shared__ unsigned pieces[2];  // the chunks each segment spans
+    __shared__ int last;  // whether this block added the segment's last piece
     if (overflowed(t)) return;
     const long long n = emitted(t);
-    const long long c0 = c * kLongRecords;
-    if (c0 >= n) return;
-    const long long last = (c0 + kLongRecords < n ? c0 + kLongRecords : n) - 1;
-    const long long s = slot_containing(ends, t.count, last);
-    const int begin = begin_of(ends, s);
-    if (begin < c0 || ends[s] - begin <= kLongRecords) return;
-    const wf::i64* words = long_words + c * wf::Exact<T>::kWords;
-    T* element = record_element<T>(t, s);
-    bool touched = long_flags[c] != 0;
-    for (int k = 0; k < wf::Exact<T>::kWords && !touched; ++k) touched = words[k] != 0;
-    if (touched) *element = wf::resolve_sum<T>(words, long_flags[c], *element);
+    const int warp = static_cast<int>(threadIdx.x / 32);
+    const int lane = static_cast<int>(threadIdx.x % 32);
+    for (long long c0 = static_cast<long long>(blockIdx.x) * kSumChunk; c0 < n;
+         c0 += static_cast<long long>(gridDim.x) * kSumChunk) {
+        const long long c1 = c0 + kSumChunk < n ? c0 + kSumChunk : n;
+        if (threadIdx.x < 2) {
+            const int j = static_cast<int>(threadIdx.x);
+            const long long s = slot_containing(ends, t.count, j == 0 ? c0 : c1 - 1);
+            const long long begin = begin_of(ends, s);
+            const long long end = ends[s];
+            seg[j] = end - begin > kLongRecords ? s : -1;
+            from[j] = begin > c0 ? begin : c0;
+            to[j] = end < c1 ? end : c1;
+            id[j] = begin / kLongRecords;
+            pieces[j] = static_cast<unsigned>((end - 1) / kSumChunk - begin / kSumChunk + 1);
+        }
+        __syncthreads();
+        for (int j = 0; j < 2; ++j) {
+            if (seg[j] < 0 || (j == 1 && seg[1] == seg[0])) continue;  // the same for the whole block
+            for (int k = lane; k < kWords; k += 32) words[warp][k] = 0;
+            if (lane == 0) flags[warp] = 0;
+            __syncwarp();
+            for (long long b = from[j] + warp * 32; b < to[j]; b += blockDim.x) {
+                const long long r = b + lane;
+                const bool live = r < to[j];
+                const S v = wf::bit_cast<S>(static_cast<Bits>(live ? grouped[r] : 0));
+                warp_add_values<S>(v, live, words[warp], &flags[warp]);
+            }
+            __syncthreads();
+            wf::i64* acc = long_words + id[j] * kWords;
+            for (int k = threadIdx.x; k < kWords; k += blockDim.x) {
+                wf::i64 total = 0;
+                for (int w = 0; w < kWarps; ++w) total += words[w][k];
+                if (total != 0) atomicAdd(reinterpret_cast<unsigned long long*>(acc + k), static_cast<unsigned long long>(total));
+            }
+            if (threadIdx.x == 0) {
+                wf::u32 f = 0;
+                for (int w = 0; w < kWarps; ++w) f |= flags[w];
+                if (f != 0) atomicOr(long_flags + id[j], f);
+            }
+            __threadfence();  // this block's additions before its piece is counted
+            __syncthreads();
+            if (threadIdx.x == 0) {
+                last = atomicAdd(long_done + id[j], 1u) == pieces[j] - 1 ? 1 : 0;
+                __threadfence();  // the other blocks' additions before the reads below
+            }
+            __syncthreads();
+            if (last) {  // the same for the whole block
+                for (int k = threadIdx.x; k < kWords; k += blockDim.x) words[0][k] = __ldcg(acc + k);
+                if (threadIdx.x == 0) flags[0] = __ldcg(long_flags + id[j]);
+                __syncthreads();
+                if (threadIdx.x == 0) {
+                    T* element = record_element<T>(t, seg[j]);
+                    *element = wf::resolve_sum<T>(words[0], flags[0], *element);
+                }
+            }
+            __syncthreads();  // the words are read before the next segment's sums reset them
+        }
+    }
 }
 
 // Step 4: one warp per slot sums its group exactly in shared memory, then rounds once.
@@ -251,33 +400,20 @@ extern "C" __global__ void det_count_records(wf::DetTarget t, int* counts, wf::u
 extern "C" __global__ void det_group_records(wf::DetTarget t, int* counts, const int* ends, wf::u64* grouped) {
     group_records(t, counts, ends, grouped);
 }
-#define WEFT_LONG_RECORDS(SUFFIX, T)                                                                    \
+#define WEFT_RECORDS(SUFFIX, T)                                                                             \
     extern "C" __global__ void det_sum_long_records_##SUFFIX(wf::DetTarget t, const int* ends,             \
                                                               const wf::u64* grouped, wf::i64* long_words, \
-                                                              wf::u32* long_flags) {                        \
-        sum_long_records<T>(t, ends, grouped, long_words, long_flags);                                     \
+                                                              wf::u32* long_flags, unsigned* long_done) {  \
+        sum_long_records<T>(t, ends, grouped, long_words, long_flags, long_done);                          \
     }                                                                                                       \
-    extern "C" __global__ void det_resolve_long_records_##SUFFIX(wf::DetTarget t, const int* ends,         \
-                                                                  const wf::i64* long_words,                \
-                                                                  const wf::u32* long_flags) {              \
-        resolve_long_records<T>(t, ends, long_words, long_flags);                                          \
+    extern "C" __global__ void det_reduce_records_##SUFFIX(wf::DetTarget t, const int* ends,               \
+                                                            const wf::u64* grouped) {                       \
+        reduce_records<T>(t, ends, grouped);                                                               \
     }
-WEFT_LONG_RECORDS(f32, float)
-WEFT_LONG_RECORDS(f64, double)
-WEFT_LONG_RECORDS(f16, wf::f16)
-WEFT_LONG_RECORDS(bf16, wf::bf16)
-extern "C" __global__ void det_reduce_records_f32(wf::DetTarget t, const int* ends, const wf::u64* grouped) {
-    reduce_records<float>(t, ends, grouped);
-}
-extern "C" __global__ void det_reduce_records_f64(wf::DetTarget t, const int* ends, const wf::u64* grouped) {
-    reduce_records<double>(t, ends, grouped);
-}
-extern "C" __global__ void det_reduce_records_f16(wf::DetTarget t, const int* ends, const wf::u64* grouped) {
-    reduce_records<wf::f16>(t, ends, grouped);
-}
-extern "C" __global__ void det_reduce_records_bf16(wf::DetTarget t, const int* ends, const wf::u64* grouped) {
-    reduce_records<wf::bf16>(t, ends, grouped);
-}
+WEFT_RECORDS(f32, float)
+WEFT_RECORDS(f64, double)
+WEFT_RECORDS(f16, wf::f16)
+WEFT_RECORDS(bf16, wf::bf16)
 )";
 
 }  // namespace
