@@ -364,6 +364,7 @@ __device__ void sum_long_records(wf::DetTarget t, const int* ends, const wf::u64
             }
             __syncthreads();  // the words are read before the next segment's sums reset them
         }
+        __syncthreads();  // every thread has read seg before the next chunk's are written
     }
 }
 
