@@ -311,4 +311,46 @@ TEST(DeterministicRecordsGpu, ReplayedHotLaunchesGiveTheDirectBits) {
     }
 }
 
+// float64 sums (the exact strategy's resolve: a warp per 32 slots of 66 words) give the same bits
+// in every strategy and on the CPU, with untouched elements (which keep their bits, a NaN its
+// payload), a slot count that is not a multiple of 32, and repeated direct launches into one
+// target (each resolve zeroes the words it read, for the next launch's reuse of the state).
+TEST(DeterministicRecordsGpu, Float64SumsAreTheSameBitsInEveryStrategy) {
+    auto c = weft::test::random_case<double>("f64", 300000, 100003, -1070, 900, 61);
+    const double payload_nan = [] {
+        uint64_t bits = 0x7ff8000000001234ull;
+        double d;
+        std::memcpy(&d, &bits, 8);
+        return d;
+    }();
+    for (size_t i = 0; i < c.initial.size(); i += 97) c.initial[i] = i % 2 ? payload_nan : -0.0;
+    const auto exact = sum_with(DeterministicStrategy::Exact, c);
+    EXPECT_TRUE(matches_oracle(exact, oracle(Op::Add, c.initial, c.index, c.values)));
+    EXPECT_TRUE(same_bits_all(sum_with(DeterministicStrategy::Exact, c, cpu), exact)) << "CPU vs GPU";
+    for (const auto strategy :
+         {DeterministicStrategy::Records, DeterministicStrategy::Compact, DeterministicStrategy::Auto})
+        EXPECT_TRUE(same_bits_all(sum_with(strategy, c), exact)) << weft::strategy_name(strategy);
+
+    weft::Module m{
+        "records_f64_repeated",
+        {.deterministic = Deterministic::RunToRun, .deterministic_strategy = DeterministicStrategy::Exact}};
+    auto add = m.kernel("add", {"values", "index", "out"},
+                        [](Array<double> values, Array<int> index, Array<double> out) {
+                            auto t = weft::tid();
+                            weft::atomic_add(out, index[t], values[t]);
+                        });
+    const auto n = static_cast<int64_t>(c.index.size());
+    auto on_gpu = weft::from_vector(c.initial, gpu);
+    auto on_cpu = weft::from_vector(c.initial, cpu);
+    const auto values_gpu = weft::from_vector(c.values, gpu);
+    const auto index_gpu = weft::from_vector(c.index, gpu);
+    const auto values_cpu = weft::from_vector(c.values, cpu);
+    const auto index_cpu = weft::from_vector(c.index, cpu);
+    for (int launch = 0; launch < 3; ++launch) {
+        weft::launch(add, n, values_gpu, index_gpu, on_gpu);
+        weft::launch(add, n, values_cpu, index_cpu, on_cpu);
+        EXPECT_TRUE(same_bits_all(on_gpu.to_vector(), on_cpu.to_vector())) << "launch " << launch;
+    }
+}
+
 }  // namespace

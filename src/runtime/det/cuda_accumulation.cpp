@@ -13,6 +13,7 @@
 #include "runtime/cuda/context.hpp"
 #include "runtime/cuda/library_module.hpp"
 #include "runtime/cuda/scan.hpp"
+#include "runtime/det/cuda_exact_f64.hpp"
 #include "runtime/det/cuda_records.hpp"
 #include "runtime/memory.hpp"
 #include "weft/error.hpp"
@@ -162,7 +163,7 @@ cu::CUfunction function(int ordinal, const std::string& name) {
         const auto it = found.find({ordinal, name});
         if (it != found.end()) return it->second;
     }
-    static const std::string source = codegen::prelude() + kKernels + records_kernels();
+    static const std::string source = codegen::prelude() + kKernels + records_kernels() + exact_f64_kernels();
     const cu::CUfunction f = cu::library_function(ordinal, "deterministic", source, name);
     std::lock_guard lock(mutex);
     found[{ordinal, name}] = f;
@@ -419,6 +420,11 @@ private:
         int family = family_code(t.plan.target.family);
         wf::u64* report = ticket.word();
         int clean = t.cache_key.empty() ? 0 : 1;
+        if (family == 0 && !f32_state(t)) {  // float64 sums: a warp per 32 slots (cuda_exact_f64.cpp)
+            void* params[] = {&t.value, &report, &clean};
+            launch("det_resolve_sum_f64", t.plan.slots.count, params, kExactF64Threads);
+            return;
+        }
         void* params[] = {&t.value, &family, &report, &clean};
         launch(resolve_kernel(t, "det_resolve").c_str(), t.plan.slots.count, params);
     }
@@ -480,12 +486,13 @@ private:
                sum_params);
     }
 
-    void launch(const char* name, int64_t threads, void** params) const {
+    void launch(const char* name, int64_t threads, void** params, int block = kThreads) const {
         const cu::CUfunction f = function(ordinal_, name);
         const auto stream = cu::current_stream(ordinal_);
-        const auto blocks = static_cast<unsigned>((threads + kThreads - 1) / kThreads);
-        cu::check(cu::require_driver().cuLaunchKernel(f, blocks == 0 ? 1 : blocks, 1, 1, kThreads, 1, 1, 0,
-                                                      stream->stream, params, nullptr),
+        const auto blocks = static_cast<unsigned>((threads + block - 1) / block);
+        cu::check(cu::require_driver().cuLaunchKernel(f, blocks == 0 ? 1 : blocks, 1, 1,
+                                                      static_cast<unsigned>(block), 1, 1, 0, stream->stream,
+                                                      params, nullptr),
                   name);
         cu::note_launch(*stream, site_.kernel + " (deterministic " + name + ")");
     }
