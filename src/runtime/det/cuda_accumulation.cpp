@@ -308,10 +308,6 @@ private:
             state_allocation_failed(p, e.message(), site_);
         }
     }
-    Memory allocate(const TargetPlan& p, int64_t count, size_t size) const {
-        return allocate(p, state_bytes(p, count, size, site_));
-    }
-    void zero(const Memory& m) const { detail::zero_bytes(m->ptr, Device::cuda(ordinal_), m->bytes); }
     // Half-precision targets keep float32's state; only their resolve kernels are their own.
     bool f32_state(const Target& t) const { return t.plan.target.dtype != DType::Float64; }
     std::string resolve_kernel(const Target& t, const char* prefix) const {
@@ -449,34 +445,39 @@ private:
     // of kSumChunk records (the last block to add to a long segment rounds it).
     void resolve_records(Target& t) const {
         const int64_t slots = t.plan.slots.count;
-        // The counts and the long segments' accumulators start at zero: one allocation, one memset.
         const int64_t ids = (t.plan.capacity + kLongRecords - 1) / kLongRecords;
         const int64_t words = f32_state(t) ? kWordsF32 : kWordsF64;
+        const int64_t wave = static_cast<int64_t>(cu::context(ordinal_).sm_count) * 2048;
+        const int64_t record_threads = std::min<int64_t>(t.plan.capacity, wave);
+        // One allocation; the buffers that start at zero (the counts, the long segments'
+        // accumulators) first, cleared by one memset.
         Layout layout(t.plan, site_);
         const size_t counts_at = layout.add(slots, 4);
         int64_t n = 0;
         const size_t words_at = layout.add(__builtin_mul_overflow(ids, words, &n) ? -1 : n, 8);
         const size_t flags_at = layout.add(ids, 4);
         const size_t done_at = layout.add(ids, 4);
-        const Memory zeroed = allocate(t.plan, layout.bytes());
-        zero(zeroed);
-        const Memory ends = allocate(t.plan, slots, 4);
-        const Memory grouped = allocate(t.plan, t.plan.capacity, 8);
-        char* base = static_cast<char*>(zeroed->ptr);
+        const size_t zero_to = layout.bytes();
+        // Each counting block's hot slot and count, for the grouping block of the same number.
+        const size_t block_hot_at = layout.add((record_threads + kThreads - 1) / kThreads, 8);
+        const size_t ends_at = layout.add(slots, 4);
+        const size_t grouped_at = layout.add(t.plan.capacity, 8);
+        const Memory buffers = allocate(t.plan, layout.bytes());
+        char* base = static_cast<char*>(buffers->ptr);
+        detail::zero_bytes(base, Device::cuda(ordinal_), zero_to);
         void* counts_ptr = base + counts_at;
-        void* ends_ptr = ends->ptr;
-        void* grouped_ptr = grouped->ptr;
+        void* ends_ptr = base + ends_at;
+        void* grouped_ptr = base + grouped_at;
         void* long_words = base + words_at;
         void* long_flags = base + flags_at;
         void* long_done = base + done_at;
+        void* block_hot = base + block_hot_at;
         const cu::StatusTicket ticket = status_word(t, true);
         wf::u64* report = ticket.word();
-        void* count_params[] = {&t.value, &counts_ptr, &report};
-        const int64_t wave = static_cast<int64_t>(cu::context(ordinal_).sm_count) * 2048;
-        const int64_t record_threads = std::min<int64_t>(t.plan.capacity, wave);
+        void* count_params[] = {&t.value, &counts_ptr, &report, &block_hot};
         launch("det_count_records", record_threads, count_params);
         cu::scan(ordinal_, DType::Int32, counts_ptr, ends_ptr, slots, true);
-        void* group_params[] = {&t.value, &counts_ptr, &ends_ptr, &grouped_ptr};
+        void* group_params[] = {&t.value, &counts_ptr, &ends_ptr, &grouped_ptr, &block_hot};
         launch("det_group_records", record_threads, group_params);
         void* reduce_params[] = {&t.value, &ends_ptr, &grouped_ptr};
         launch(resolve_kernel(t, "det_reduce_records").c_str(), slots * 32, reduce_params);

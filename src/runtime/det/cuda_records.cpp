@@ -91,7 +91,9 @@ __device__ long long record_index(const wf::DetTarget& t, const Regions& r, long
 
 // The lanes of a warp with the same slot (a hot element's records lie side by side) act once,
 // through their lowest lane; and the first slot a warp's leader brings to its block is the
-// block's hot slot, counted in shared memory and added to the global count once per block.
+// block's hot slot, counted in shared memory for all the block's records and added to the global
+// count once per block (a hot element's count would otherwise take an atomic on one word per
+// block and tile).
 constexpr unsigned kNoSlot = 0xffffffffu;  // no slot is this large (slots are below 2^32 - 1)
 
 struct Peers {
@@ -113,11 +115,18 @@ __device__ bool claims_hot(unsigned* hot_slot, wf::u32 slot) {
     return seen == kNoSlot || seen == slot;
 }
 
+// A block's hot slot and its records there, left by the counting kernel for the grouping kernel,
+// which runs the same grid over the same tiles (so the block meets the same records).
+struct BlockHot {
+    unsigned slot;
+    int count;
+};
+
 // Records strategy, step 1: records per slot. An overflow (of any region) leaves the records
 // emitted in the target's status word, and the target unchanged. The grid is at most one wave
 // whatever the capacity, its threads striding over the records emitted: the work follows the
 // count on the device, not the capacity planned on the host.
-__device__ void count_records(wf::DetTarget t, int* counts, wf::u64* report) {
+__device__ void count_records(wf::DetTarget t, int* counts, wf::u64* report, BlockHot* block_hot) {
     __shared__ Regions regions;
     __shared__ unsigned hot_slot;
     __shared__ int hot_count;
@@ -130,74 +139,58 @@ __device__ void count_records(wf::DetTarget t, int* counts, wf::u64* report) {
         if (regions.overflowed) atomicMax(report, regions.total);
     }
     if (regions.overflowed) return;
+    if (threadIdx.x == 0) {
+        hot_slot = kNoSlot;
+        hot_count = 0;
+    }
+    __syncthreads();
     const long long stride = static_cast<long long>(gridDim.x) * blockDim.x;
-    // Tiles of one block-width: the bound is the same for every thread of the block, so all of
-    // them reach each __syncthreads.
-    for (long long tile = static_cast<long long>(blockIdx.x) * blockDim.x; tile < n; tile += stride) {
-        if (threadIdx.x == 0) {
-            hot_slot = kNoSlot;
-            hot_count = 0;
+    for (long long r = static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x; r < n; r += stride) {
+        const wf::u32 slot = t.record_slots[record_index(t, regions, r)];
+        const Peers p = peers_of(slot);
+        if (p.leads()) {
+            if (claims_hot(&hot_slot, slot))
+                atomicAdd(&hot_count, __popc(p.mask));
+            else
+                atomicAdd(counts + slot, __popc(p.mask));
         }
-        __syncthreads();
-        const long long r = tile + threadIdx.x;
-        if (r < n) {
-            const wf::u32 slot = t.record_slots[record_index(t, regions, r)];
-            const Peers p = peers_of(slot);
-            if (p.leads()) {
-                if (claims_hot(&hot_slot, slot))
-                    atomicAdd(&hot_count, __popc(p.mask));
-                else
-                    atomicAdd(counts + slot, __popc(p.mask));
-            }
-        }
-        __syncthreads();
-        if (threadIdx.x == 0 && hot_count != 0) atomicAdd(counts + hot_slot, hot_count);
+    }
+    __syncthreads();
+    if (threadIdx.x == 0) {
+        if (hot_count != 0) atomicAdd(counts + hot_slot, hot_count);
+        block_hot[blockIdx.x] = BlockHot{hot_slot, hot_count};
     }
 }
 
 // Step 3 (after an inclusive scan of the counts into `ends`): group the records by slot, each
-// taking a place from its slot's remaining count. The order inside a slot's group does not
+// taking a place from its slot's remaining count; the block's hot slot's records take places
+// from the block's own run of them, reserved once. The order inside a slot's group does not
 // matter: the reduction is exact.
-__device__ void group_records(wf::DetTarget t, int* counts, const int* ends, wf::u64* grouped) {
+__device__ void group_records(wf::DetTarget t, int* counts, const int* ends, wf::u64* grouped,
+                              const BlockHot* block_hot) {
     __shared__ Regions regions;
-    __shared__ unsigned hot_slot;
-    __shared__ int hot_count;
     __shared__ int hot_before;  // the hot slot's remaining count before the block took its places
+    __shared__ int hot_taken;   // the block's hot places taken so far
     load_regions(t, regions);
     if (regions.overflowed) return;
+    const BlockHot hot = block_hot[blockIdx.x];
+    if (threadIdx.x == 0) {
+        hot_before = hot.count != 0 ? atomicSub(counts + hot.slot, hot.count) : 0;
+        hot_taken = 0;
+    }
+    __syncthreads();
     const long long n = regions.end[regions.count - 1];
     const long long stride = static_cast<long long>(gridDim.x) * blockDim.x;
-    for (long long tile = static_cast<long long>(blockIdx.x) * blockDim.x; tile < n; tile += stride) {
-        if (threadIdx.x == 0) {
-            hot_slot = kNoSlot;
-            hot_count = 0;
-        }
-        __syncthreads();
-        const long long r = tile + threadIdx.x;
-        const bool live = r < n;
-        const long long at_record = live ? record_index(t, regions, r) : 0;
-        wf::u32 slot = 0;
-        Peers p{0, 0, 0};
-        int offset = 0;  // within the block's places (hot), or the slot's count before the warp's
-        int hot = 0;
-        if (live) {
-            slot = t.record_slots[at_record];
-            p = peers_of(slot);
-            if (p.leads()) {
-                hot = claims_hot(&hot_slot, slot) ? 1 : 0;
-                offset = hot ? atomicAdd(&hot_count, __popc(p.mask)) : atomicSub(counts + slot, __popc(p.mask));
-            }
-            hot = __shfl_sync(p.mask, hot, p.leader);
-            offset = __shfl_sync(p.mask, offset, p.leader);
-        }
-        __syncthreads();
-        if (threadIdx.x == 0 && hot_count != 0) hot_before = atomicSub(counts + hot_slot, hot_count);
-        __syncthreads();
-        if (live) {
-            const int at = hot ? ends[slot] - hot_before + offset + p.rank : ends[slot] - offset + p.rank;
-            grouped[at] = t.records[at_record];
-        }
-        __syncthreads();  // hot_before is read before the next tile's block sets it
+    for (long long r = static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x; r < n; r += stride) {
+        const long long at_record = record_index(t, regions, r);
+        const wf::u32 slot = t.record_slots[at_record];
+        const Peers p = peers_of(slot);
+        const bool is_hot = slot == hot.slot;
+        int offset = 0;  // within the block's hot places, or the slot's count before the warp's
+        if (p.leads()) offset = is_hot ? atomicAdd(&hot_taken, __popc(p.mask)) : atomicSub(counts + slot, __popc(p.mask));
+        offset = __shfl_sync(p.mask, offset, p.leader);
+        const int at = is_hot ? ends[slot] - hot_before + offset + p.rank : ends[slot] - offset + p.rank;
+        grouped[at] = t.records[at_record];
     }
 }
 
@@ -395,11 +388,12 @@ __device__ void reduce_records(wf::DetTarget t, const int* ends, const wf::u64* 
 
 using namespace wf_records;
 
-extern "C" __global__ void det_count_records(wf::DetTarget t, int* counts, wf::u64* report) {
-    count_records(t, counts, report);
+extern "C" __global__ void det_count_records(wf::DetTarget t, int* counts, wf::u64* report, BlockHot* block_hot) {
+    count_records(t, counts, report, block_hot);
 }
-extern "C" __global__ void det_group_records(wf::DetTarget t, int* counts, const int* ends, wf::u64* grouped) {
-    group_records(t, counts, ends, grouped);
+extern "C" __global__ void det_group_records(wf::DetTarget t, int* counts, const int* ends, wf::u64* grouped,
+                                             const BlockHot* block_hot) {
+    group_records(t, counts, ends, grouped, block_hot);
 }
 #define WEFT_RECORDS(SUFFIX, T)                                                                             \
     extern "C" __global__ void det_sum_long_records_##SUFFIX(wf::DetTarget t, const int* ends,             \
