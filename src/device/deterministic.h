@@ -601,6 +601,28 @@ WEFT_FUNC void compact_contribute(CompactCell* cell, const DetTarget* t, i64 slo
         compact_add(cell, t, slot, Split<float>{s.negative, s.significand, s.position}, carrying);
 }
 
+// Appends (slot, value bits) to a records target: in the region of the thread where the target
+// has regions (a thread past the last region's threads, which the runtime never launches, would
+// count against the last region and be reported as an overflow). Out of line on a GPU: inline,
+// the regions took two registers from every kernel that accumulates, whatever its strategy.
+WEFT_COLD void append_record(i64 thread, DetTarget* t, i64 slot, u64 bits) {
+    u64* cursor = t->cursor;
+    i64 first = 0;
+    i64 room = t->capacity;
+    if (t->regions > 1) {
+        i64 region = thread >> t->region_shift;
+        if (region >= t->regions) region = t->regions - 1;
+        cursor += region * kCursorStride;
+        first = region * t->region_records;
+        room = t->capacity - first < t->region_records ? t->capacity - first : t->region_records;
+    }
+    const u64 at = take_record(cursor);
+    if (at < static_cast<u64>(room)) {
+        t->record_slots[first + static_cast<i64>(at)] = static_cast<u32>(slot);
+        t->records[first + static_cast<i64>(at)] = bits;
+    }
+}
+
 // Adds `v` (already negated for a subtraction, and in its state type) to slot `slot` of `t`.
 template <class T>
 WEFT_FUNC void det_add_to_slot(Ctx& ctx, DetTarget* t, i64 slot, T v) {
@@ -611,11 +633,7 @@ WEFT_FUNC void det_add_to_slot(Ctx& ctx, DetTarget* t, i64 slot, T v) {
         return;
     }
     if (t->records) {
-        const u64 at = take_record(t->cursor);
-        if (at < static_cast<u64>(t->capacity)) {
-            t->record_slots[at] = static_cast<u32>(slot);
-            t->records[at] = static_cast<u64>(bit_cast<typename Format<T>::Bits>(v));
-        }
+        append_record(ctx.thread, t, slot, static_cast<u64>(bit_cast<typename Format<T>::Bits>(v)));
         return;
     }
     const u32 flag = special_flag(v);
