@@ -71,7 +71,40 @@ CudaModule::~CudaModule() {
 
 void CudaModule::launch(size_t function, const LaunchGrid& grid, void* const* args,
                         const Options& options) const {
-    context(ordinal_);
+    launch_with(function, grid, args, options, nullptr);
+}
+
+bool CudaModule::launch_resolving(size_t function, const LaunchGrid& grid, void* const* args,
+                                  const Options& options, const wf::InKernelResolve& resolve) const {
+    if (!generated_.resolves_in_kernel[function] || !context(ordinal_).cooperative) return false;
+    return launch_with(function, grid, args, options, &resolve);
+}
+
+int CudaModule::resident_blocks(size_t function, int block) const {
+    const int f = static_cast<int>(function);
+    std::lock_guard lock(occupancy_mutex_);
+    for (const auto& [at, threads, blocks] : occupancy_)
+        if (at == f && threads == block) return blocks;
+    int blocks = 0;
+    check(
+        require_driver().cuOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, functions_[function], block, 0),
+        "cuOccupancyMaxActiveBlocksPerMultiprocessor");
+    occupancy_.push_back({f, block, blocks});
+    return blocks;
+}
+
+bool CudaModule::launch_with(size_t function, const LaunchGrid& grid, void* const* args,
+                             const Options& options, const wf::InKernelResolve* resolve) const {
+    const DeviceContext& c = context(ordinal_);
+    const auto block = static_cast<unsigned>(options.block_dim);
+    // Kernels loop over their threads (see codegen's cuda_entry): two waves of full occupancy; a
+    // kernel resolving its sums waits for all its blocks, so they must all be resident: at most
+    // one wave of this kernel's occupancy (the driver refuses a larger cooperative grid).
+    int64_t most = static_cast<int64_t>(c.sm_count) * (2048 / block) * 2;
+    if (resolve) {
+        most = static_cast<int64_t>(c.sm_count) * resident_blocks(function, static_cast<int>(block));
+        if (most == 0) return false;
+    }
     const auto stream = current_stream(ordinal_);
     const Driver& d = require_driver();
 
@@ -90,6 +123,7 @@ void CudaModule::launch(size_t function, const LaunchGrid& grid, void* const* ar
             });
     }
     LaunchRecord record = launch_record(grid, fault.fault());
+    if (resolve) record.resolve = *resolve;
     void* params[64];
     const size_t count = generated_.params[function];
     if (count + 1 > std::size(params))
@@ -97,19 +131,24 @@ void CudaModule::launch(size_t function, const LaunchGrid& grid, void* const* ar
     for (size_t i = 0; i < count; ++i) params[i] = args[i];
     params[count] = &record;
 
-    const auto block = static_cast<unsigned>(options.block_dim);
-    // Kernels loop over their threads (see codegen's cuda_entry): two waves of full occupancy.
-    const int64_t waves = static_cast<int64_t>(context(ordinal_).sm_count) * (2048 / block) * 2;
-    const auto blocks = static_cast<unsigned>(std::min<int64_t>((record.total + block - 1) / block, waves));
-    check(
-        d.cuLaunchKernel(functions_[function], blocks, 1, 1, block, 1, 1, 0, stream->stream, params, nullptr),
-        ("launching kernel '" + function_names_[function] + "'").c_str());
+    const auto blocks = static_cast<unsigned>(std::min<int64_t>((record.total + block - 1) / block, most));
+    if (resolve) {
+        // Refused (a grid the driver cannot keep resident): the caller launches it plainly.
+        if (d.cuLaunchCooperativeKernel(functions_[function], blocks, 1, 1, block, 1, 1, 0, stream->stream,
+                                        params) != CUDA_SUCCESS)
+            return false;
+    } else {
+        check(d.cuLaunchKernel(functions_[function], blocks, 1, 1, block, 1, 1, 0, stream->stream, params,
+                               nullptr),
+              ("launching kernel '" + function_names_[function] + "'").c_str());
+    }
     note_launch(*stream, function_names_[function]);
 
     if ((options.bounds_check || options.debug) && !captured) {
         fault = {};  // queued: the synchronization may read it
         synchronize(*stream);
     }
+    return true;
 }
 
 }  // namespace weft::runtime::cuda
