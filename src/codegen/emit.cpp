@@ -662,7 +662,6 @@ Generated emit(const ir::Program& program, const plan::ProgramPlan& plan, const 
         else
             cpu_entry(s, program, entry, i, g.entries.back(), options);
     }
-
     for (const auto& fn : program.functions) g.params.push_back(fn->params.size());
     g.prints = functions_that_print(program);
     g.source = s.str();

@@ -231,7 +231,8 @@ void state_allocation_failed(const TargetPlan& plan, const std::string& why, con
 
 int64_t workspace_bytes(const TargetPlan& p) {
     const int64_t n = p.slots.count;
-    int64_t bytes = static_cast<int64_t>(sizeof(wf::DetTarget)) + ((p.records || p.carrying) ? 8 : 0);
+    // The published state, the grid barrier's word (docs/design/0024), and a cursor.
+    int64_t bytes = static_cast<int64_t>(sizeof(wf::DetTarget)) + 4 + ((p.records || p.carrying) ? 8 : 0);
     if (p.records) return bytes + 12 * p.capacity + 8 * n + 8 * p.capacity;  // + counts, ends, grouped
     if (p.compact) return bytes + (static_cast<int64_t>(sizeof(wf::CompactCell)) + 8 * wf::kSpillWords) * n;
     if (p.target.family != detail::AtomicOp::Add) return bytes + 8 * n;

@@ -611,7 +611,9 @@ private:
         return allocate(p, state_bytes(p, count, size, site_));
     }
     void zero(const Memory& m) const { detail::zero_bytes(m->ptr, Device::cuda(ordinal_), m->bytes); }
+    // On stream `on`, or on the current stream when it is null.
     void zero(void* p, size_t bytes, cu::CUstream on) const {
+        if (!on) return detail::zero_bytes(p, Device::cuda(ordinal_), bytes);
         cu::check(cu::require_driver().cuMemsetD8Async(reinterpret_cast<cu::CUdeviceptr>(p), 0, bytes, on),
                   "memset");
     }
@@ -674,7 +676,7 @@ private:
         const bool once = captured && self_cleaning(p) && t.memory->captured;
         std::optional<cu::UnsafeCallsAllowed> unsafe;
         if (once) unsafe.emplace();
-        const cu::CUstream on = once ? side_stream(ordinal_) : stream.stream;
+        const cu::CUstream on = once ? side_stream(ordinal_) : nullptr;  // null: the launch's stream
         void* state_ptr = t.state;
         void* barrier_ptr = t.barrier;
         if (p.compact) {
