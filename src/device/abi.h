@@ -42,6 +42,7 @@ constexpr int kResolveTargets = 4;
 struct InKernelResolve {
     DetTarget* targets[kResolveTargets];
     u32* barrier;  // the grid barrier's word (0 before the first use); null: no resolve in the kernel
+    i64 slots;     // the most slots of one target: the grid covers them (launches of few threads)
 };
 
 // What every kernel entry receives besides its arguments.

@@ -47,10 +47,11 @@ struct Shape {
     int outputs;
 };
 
-// Both strategies the kernel resolves itself, at the benchmark's shapes: one hot element, as many
-// outputs as writes, many writes into fewer outputs.
+// Both strategies the kernel resolves itself, at the benchmark's shapes (one hot element, as many
+// outputs as writes, many writes into fewer outputs) and few writes into many outputs (a grid
+// sized by the slots, not the threads).
 const DeterministicStrategy kStrategies[] = {DeterministicStrategy::Compact, DeterministicStrategy::Exact};
-const Shape kShapes[] = {{1024, 1}, {65536, 65536}, {1 << 20, 65536}};
+const Shape kShapes[] = {{1024, 1}, {65536, 65536}, {1 << 20, 65536}, {4096, 1 << 20}};
 
 // A direct launch resolves in its kernel (the second one into a target, whose state is cached,
 // is that one kernel alone) and gives the CPU's bits, launch after launch.

@@ -131,7 +131,9 @@ bool CudaModule::launch_with(size_t function, const LaunchGrid& grid, void* cons
     for (size_t i = 0; i < count; ++i) params[i] = args[i];
     params[count] = &record;
 
-    const auto blocks = static_cast<unsigned>(std::min<int64_t>((record.total + block - 1) / block, most));
+    // A kernel resolving its sums has a thread for each slot too, up to the wave.
+    const int64_t work = resolve ? std::max(record.total, resolve->slots) : record.total;
+    const auto blocks = static_cast<unsigned>(std::min<int64_t>((work + block - 1) / block, most));
     if (resolve) {
         // Refused (a grid the driver cannot keep resident): the caller launches it plainly.
         if (d.cuLaunchCooperativeKernel(functions_[function], blocks, 1, 1, block, 1, 1, 0, stream->stream,
