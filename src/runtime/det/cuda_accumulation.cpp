@@ -546,7 +546,8 @@ public:
         for (size_t i = 0; i < shared_with_.size(); ++i)
             if (shared_with_[i] < 0) in_kernel_->targets[i] = targets_[owner_index_[i]].state;
         in_kernel_->barrier = targets_.front().barrier;
-        for (const Target& t : targets_) in_kernel_->slots = std::max(in_kernel_->slots, t.plan.slots.count);
+        for (const Target& t : targets_)
+            in_kernel_->slots = std::max<wf::i64>(in_kernel_->slots, t.plan.slots.count);
     }
 
     void* state(size_t i) const override { return targets_[owner_index_[i]].state; }
