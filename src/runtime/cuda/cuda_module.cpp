@@ -77,6 +77,9 @@ void CudaModule::launch(size_t function, const LaunchGrid& grid, void* const* ar
 bool CudaModule::launch_resolving(size_t function, const LaunchGrid& grid, void* const* args,
                                   const Options& options, const wf::InKernelResolve& resolve) const {
     if (!generated_.resolves_in_kernel[function] || !context(ordinal_).cooperative) return false;
+    // Drivers before CUDA 12.6 refuse cooperative kernels in conditional bodies: on those, captured
+    // launches resolve apart.
+    if (require_driver().version < 12060 && capturing(*current_stream(ordinal_))) return false;
     return launch_with(function, grid, args, options, &resolve);
 }
 
