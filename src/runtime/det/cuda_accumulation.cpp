@@ -557,13 +557,12 @@ public:
 
     void resolve() override {
         for (Target& t : targets_) {
-            if (resolved_in_kernel_)
-                ;  // the kernel resolved it and left its state clean
-            else if (t.plan.records)
+            // (A kernel that resolved its targets left their state clean.)
+            if (!resolved_in_kernel_ && t.plan.records)
                 resolve_records(t);
-            else if (t.plan.compact)
+            else if (!resolved_in_kernel_ && t.plan.compact)
                 resolve_compact(t);
-            else
+            else if (!resolved_in_kernel_)
                 resolve_exact(t);
             if (t.cache_key) state_cache().put(*t.cache_key, {t.memory, t.value, t.state, t.barrier});
         }
