@@ -582,8 +582,10 @@ void cpu_entry(std::ostringstream& s, const ir::Program& p, const Entry& e, size
 // A grid-stride loop: the runtime launches at most a couple of waves of blocks, so block
 // start-up is paid once per resident block rather than once per 256 threads, and each block's
 // private accumulator is flushed once. Every thread of a block reaches the end of the entry.
+// The resolving entry (`resolving`) is the same, then a grid barrier and the resolve of the
+// kernel's sums (src/device/grid.h).
 void cuda_entry(std::ostringstream& s, const ir::Program& p, const Entry& e, size_t index,
-                const std::string& symbol) {
+                const std::string& symbol, bool resolving) {
     const ir::Function& fn = *p.functions[index];
     s << "extern \"C\" __global__ void " << symbol << "(";
     std::string call = "f" + std::to_string(index) + "_" + identifier(fn.name) + "(ctx";
@@ -605,7 +607,7 @@ void cuda_entry(std::ostringstream& s, const ir::Program& p, const Entry& e, siz
       << "        " << call << ");\n"
       << reservations_end(e, "        ") << "    }\n";
     if (det) s << "    wf::block_private_end(block_private);\n";
-    if (e.resolves_in_kernel()) {
+    if (resolving) {
         s << "    if (launch.resolve.barrier) {\n        wf::grid_barrier(launch.resolve.barrier);\n";
         for (size_t i = 0; i < e.kernel.det_targets.size(); ++i)
             s << "        wf::resolve_in_kernel<" << c_type(e.kernel.det_targets[i].dtype)
@@ -648,19 +650,24 @@ Generated emit(const ir::Program& program, const plan::ProgramPlan& plan, const 
     for (size_t i = 0; i < program.functions.size(); ++i) {
         if (!program.functions[i]->is_kernel) {
             g.entries.emplace_back();
-            g.resolves_in_kernel.push_back(false);
+            g.resolving_entries.emplace_back();
             continue;
         }
         g.entries.push_back("weft_kernel_" + std::to_string(i));
         const plan::KernelPlan* kernel = plan.entry(static_cast<uint32_t>(i));
         WEFT_INTERNAL_CHECK(kernel, "codegen", "kernel '" + program.functions[i]->name + "' has a plan");
         const Entry entry{*kernel, plan.functions[i].variant == plan::Variant::Counting};
-        g.resolves_in_kernel.push_back(options.dialect == Dialect::Cuda && entry.resolves_in_kernel());
+        const bool resolving = options.dialect == Dialect::Cuda && entry.resolves_in_kernel();
+        g.resolving_entries.push_back(resolving ? g.entries.back() + "_resolving" : "");
         s << "\n";
         if (options.dialect == Dialect::Cuda)
-            cuda_entry(s, program, entry, i, g.entries.back());
+            cuda_entry(s, program, entry, i, g.entries.back(), false);
         else
             cpu_entry(s, program, entry, i, g.entries.back(), options);
+        if (resolving) {
+            s << "\n";
+            cuda_entry(s, program, entry, i, g.resolving_entries.back(), true);
+        }
     }
     for (const auto& fn : program.functions) g.params.push_back(fn->params.size());
     g.prints = functions_that_print(program);

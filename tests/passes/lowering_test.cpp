@@ -325,13 +325,18 @@ TEST(Codegen, AGpuEntryOfFloatSumsCanResolveThemInTheKernel) {
     const weft::transforms::Lowered sums = weft::transforms::lower(accumulating(), run_to_run);
     const weft::codegen::Generated gpu =
         weft::codegen::emit(sums.program, sums.plan, {.dialect = weft::codegen::Dialect::Cuda});
-    ASSERT_EQ(gpu.resolves_in_kernel.size(), sums.program.functions.size());
-    EXPECT_TRUE(gpu.resolves_in_kernel[0]);
-    EXPECT_NE(gpu.source.find("wf::grid_barrier(launch.resolve.barrier);"), std::string::npos) << gpu.source;
+    ASSERT_EQ(gpu.resolving_entries.size(), sums.program.functions.size());
+    EXPECT_EQ(gpu.resolving_entries[0], "weft_kernel_0_resolving");
+    // The plain entry comes first and has no barrier (its registers stay the loop's).
+    const size_t plain = gpu.source.find("void weft_kernel_0(");
+    const size_t resolving = gpu.source.find("void weft_kernel_0_resolving(");
+    ASSERT_NE(resolving, std::string::npos) << gpu.source;
+    EXPECT_LT(plain, resolving) << gpu.source;
+    EXPECT_GT(gpu.source.find("wf::grid_barrier(launch.resolve.barrier);"), resolving) << gpu.source;
     EXPECT_NE(gpu.source.find("wf::resolve_in_kernel<float>(launch.resolve.targets[0]);"), std::string::npos)
         << gpu.source;
     const weft::codegen::Generated cpu = weft::codegen::emit(sums.program, sums.plan, {});
-    EXPECT_FALSE(cpu.resolves_in_kernel[0]);
+    EXPECT_EQ(cpu.resolving_entries[0], "");
     EXPECT_EQ(cpu.source.find("grid_barrier"), std::string::npos) << cpu.source;
 
     Program p = weft::test::program_named("minimum");
@@ -343,7 +348,7 @@ TEST(Codegen, AGpuEntryOfFloatSumsCanResolveThemInTheKernel) {
     const weft::transforms::Lowered mixed = weft::transforms::lower(std::move(p), run_to_run);
     const weft::codegen::Generated min_gpu =
         weft::codegen::emit(mixed.program, mixed.plan, {.dialect = weft::codegen::Dialect::Cuda});
-    EXPECT_FALSE(min_gpu.resolves_in_kernel[0]);
+    EXPECT_EQ(min_gpu.resolving_entries[0], "");
     EXPECT_EQ(min_gpu.source.find("grid_barrier"), std::string::npos) << min_gpu.source;
 }
 

@@ -530,7 +530,9 @@ public:
         : ordinal_(ordinal), site_(site) {
         const auto stream = cu::current_stream(ordinal_);
         const bool captured = cu::capturing(*stream);
-        bool in_kernel = plans.size() <= size_t{wf::kResolveTargets};
+        // Direct launches only: in a graph the barrier costs about what the resolve's node does,
+        // and a cooperative kernel could not be in a conditional body before CUDA 12.6.
+        bool in_kernel = !captured && plans.size() <= size_t{wf::kResolveTargets};
         for (TargetPlan& p : plans) {
             shared_with_.push_back(p.shared_with);
             if (p.shared_with >= 0) {
