@@ -652,7 +652,6 @@ private:
         Layout layout(p, site_);
         const size_t state_at = layout.add(1, sizeof(wf::DetTarget));
         const size_t zero_from = layout.bytes();
-        const size_t barrier_at = layout.add(1, 4);
         const size_t cursor_at = cursor ? layout.add(1, 8) : 0;
         size_t words_at = 0, flags_at = 0, records_at = 0, record_slots_at = 0, cells_at = 0, spill_at = 0;
         int64_t n = 0;
@@ -667,6 +666,7 @@ private:
             words_at = layout.add(__builtin_mul_overflow(m.count, per_slot, &n) ? -1 : n, 8);
             if (add) flags_at = layout.add(m.count, 4);
         }
+        const size_t barrier_at = layout.add(1, 4);  // (zeroed with the digits, or by the publish)
         const size_t zero_to = layout.bytes();
         t.memory = allocate(p, layout.bytes());
         char* base = static_cast<char*>(t.memory->ptr);
@@ -688,29 +688,36 @@ private:
             t.value.cells = reinterpret_cast<wf::CompactCell*>(base + cells_at);
             t.value.spill = reinterpret_cast<wf::i64*>(base + spill_at);
             void* params[] = {&state_ptr, &t.value, &barrier_ptr};
-            launch("det_publish_compact", m.count, params, on);
-        } else {
-            if (p.records) {
-                t.value.records = reinterpret_cast<wf::u64*>(base + records_at);
-                t.value.record_slots = reinterpret_cast<wf::u32*>(base + record_slots_at);
-                t.value.capacity = p.capacity;
-                zero(base + cursor_at, 8, on);
-            } else {
-                t.value.words = reinterpret_cast<wf::i64*>(base + words_at);
-                if (add) {  // the barrier, cursor, digit words and flags: one memset
-                    t.value.flags = reinterpret_cast<wf::u32*>(base + flags_at);
-                    zero(base + zero_from, zero_to - zero_from, on);
-                }
-            }
-            int keys = !add ? 1 : 0;
-            int is_max = p.target.family == detail::AtomicOp::Max ? 1 : 0;
-            void* params[] = {&state_ptr, &t.value, &keys, &is_max};
-            launch(f32_state(t) ? "det_publish_f32" : "det_publish_f64", keys ? m.count : 1, params, on);
+            launch("det_publish_compact", m.count, params, kThreads, on);
+            if (once) wait(on);
+            return t;
         }
-        if (once)
-            cu::check(cu::require_driver().cuStreamSynchronize(on),
-                      "initialising deterministic state for a graph");
+        if (p.records) {
+            t.value.records = reinterpret_cast<wf::u64*>(base + records_at);
+            t.value.record_slots = reinterpret_cast<wf::u32*>(base + record_slots_at);
+            t.value.capacity = p.capacity;
+            detail::zero_bytes(base + cursor_at, Device::cuda(ordinal_), 8);
+        } else {
+            t.value.words = reinterpret_cast<wf::i64*>(base + words_at);
+            if (add) {  // the barrier, cursor, digit words and flags: one memset
+                t.value.flags = reinterpret_cast<wf::u32*>(base + flags_at);
+                zero(base + zero_from, zero_to - zero_from, on);
+            }
+        }
+        int keys = !add ? 1 : 0;
+        int is_max = p.target.family == detail::AtomicOp::Max ? 1 : 0;
+        void* params[] = {&state_ptr, &t.value, &keys, &is_max};
+        launch(f32_state(t) ? "det_publish_f32" : "det_publish_f64", keys ? m.count : 1, params, kThreads,
+               on);
+        if (once) wait(on);
         return t;
+    }
+
+    // Waits for the initialisation of a captured target's state on `side` (a stream no capture
+    // records).
+    static void wait(cu::CUstream side) {
+        cu::check(cu::require_driver().cuStreamSynchronize(side),
+                  "initialising deterministic state for a graph");
     }
 
     void resolve_compact(Target& t) const {
@@ -788,13 +795,16 @@ private:
         launch(resolve_kernel(t, "det_resolve_long_records").c_str(), chunks, long_params);
     }
 
-    // Queues library kernel `name` on `on` (the current stream when null); a kernel on the
-    // current stream is noted for the reports of its asynchronous failures.
-    void launch(const char* name, int64_t threads, void** params, cu::CUstream on = nullptr) const {
+    // Queues library kernel `name` over `threads` threads, `block` a block, on `on` (the current
+    // stream when null); a kernel on the current stream is noted for the reports of its
+    // asynchronous failures.
+    void launch(const char* name, int64_t threads, void** params, int block = kThreads,
+                cu::CUstream on = nullptr) const {
         const cu::CUfunction f = function(ordinal_, name);
         const auto stream = on ? nullptr : cu::current_stream(ordinal_);
-        const auto blocks = static_cast<unsigned>((threads + kThreads - 1) / kThreads);
-        cu::check(cu::require_driver().cuLaunchKernel(f, blocks == 0 ? 1 : blocks, 1, 1, kThreads, 1, 1, 0,
+        const auto blocks = static_cast<unsigned>((threads + block - 1) / block);
+        cu::check(cu::require_driver().cuLaunchKernel(f, blocks == 0 ? 1 : blocks, 1, 1,
+                                                      static_cast<unsigned>(block), 1, 1, 0,
                                                       on ? on : stream->stream, params, nullptr),
                   name);
         if (stream) cu::note_launch(*stream, site_.kernel + " (deterministic " + name + ")");
