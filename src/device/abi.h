@@ -34,6 +34,17 @@ struct Error {
     i64 extent;
 };
 
+// A launch whose kernel resolves its deterministic sums itself (src/device/grid.h): after its
+// threads' loop, the blocks of its grid (all resident at once: a cooperative launch) meet at a
+// barrier and resolve the targets' slots. Target i of the kernel's plan resolves into its array
+// when targets[i] is set (null: another target owns its state, or the runtime resolves it).
+constexpr int kResolveTargets = 4;
+struct InKernelResolve {
+    DetTarget* targets[kResolveTargets];
+    u32* barrier;  // the grid barrier's word (0 before the first use); null: no resolve in the kernel
+    i64 slots;     // the most slots of one target: the grid covers them (launches of few threads)
+};
+
 // What every kernel entry receives besides its arguments.
 struct Launch {
     i64 dims[4];
@@ -41,6 +52,7 @@ struct Launch {
     i32 ndim;
     i32 pad;
     Error* error;  // null unless bounds checking is on
+    InKernelResolve resolve;
 };
 
 // A slot of the compact strategy (src/device/deterministic.h): a window of the exact sum in

@@ -11,7 +11,8 @@
 
 namespace wf {
 struct DetTarget;
-}
+struct InKernelResolve;
+}  // namespace wf
 
 namespace weft::runtime::det {
 
@@ -125,6 +126,11 @@ public:
     virtual void* state(size_t i) const = 0;
     // Applies the accumulated contributions to the target arrays.
     virtual void resolve() = 0;
+    // What the kernel needs to resolve every target itself (docs/design/0024), or null where the
+    // targets' strategies do not allow it (resolve() then does it).
+    virtual const wf::InKernelResolve* in_kernel() const { return nullptr; }
+    // The kernel was launched resolving every target (in_kernel()): resolve() queues nothing.
+    virtual void resolved_in_kernel() {}
 };
 
 }  // namespace weft::runtime::det

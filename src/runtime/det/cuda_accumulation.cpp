@@ -3,6 +3,7 @@
 #include "runtime/det/cuda_accumulation.hpp"
 
 #include <algorithm>
+#include <cstring>
 #include <map>
 #include <mutex>
 #include <optional>
@@ -11,6 +12,7 @@
 #include "codegen/generated.hpp"
 #include "device/abi.h"
 #include "runtime/cuda/context.hpp"
+#include "runtime/cuda/cuda_graph.hpp"
 #include "runtime/cuda/library_module.hpp"
 #include "runtime/cuda/scan.hpp"
 #include "runtime/det/cuda_exact_f64.hpp"
@@ -77,12 +79,13 @@ __device__ void resolve_exact(wf::DetTarget t, int family, wf::u64* report, bool
 }
 
 // Compact: the cells zeroed (spill blocks are zeroed where a slot first spills), the state
-// published, and a carrying target's count of slots out of range cleared: one kernel, so one
-// node of a captured graph.
-__device__ void publish_compact(wf::DetTarget* state, wf::DetTarget t) {
+// published, its grid barrier word and a carrying target's count of slots out of range cleared:
+// one kernel, so one node of a captured graph.
+__device__ void publish_compact(wf::DetTarget* state, wf::DetTarget t, wf::u32* barrier) {
     const long long i = static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x;
     if (i == 0) {
         *state = t;
+        *barrier = 0;
         if (t.cursor) *t.cursor = 0;
     }
     if (i < t.count) t.cells[i] = wf::CompactCell{0, 0, 0};
@@ -115,7 +118,9 @@ extern "C" __global__ void det_publish_f64(wf::DetTarget* s, wf::DetTarget t, in
     publish_and_fill<double>(s, t, keys != 0, is_max != 0);
 }
 extern "C" __global__ void det_count_out_of_range(wf::DetTarget t) { count_out_of_range(t); }
-extern "C" __global__ void det_publish_compact(wf::DetTarget* s, wf::DetTarget t) { publish_compact(s, t); }
+extern "C" __global__ void det_publish_compact(wf::DetTarget* s, wf::DetTarget t, wf::u32* barrier) {
+    publish_compact(s, t, barrier);
+}
 extern "C" __global__ void det_count_compact_out_of_range(wf::DetTarget t) { count_compact_out_of_range(t); }
 extern "C" __global__ void det_resolve_compact_f32(wf::DetTarget t, wf::u64* report) {
     resolve_compact<float>(t, report);
@@ -170,11 +175,27 @@ struct Cached {
     Memory memory;
     wf::DetTarget value;
     wf::DetTarget* state;
+    wf::u32* barrier;
+};
+
+// What a cached state must match: the described target (its slot map, before any buffer is
+// set), its strategy and element type, its stream and device. Compared bytewise: a described
+// wf::DetTarget is value-initialised, so its bytes are its fields.
+struct CacheKey {
+    wf::DetTarget described;
+    const cu::StreamState* stream;
+    int ordinal;
+    bool compact;
+    DType dtype;
+    friend bool operator==(const CacheKey& a, const CacheKey& b) {
+        return std::memcmp(&a.described, &b.described, sizeof a.described) == 0 && a.stream == b.stream &&
+               a.ordinal == b.ordinal && a.compact == b.compact && a.dtype == b.dtype;
+    }
 };
 
 class StateCache {
 public:
-    std::optional<Cached> take(const std::string& key) {
+    std::optional<Cached> take(const CacheKey& key) {
         std::lock_guard lock(mutex_);
         for (auto it = entries_.begin(); it != entries_.end(); ++it) {
             if (it->first != key) continue;
@@ -186,11 +207,11 @@ public:
         return std::nullopt;
     }
     // Keeps the newest entries, at most kEntries of them and kBytes in all.
-    void put(std::string key, Cached c) {
+    void put(const CacheKey& key, Cached c) {
         std::lock_guard lock(mutex_);
         if (c.memory->bytes > kBytes) return;
         bytes_ += c.memory->bytes;
-        entries_.emplace_back(std::move(key), std::move(c));
+        entries_.emplace_back(key, std::move(c));
         while (entries_.size() > kEntries || bytes_ > kBytes) {
             bytes_ -= entries_.front().second.memory->bytes;
             entries_.erase(entries_.begin());
@@ -201,7 +222,7 @@ private:
     static constexpr size_t kEntries = 16;
     static constexpr size_t kBytes = size_t{256} << 20;
     std::mutex mutex_;
-    std::vector<std::pair<std::string, Cached>> entries_;  // oldest first
+    std::vector<std::pair<CacheKey, Cached>> entries_;  // oldest first
     size_t bytes_ = 0;
 };
 
@@ -211,48 +232,72 @@ StateCache& state_cache() {
     return *cache;
 }
 
-// What a cached state must match: the described target (its slot map, before any buffer is
-// set), its strategy and element type, its stream and device.
-std::string cache_key(const TargetPlan& p, const wf::DetTarget& described, const cu::StreamState& stream) {
-    std::string key(reinterpret_cast<const char*>(&described), sizeof described);
-    const void* s = &stream;
-    key.append(reinterpret_cast<const char*>(&s), sizeof s);
-    key +=
-        std::to_string(stream.ordinal) + (p.compact ? " compact " : " exact ") + dtype_name(p.target.dtype);
-    return key;
-}
-
 int family_code(detail::AtomicOp f) {
     return f == detail::AtomicOp::Add ? 0 : f == detail::AtomicOp::Min ? 1 : 2;
+}
+
+// Sums whose resolve leaves their state zeroed on every path (compact cells, exact words and
+// flags of the slots it read): not records, min/max or carrying sums, whose resolves may stop
+// before cleaning when a sum left the range. Their state can serve the next launch, or every
+// replay of a graph, without zeroing.
+bool self_cleaning(const TargetPlan& p) {
+    return p.target.family == detail::AtomicOp::Add && !p.records && !p.carrying;
+}
+
+// A stream of GPU `ordinal` that no capture records: a captured target's state is initialised
+// on it once, at capture (never destroyed, as the state cache).
+cu::CUstream side_stream(int ordinal) {
+    static std::mutex mutex;
+    static std::map<int, cu::CUstream> streams;
+    std::lock_guard lock(mutex);
+    cu::CUstream& s = streams[ordinal];
+    if (!s) cu::check(cu::require_driver().cuStreamCreate(&s, cu::CU_STREAM_NON_BLOCKING), "cuStreamCreate");
+    return s;
 }
 
 class CudaAccumulation final : public Accumulation {
 public:
     CudaAccumulation(int ordinal, std::vector<TargetPlan> plans, const LaunchSite& site)
         : ordinal_(ordinal), site_(site) {
+        const auto stream = cu::current_stream(ordinal_);
+        const bool captured = cu::capturing(*stream);
+        // Direct launches only: in a graph the barrier costs about what the resolve's node does,
+        // and a cooperative kernel could not be in a conditional body before CUDA 12.6.
+        bool in_kernel = !captured && plans.size() <= size_t{wf::kResolveTargets};
         for (TargetPlan& p : plans) {
             shared_with_.push_back(p.shared_with);
-            if (p.shared_with < 0) targets_.push_back(make_target(std::move(p)));
+            if (p.shared_with >= 0) {
+                owner_index_.push_back(owner_index_[static_cast<size_t>(p.shared_with)]);
+                continue;
+            }
+            in_kernel = in_kernel && self_cleaning(p) && p.target.dtype != DType::Float64;
+            targets_.push_back(make_target(std::move(p), *stream, captured));
             owner_index_.push_back(targets_.size() - 1);
         }
+        if (!in_kernel) return;
+        in_kernel_ = wf::InKernelResolve{};
+        for (size_t i = 0; i < shared_with_.size(); ++i)
+            if (shared_with_[i] < 0) in_kernel_->targets[i] = targets_[owner_index_[i]].state;
+        in_kernel_->barrier = targets_.front().barrier;
+        for (const Target& t : targets_)
+            in_kernel_->slots = std::max<wf::i64>(in_kernel_->slots, t.plan.slots.count);
     }
 
-    // Owners are created in order, so a sharer's owner is the owner's own target.
-    void* state(size_t i) const override {
-        const size_t at =
-            shared_with_[i] >= 0 ? owner_index_[static_cast<size_t>(shared_with_[i])] : owner_index_[i];
-        return targets_[at].state;
-    }
+    void* state(size_t i) const override { return targets_[owner_index_[i]].state; }
+
+    const wf::InKernelResolve* in_kernel() const override { return in_kernel_ ? &*in_kernel_ : nullptr; }
+    void resolved_in_kernel() override { resolved_in_kernel_ = true; }
 
     void resolve() override {
         for (Target& t : targets_) {
-            if (t.plan.records)
+            // (A kernel that resolved its targets left their state clean.)
+            if (!resolved_in_kernel_ && t.plan.records)
                 resolve_records(t);
-            else if (t.plan.compact)
+            else if (!resolved_in_kernel_ && t.plan.compact)
                 resolve_compact(t);
-            else
+            else if (!resolved_in_kernel_)
                 resolve_exact(t);
-            if (!t.cache_key.empty()) state_cache().put(std::move(t.cache_key), {t.memory, t.value, t.state});
+            if (t.cache_key) state_cache().put(*t.cache_key, {t.memory, t.value, t.state, t.barrier});
         }
         targets_.clear();  // freed in stream order, after the resolve kernels
     }
@@ -263,7 +308,8 @@ private:
         Memory memory;  // the state and every buffer its kernels write, in one allocation
         wf::DetTarget value{};
         wf::DetTarget* state = nullptr;
-        std::string cache_key;  // set when the state goes back to the cache after the resolve
+        wf::u32* barrier = nullptr;         // the grid barrier's word of a kernel resolving it (sums)
+        std::optional<CacheKey> cache_key;  // set when the state goes back to the cache after the resolve
     };
 
     // Where each buffer of a target lies in its one allocation (each 16-byte aligned). One
@@ -295,6 +341,12 @@ private:
             state_allocation_failed(p, e.message(), site_);
         }
     }
+    // On stream `on`, or on the current stream when it is null.
+    void zero(void* p, size_t bytes, cu::CUstream on) const {
+        if (!on) return detail::zero_bytes(p, Device::cuda(ordinal_), bytes);
+        cu::check(cu::require_driver().cuMemsetD8Async(reinterpret_cast<cu::CUdeviceptr>(p), 0, bytes, on),
+                  "memset");
+    }
     // Half-precision targets keep float32's state; only their resolve kernels are their own.
     bool f32_state(const Target& t) const { return t.plan.target.dtype != DType::Float64; }
     std::string resolve_kernel(const Target& t, const char* prefix) const {
@@ -306,22 +358,20 @@ private:
         }
     }
 
-    Target make_target(TargetPlan plan) {
+    Target make_target(TargetPlan plan, cu::StreamState& stream, bool captured) {
         Target t{std::move(plan)};
         const TargetPlan& p = t.plan;
         const SlotMap& m = p.slots;
         describe_slots(p, t.value);
         const bool add = p.target.family == detail::AtomicOp::Add;
-        if (add && !p.records && !p.carrying) {
-            const auto stream = cu::current_stream(ordinal_);
-            if (!cu::capturing(*stream)) {
-                t.cache_key = cache_key(p, t.value, *stream);
-                if (std::optional<Cached> c = state_cache().take(t.cache_key)) {
-                    t.memory = std::move(c->memory);
-                    t.value = c->value;
-                    t.state = c->state;
-                    return t;
-                }
+        if (self_cleaning(p) && !captured) {
+            t.cache_key = CacheKey{t.value, &stream, ordinal_, p.compact, p.target.dtype};
+            if (std::optional<Cached> c = state_cache().take(*t.cache_key)) {
+                t.memory = std::move(c->memory);
+                t.value = c->value;
+                t.state = c->state;
+                t.barrier = c->barrier;
+                return t;
             }
         }
         // Records appended, or a carrying target's count of slots out of range.
@@ -343,19 +393,30 @@ private:
             words_at = layout.add(__builtin_mul_overflow(m.count, per_slot, &n) ? -1 : n, 8);
             if (add) flags_at = layout.add(m.count, 4);
         }
+        const size_t barrier_at = layout.add(1, 4);  // (zeroed with the digits, or by the publish)
         const size_t zero_to = layout.bytes();
         t.memory = allocate(p, layout.bytes());
         char* base = static_cast<char*>(t.memory->ptr);
         t.state = reinterpret_cast<wf::DetTarget*>(base + state_at);
+        t.barrier = reinterpret_cast<wf::u32*>(base + barrier_at);
         if (cursor) t.value.cursor = reinterpret_cast<wf::u64*>(base + cursor_at);
+        // A captured state that every resolve leaves clean is initialised once, now, outside the
+        // graph (its memory is allocated outside stream order, so it exists already): a replay
+        // then runs no publishing node, only the kernel and the resolve (docs/design/0024).
+        const bool once = captured && self_cleaning(p) && t.memory->captured;
+        std::optional<cu::UnsafeCallsAllowed> unsafe;
+        if (once) unsafe.emplace();
+        const cu::CUstream on = once ? side_stream(ordinal_) : nullptr;  // null: the launch's stream
         void* state_ptr = t.state;
+        void* barrier_ptr = t.barrier;
         if (p.compact) {
-            // Cells zeroed by the publishing kernel (and the cursor); spill blocks where a slot
-            // first spills.
+            // Cells zeroed by the publishing kernel (and the barrier and cursor); spill blocks
+            // where a slot first spills.
             t.value.cells = reinterpret_cast<wf::CompactCell*>(base + cells_at);
             t.value.spill = reinterpret_cast<wf::i64*>(base + spill_at);
-            void* params[] = {&state_ptr, &t.value};
-            launch("det_publish_compact", m.count, params);
+            void* params[] = {&state_ptr, &t.value, &barrier_ptr};
+            launch("det_publish_compact", m.count, params, kThreads, on);
+            if (once) wait(on);
             return t;
         }
         if (p.records) {
@@ -369,16 +430,25 @@ private:
                                static_cast<size_t>(record_cursor_words(p)) * 8);
         } else {
             t.value.words = reinterpret_cast<wf::i64*>(base + words_at);
-            if (add) {  // the cursor, digit words and flags: one memset
+            if (add) {  // the barrier, cursor, digit words and flags: one memset
                 t.value.flags = reinterpret_cast<wf::u32*>(base + flags_at);
-                detail::zero_bytes(base + zero_from, Device::cuda(ordinal_), zero_to - zero_from);
+                zero(base + zero_from, zero_to - zero_from, on);
             }
         }
         int keys = !add ? 1 : 0;
         int is_max = p.target.family == detail::AtomicOp::Max ? 1 : 0;
         void* params[] = {&state_ptr, &t.value, &keys, &is_max};
-        launch(f32_state(t) ? "det_publish_f32" : "det_publish_f64", keys ? m.count : 1, params);
+        launch(f32_state(t) ? "det_publish_f32" : "det_publish_f64", keys ? m.count : 1, params, kThreads,
+               on);
+        if (once) wait(on);
         return t;
+    }
+
+    // Waits for the initialisation of a captured target's state on `side` (a stream no capture
+    // records).
+    static void wait(cu::CUstream side) {
+        cu::check(cu::require_driver().cuStreamSynchronize(side),
+                  "initialising deterministic state for a graph");
     }
 
     void resolve_compact(Target& t) const {
@@ -402,7 +472,7 @@ private:
         }
         int family = family_code(t.plan.target.family);
         wf::u64* report = ticket.word();
-        int clean = t.cache_key.empty() ? 0 : 1;
+        int clean = self_cleaning(t.plan) ? 1 : 0;
         if (family == 0 && !f32_state(t)) {  // float64 sums: a warp per 32 slots (cuda_exact_f64.cpp)
             void* params[] = {&t.value, &report, &clean};
             launch("det_resolve_sum_f64", t.plan.slots.count, params, kExactF64Threads);
@@ -474,22 +544,28 @@ private:
                sum_params);
     }
 
-    void launch(const char* name, int64_t threads, void** params, int block = kThreads) const {
+    // Queues library kernel `name` over `threads` threads, `block` a block, on `on` (the current
+    // stream when null); a kernel on the current stream is noted for the reports of its
+    // asynchronous failures.
+    void launch(const char* name, int64_t threads, void** params, int block = kThreads,
+                cu::CUstream on = nullptr) const {
         const cu::CUfunction f = function(ordinal_, name);
-        const auto stream = cu::current_stream(ordinal_);
+        const auto stream = on ? nullptr : cu::current_stream(ordinal_);
         const auto blocks = static_cast<unsigned>((threads + block - 1) / block);
         cu::check(cu::require_driver().cuLaunchKernel(f, blocks == 0 ? 1 : blocks, 1, 1,
-                                                      static_cast<unsigned>(block), 1, 1, 0, stream->stream,
-                                                      params, nullptr),
+                                                      static_cast<unsigned>(block), 1, 1, 0,
+                                                      on ? on : stream->stream, params, nullptr),
                   name);
-        cu::note_launch(*stream, site_.kernel + " (deterministic " + name + ")");
+        if (stream) cu::note_launch(*stream, site_.kernel + " (deterministic " + name + ")");
     }
 
     int ordinal_;
     LaunchSite site_;
-    std::vector<Target> targets_;      // owners only
-    std::vector<int> shared_with_;     // per plan
-    std::vector<size_t> owner_index_;  // per plan: its (or its owner's) index in targets_
+    std::vector<Target> targets_;                   // owners only
+    std::vector<int> shared_with_;                  // per plan
+    std::vector<size_t> owner_index_;               // per plan: its (or its owner's) index in targets_
+    std::optional<wf::InKernelResolve> in_kernel_;  // set when the kernel may resolve every target
+    bool resolved_in_kernel_ = false;
 };
 
 }  // namespace
