@@ -107,9 +107,10 @@ struct DetTarget {
 
 // Deterministic slot allocation: one launch's reservation state.
 struct SlotLaunch {
-    u64* keys;       // per reservation: (counter << 40) | element
+    u64* keys;       // per reservation: (counter << 40) | element (null where `blocks` is set)
     i32* counts;     // per reservation: the number of slots asked for (0 where none)
     i32* offsets;    // per reservation: its first slot minus the counter's value before the launch
+                     // (null where `blocks` is set: the execution pass puts the slot in Ctx::slot)
     i32* reserved;   // per thread: reservations made in the counting pass
     i64 per_thread;  // reservation positions per thread
     u32* status;     // kSlotsOverflow, kSlotsDiverged, kSlotsTooMany
@@ -117,9 +118,16 @@ struct SlotLaunch {
     // `*total` (the scan's) unless `status` is set, and or-s the status into `report` (the
     // stream's status word); `done` counts finished blocks. Null `single`: the runtime does it.
     i32* single;
-    const i32* total;
+    i32* total;
     u64* report;
     u32* done;
+    // GPU, one element and one position per thread (reduce-then-scan, no scan kernel): per block of
+    // the grid, the counting pass's total of its tiles, then (the last counting block's scan) its
+    // exclusive prefix; `counted` counts finished counting blocks. Null `blocks`: a scan kernel
+    // runs between the passes. Every word here is reset by its last user, so the state stays
+    // clean from launch to launch (docs/design/0021).
+    i64* blocks;
+    u32* counted;
 };
 
 // kSlotsTooMany: a counter element would pass 2^31 - 1 slots in one launch (found on a GPU).
