@@ -437,6 +437,7 @@ extern "C" __global__ void __launch_bounds__(kThreads)
     // (these arrays in local memory): unrolled, NVRTC takes seconds over this kernel.
     Item item_of[kRounds];
     long long excl[kRounds];
+#pragma unroll
     for (int r = 0; r < kRounds; ++r) {
         const long long i = u0 + r * 32 + lane;
         item_of[r] = i < u1 ? load_item(launch, in, i) : Item{kNone, 0, 0};
