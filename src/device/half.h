@@ -262,38 +262,4 @@ WEFT_HALF_OPS(f16)
 WEFT_HALF_OPS(bf16)
 #undef WEFT_HALF_OPS
 
-#if defined(__CUDACC__)
-// The hardware's half-precision atomic add where the GPU has one (float16 from sm_70, bfloat16
-// from sm_90): one addition rounded once to nearest even, subnormals kept (.noftz), which is what
-// the compare-and-swap loop computes (float32 holds the sum of two half values closely enough
-// that rounding it again to the half type is the correctly rounded sum). A hot element then costs
-// one atomic per contribution instead of a retried loop on its 32-bit word.
-template <class H>
-struct NativeAtomicAdd {
-    static constexpr bool value = false;
-};
-#if __CUDA_ARCH__ >= 700
-template <>
-struct NativeAtomicAdd<f16> {
-    static constexpr bool value = true;
-};
-WEFT_FUNC f16 native_atomic_add(f16* p, f16 v) {
-    u16 old;
-    asm volatile("atom.add.noftz.f16 %0, [%1], %2;" : "=h"(old) : "l"(p), "h"(v.bits) : "memory");
-    return f16::from_bits(old);
-}
-#endif
-#if __CUDA_ARCH__ >= 900
-template <>
-struct NativeAtomicAdd<bf16> {
-    static constexpr bool value = true;
-};
-WEFT_FUNC bf16 native_atomic_add(bf16* p, bf16 v) {
-    u16 old;
-    asm volatile("atom.add.noftz.bf16 %0, [%1], %2;" : "=h"(old) : "l"(p), "h"(v.bits) : "memory");
-    return bf16::from_bits(old);
-}
-#endif
-#endif
-
 }  // namespace wf

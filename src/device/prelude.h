@@ -418,14 +418,11 @@ struct Same<A, A> {
     static constexpr bool value = true;
 };
 
-// float16 and bfloat16 (src/device/half.h): their atomics are compare-and-swap loops, except a
-// GPU's add and sub where it has the instruction (NativeAtomicAdd).
+// float16 and bfloat16 (src/device/half.h): their atomics are compare-and-swap loops everywhere.
 template <class T>
 struct IsHalf {
     static constexpr bool value = false;
 };
-template <class T>
-struct NativeAtomicAdd;
 
 template <class Op, class T>
 WEFT_FUNC T atomic(T* p, T v) {
@@ -435,9 +432,7 @@ WEFT_FUNC T atomic(T* p, T v) {
     constexpr bool i64_as_u64 = Same<T, i64>::value;
     using H = typename BitsOf<T>::type;
     if constexpr (IsHalf<T>::value) {
-        if constexpr (NativeAtomicAdd<T>::value && (Same<Op, OpAdd>::value || Same<Op, OpSub>::value))
-            return native_atomic_add(p, Same<Op, OpSub>::value ? -v : v);
-        // else the compare-and-swap loop below
+        // no 16-bit instructions: the compare-and-swap loop below
     } else if constexpr (Same<Op, OpAdd>::value || Same<Op, OpSub>::value) {
         const T operand = Same<Op, OpSub>::value ? static_cast<T>(-v) : v;
         if constexpr (i64_as_u64)

@@ -426,8 +426,7 @@ TYPED_TEST(Half, PlainAtomicsOnNeighbouringElements) {
 
 // One atomic add or sub per element, over random bit patterns (subnormals, infinities, NaNs,
 // ties): the element holds its initial value plus the operand rounded once to the type, with
-// subnormals kept, and the old value returned is the initial one. On a GPU with the half-precision
-// atomic instruction this is that instruction (float16 from sm_70, bfloat16 from sm_90).
+// subnormals kept, and the old value returned is the initial one.
 TYPED_TEST(Half, PlainAtomicAddRoundsOnceAndKeepsSubnormals) {
     using H = TypeParam;
     auto initial = random_values<H>(4096, 3);
