@@ -151,34 +151,41 @@ void strategies(const std::vector<std::pair<int, int>>& rows) {
 }
 
 // Host microseconds per direct launch (the call alone, 200 back to back after a warm-up; the
-// GPU keeps up at these sizes), plain and deterministic.
+// GPU keeps up at these sizes), plain and deterministic; and the microseconds per launch of the
+// same 200 launches until the GPU has run them (what a stream of direct launches sustains).
 void direct_launches(const std::vector<std::pair<int, int>>& rows) {
     using Clock = std::chrono::steady_clock;
     Case<float> plain = make_case<float>(weft::Deterministic::NotGuaranteed, DeterministicStrategy::Auto);
     Case<float> det = make_case<float>(weft::Deterministic::RunToRun, DeterministicStrategy::Auto);
-    std::printf("direct launches, host time per launch (float32)\n%10s %10s | %12s %12s | %8s | %8s\n",
-                "writes", "outputs", "NotGuar. us", "RunToRun us", "R2R/NG", "used");
+    std::printf(
+        "direct launches, host time per launch, and time per launch until the GPU is done (float32)\n"
+        "%10s %10s | %12s %12s | %8s | %12s %12s | %8s | %8s\n",
+        "writes", "outputs", "NotGuar. us", "RunToRun us", "R2R/NG", "NG done us", "R2R done us", "R2R/NG",
+        "used");
     for (const auto& [writes, outputs] : rows) {
         const Inputs<float> in = inputs<float>(writes, outputs);
         auto out = weft::zeros<float>(outputs, gpu);
-        auto host_us = [&](const Case<float>& c) {
-            std::vector<double> runs;
+        // (host us, done us)
+        auto per_launch = [&](const Case<float>& c) {
+            std::vector<double> host, done;
             for (int rep = 0; rep < 5; ++rep) {
                 for (int i = 0; i < 20; ++i) weft::launch(c.kernel, writes, in.values, in.indices, out);
                 weft::synchronize(gpu);
                 const auto start = Clock::now();
                 for (int i = 0; i < 200; ++i) weft::launch(c.kernel, writes, in.values, in.indices, out);
-                const double us =
-                    std::chrono::duration<double, std::micro>(Clock::now() - start).count() / 200;
+                const auto queued = Clock::now();
                 weft::synchronize(gpu);
-                runs.push_back(us);
+                const auto finished = Clock::now();
+                host.push_back(std::chrono::duration<double, std::micro>(queued - start).count() / 200);
+                done.push_back(std::chrono::duration<double, std::micro>(finished - start).count() / 200);
             }
-            return weft::bench::median(runs);
+            return std::pair{weft::bench::median(host), weft::bench::median(done)};
         };
-        const double t_plain = host_us(plain);
-        const double t_det = host_us(det);
-        std::printf("%10d %10d | %12.2f %12.2f | %7.2fx | %8s\n", writes, outputs, t_plain, t_det,
-                    t_det / t_plain, plan_of<float>(DeterministicStrategy::Auto, writes, out).first.c_str());
+        const auto [plain_host, plain_done] = per_launch(plain);
+        const auto [det_host, det_done] = per_launch(det);
+        std::printf("%10d %10d | %12.2f %12.2f | %7.2fx | %12.2f %12.2f | %7.2fx | %8s\n", writes, outputs,
+                    plain_host, det_host, det_host / plain_host, plain_done, det_done, det_done / plain_done,
+                    plan_of<float>(DeterministicStrategy::Auto, writes, out).first.c_str());
     }
     std::printf("\n");
 }
@@ -206,6 +213,6 @@ int main(int argc, char** argv) {
     table<double>({{1048576, 1}, {1048576, 65536}}, strategy);
     if (records) return 0;
     strategies({{1048576, 1}, {65536, 65536}, {1048576, 65536}, {1048576, 1048576}});
-    direct_launches({{1024, 1}, {1024, 1024}, {65536, 65536}});
+    direct_launches({{1024, 1}, {1024, 1024}, {65536, 65536}, {1048576, 65536}});
     return 0;
 }

@@ -9,6 +9,7 @@
 
 #include "base/internal_check.hpp"
 #include "base/text.hpp"
+#include "device/abi.h"
 #include "ir/facts.hpp"
 
 namespace weft::codegen {
@@ -499,6 +500,16 @@ struct Entry {
     }
     // Deterministic accumulation runs in the forward variant only.
     bool accumulates() const { return !counting && !kernel.det_targets.empty(); }
+    // The GPU entry can resolve its targets after a grid barrier: sums with float32 state (the
+    // runtime also requires the compact or exact strategy, not carrying), few enough for
+    // wf::InKernelResolve, in a kernel that allocates no slots.
+    bool resolves_in_kernel() const {
+        if (!accumulates() || counter() >= 0 || kernel.det_targets.size() > size_t{wf::kResolveTargets})
+            return false;
+        for (const plan::DetTarget& t : kernel.det_targets)
+            if (t.family != detail::AtomicOp::Add || t.dtype == DType::Float64) return false;
+        return true;
+    }
     // One counter element: the CUDA entry runs tiles of blockDim threads (src/device/slots.h).
     bool slot_tiles() const { return counter() >= 0 && kernel.slots.single_counter_element; }
 };
@@ -573,10 +584,12 @@ void cpu_entry(std::ostringstream& s, const ir::Program& p, const Entry& e, size
 // A grid-stride loop: the runtime launches at most a couple of waves of blocks, so block
 // start-up is paid once per resident block rather than once per 256 threads, and each block's
 // private accumulator is flushed once. Every thread of a block reaches the end of the entry.
+// The resolving entry (`resolving`) is the same, then a grid barrier and the resolve of the
+// kernel's sums (src/device/grid.h).
 // A kernel that reserves slots on one counter element runs a contiguous range of tiles of
 // blockDim threads per block instead, which its passes scan (src/device/slots.h).
 void cuda_entry(std::ostringstream& s, const ir::Program& p, const Entry& e, size_t index,
-                const std::string& symbol) {
+                const std::string& symbol, bool resolving) {
     const ir::Function& fn = *p.functions[index];
     s << "extern \"C\" __global__ void " << symbol << "(";
     std::string call = "f" + std::to_string(index) + "_" + identifier(fn.name) + "(ctx";
@@ -622,6 +635,13 @@ void cuda_entry(std::ostringstream& s, const ir::Program& p, const Entry& e, siz
           << thread << "    }\n";
     }
     if (det) s << "    wf::block_private_end(block_private);\n";
+    if (resolving) {
+        s << "    if (launch.resolve.barrier) {\n        wf::grid_barrier(launch.resolve.barrier);\n";
+        for (size_t i = 0; i < e.kernel.det_targets.size(); ++i)
+            s << "        wf::resolve_in_kernel<" << c_type(e.kernel.det_targets[i].dtype)
+              << ">(launch.resolve.targets[" << i << "]);\n";
+        s << "    }\n";
+    }
     if (e.counter() >= 0 && !e.counting) s << "    wf::slots_executed(a" << e.counter() << ".det);\n";
     s << "}\n";
 }
@@ -658,17 +678,24 @@ Generated emit(const ir::Program& program, const plan::ProgramPlan& plan, const 
     for (size_t i = 0; i < program.functions.size(); ++i) {
         if (!program.functions[i]->is_kernel) {
             g.entries.emplace_back();
+            g.resolving_entries.emplace_back();
             continue;
         }
         g.entries.push_back("weft_kernel_" + std::to_string(i));
         const plan::KernelPlan* kernel = plan.entry(static_cast<uint32_t>(i));
         WEFT_INTERNAL_CHECK(kernel, "codegen", "kernel '" + program.functions[i]->name + "' has a plan");
         const Entry entry{*kernel, plan.functions[i].variant == plan::Variant::Counting};
+        const bool resolving = options.dialect == Dialect::Cuda && entry.resolves_in_kernel();
+        g.resolving_entries.push_back(resolving ? g.entries.back() + "_resolving" : "");
         s << "\n";
         if (options.dialect == Dialect::Cuda)
-            cuda_entry(s, program, entry, i, g.entries.back());
+            cuda_entry(s, program, entry, i, g.entries.back(), false);
         else
             cpu_entry(s, program, entry, i, g.entries.back(), options);
+        if (resolving) {
+            s << "\n";
+            cuda_entry(s, program, entry, i, g.resolving_entries.back(), true);
+        }
     }
     for (const auto& fn : program.functions) g.params.push_back(fn->params.size());
     g.prints = functions_that_print(program);

@@ -25,6 +25,10 @@ struct Generated {
     std::vector<std::string> entries;  // the entry symbol of each function (empty: not a kernel)
     std::vector<size_t> params;        // the parameter count of each function
     std::vector<bool> prints;          // whether each function may print (directly or by a call)
+    // Per function, a second GPU entry that also resolves the kernel's deterministic sums after a
+    // grid barrier (wf::Launch::resolve), or empty. A separate entry: its registers would slow the
+    // plain entry's loop; the runtime picks one per launch.
+    std::vector<std::string> resolving_entries;
 };
 
 // The prelude's text (src/device/prelude.h), compiled into every module.

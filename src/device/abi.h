@@ -34,6 +34,17 @@ struct Error {
     i64 extent;
 };
 
+// A launch whose kernel resolves its deterministic sums itself (src/device/grid.h): after its
+// threads' loop, the blocks of its grid (all resident at once: a cooperative launch) meet at a
+// barrier and resolve the targets' slots. Target i of the kernel's plan resolves into its array
+// when targets[i] is set (null: another target owns its state, or the runtime resolves it).
+constexpr int kResolveTargets = 4;
+struct InKernelResolve {
+    DetTarget* targets[kResolveTargets];
+    u32* barrier;  // the grid barrier's word (0 before the first use); null: no resolve in the kernel
+    i64 slots;     // the most slots of one target: the grid covers them (launches of few threads)
+};
+
 // What every kernel entry receives besides its arguments.
 struct Launch {
     i64 dims[4];
@@ -41,16 +52,21 @@ struct Launch {
     i32 ndim;
     i32 pad;
     Error* error;  // null unless bounds checking is on
+    InKernelResolve resolve;
 };
 
 // A slot of the compact strategy (src/device/deterministic.h): a window of the exact sum in
 // units of 2^anchor, and the slot's anchor, special-value flags and spill state.
-struct CompactCell {
+struct alignas(16) CompactCell {  // 16-byte aligned: one vector load, one 128-bit atomic
     i64 window;
     u32 meta;
     u32 unused;  // keeps cells 16-byte aligned, a cell within one memory sector
 };
 constexpr int kSpillWords = 7;  // a compact slot's spill block: 48-bit digits in 64-bit words
+// Record cursors of a regioned records target: at most kMaxRegions, kCursorStride words (128
+// bytes) apart so that each has its own cache line.
+constexpr int kMaxRegions = 64;
+constexpr int kCursorStride = 16;
 
 // What a deterministic target's atomics write to; built by the runtime for each launch.
 struct DetTarget {
@@ -74,6 +90,14 @@ struct DetTarget {
     // carry, the runtime's count of slots whose top word overflowed.
     u64* cursor;
     i64 capacity;
+    // Records on a GPU, where the runtime has proven each thread's bound: `regions` > 1 splits
+    // the launch's threads into runs of 2^region_shift (thread i appends to region
+    // i >> region_shift), each with its own cursor (cursor[region * kCursorStride]) and its own
+    // `region_records` records from region * region_records (the last region ends at
+    // `capacity`), so that a hot target's warps do not all take positions from one word.
+    i32 regions;  // 0 or 1: one cursor for the whole capacity
+    i32 region_shift;
+    i64 region_records;
     // The compact strategy (float32, float16 and bfloat16 sums): one cell per slot, and per slot
     // a spill block of kSpillWords words, zeroed when the slot first spills. Null `cells`
     // selects another strategy.

@@ -31,6 +31,14 @@ public:
     // bounds, with bounds checking on) is thrown as weft::Error.
     virtual void launch(size_t function, const LaunchGrid& grid, void* const* args,
                         const Options& options) const = 0;
+    // As launch(), with the kernel resolving its deterministic sums as `resolve` says
+    // (wf::InKernelResolve); returns false, having queued nothing, where it cannot (the CPU, an
+    // entry without the resolve, a GPU that refuses a cooperative launch of the kernel).
+    virtual bool launch_resolving(size_t function, const LaunchGrid& grid, void* const* args,
+                                  const Options& options, const wf::InKernelResolve& resolve) const {
+        (void)function, (void)grid, (void)args, (void)options, (void)resolve;
+        return false;
+    }
 
     const codegen::Generated& generated() const { return generated_; }
     bool loaded_from_cache() const { return from_cache_; }

@@ -84,6 +84,11 @@ void KernelLaunch::run(Step step) {
                                          pointers_.data(), *request_.options);
         case Step::Assign: return slots_->assign_slots();
         case Step::Execute:
+            if (const wf::InKernelResolve* in_kernel = accumulation_ ? accumulation_->in_kernel() : nullptr) {
+                if (request_.code->launch_resolving(kernel.variants.forward, request_.grid, pointers_.data(),
+                                                    *request_.options, *in_kernel))
+                    return accumulation_->resolved_in_kernel();
+            }
             return request_.code->launch(kernel.variants.forward, request_.grid, pointers_.data(),
                                          *request_.options);
         case Step::Resolve: return resolve();

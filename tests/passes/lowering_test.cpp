@@ -318,4 +318,38 @@ TEST(Codegen, AKernelWithoutAPlanIsAnInternalError) {
     }
 }
 
+// A GPU entry whose targets are float sums can resolve them itself after a grid barrier
+// (docs/design/0024); the CPU entry and a kernel with a min target cannot.
+TEST(Codegen, AGpuEntryOfFloatSumsCanResolveThemInTheKernel) {
+    const weft::Options run_to_run{.deterministic = Deterministic::RunToRun};
+    const weft::transforms::Lowered sums = weft::transforms::lower(accumulating(), run_to_run);
+    const weft::codegen::Generated gpu =
+        weft::codegen::emit(sums.program, sums.plan, {.dialect = weft::codegen::Dialect::Cuda});
+    ASSERT_EQ(gpu.resolving_entries.size(), sums.program.functions.size());
+    EXPECT_EQ(gpu.resolving_entries[0], "weft_kernel_0_resolving");
+    // The plain entry comes first and has no barrier (its registers stay the loop's).
+    const size_t plain = gpu.source.find("void weft_kernel_0(");
+    const size_t resolving = gpu.source.find("void weft_kernel_0_resolving(");
+    ASSERT_NE(resolving, std::string::npos) << gpu.source;
+    EXPECT_LT(plain, resolving) << gpu.source;
+    EXPECT_GT(gpu.source.find("wf::grid_barrier(launch.resolve.barrier);"), resolving) << gpu.source;
+    EXPECT_NE(gpu.source.find("wf::resolve_in_kernel<float>(launch.resolve.targets[0]);"), std::string::npos)
+        << gpu.source;
+    const weft::codegen::Generated cpu = weft::codegen::emit(sums.program, sums.plan, {});
+    EXPECT_EQ(cpu.resolving_entries[0], "");
+    EXPECT_EQ(cpu.source.find("grid_barrier"), std::string::npos) << cpu.source;
+
+    Program p = weft::test::program_named("minimum");
+    add_function(p, "k", true, {f32_array, f32_array}, none, [](Builder& b, const std::vector<ValueId>& a) {
+        const ValueId one = b.constant(DType::Float32, 0x3f800000, here(2));
+        b.atomic(AtomicOp::Add, a[0], {i64(b, 0, 3)}, one, kNoValue, here(3));
+        b.atomic(AtomicOp::Min, a[1], {i64(b, 0, 4)}, one, kNoValue, here(4));
+    });
+    const weft::transforms::Lowered mixed = weft::transforms::lower(std::move(p), run_to_run);
+    const weft::codegen::Generated min_gpu =
+        weft::codegen::emit(mixed.program, mixed.plan, {.dialect = weft::codegen::Dialect::Cuda});
+    EXPECT_EQ(min_gpu.resolving_entries[0], "");
+    EXPECT_EQ(min_gpu.source.find("grid_barrier"), std::string::npos) << min_gpu.source;
+}
+
 }  // namespace

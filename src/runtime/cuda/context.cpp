@@ -153,6 +153,10 @@ DeviceContext* open(int ordinal) {
           "cuDeviceGetAttribute");
     check(d.cuDeviceGetAttribute(&c->sm_count, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, c->device),
           "cuDeviceGetAttribute");
+    int cooperative = 0;
+    check(d.cuDeviceGetAttribute(&cooperative, CU_DEVICE_ATTRIBUTE_COOPERATIVE_LAUNCH, c->device),
+          "cuDeviceGetAttribute");
+    c->cooperative = cooperative != 0;
     check(d.cuDeviceTotalMem(&c->total_memory, c->device), "cuDeviceTotalMem");
     bind(*c);
     // The default pool keeps freed memory for reuse instead of returning it at every

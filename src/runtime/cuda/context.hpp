@@ -35,6 +35,7 @@ struct DeviceContext {
     int cc_major = 0;
     int cc_minor = 0;
     int sm_count = 0;
+    bool cooperative = false;  // takes cooperative launches (all blocks of a grid resident at once)
     size_t total_memory = 0;
     std::shared_ptr<StreamState> default_stream;
 };

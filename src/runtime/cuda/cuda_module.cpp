@@ -54,12 +54,15 @@ std::shared_ptr<CudaModule> CudaModule::load(codegen::Generated generated, const
     };
     m->from_cache_ = cached_build(name, build, load).hit;
 
-    for (const std::string& symbol : m->generated_.entries) {
+    const auto function_of = [&](const std::string& symbol) {
         CUfunction f = nullptr;
         if (!symbol.empty())
             check(d.cuModuleGetFunction(&f, m->module_, symbol.c_str()), "cuModuleGetFunction");
-        m->functions_.push_back(f);
-    }
+        return f;
+    };
+    for (const std::string& symbol : m->generated_.entries) m->functions_.push_back(function_of(symbol));
+    for (const std::string& symbol : m->generated_.resolving_entries)
+        m->resolving_functions_.push_back(function_of(symbol));
     m->report(options, ("cuda:" + std::to_string(ordinal)).c_str(),
               std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count());
     return m;
@@ -74,9 +77,42 @@ unsigned entry_blocks(int ordinal, int64_t total, int block) {
     return static_cast<unsigned>(std::min<int64_t>((total + block - 1) / block, waves));
 }
 
+bool CudaModule::launch_resolving(size_t function, const LaunchGrid& grid, void* const* args,
+                                  const Options& options, const wf::InKernelResolve& resolve) const {
+    const CUfunction f = resolving_functions_[function];
+    if (!f || !context(ordinal_).cooperative) return false;
+    // Only a launch whose grid (a thread per launch thread and per slot) is one wave of the
+    // resolving entry anyway: a larger one, capped to a wave, would lose more in its loop than the
+    // separate resolve costs.
+    const auto block = static_cast<int64_t>(options.block_dim);
+    const int64_t blocks = (std::max<int64_t>(grid.total(), resolve.slots) + block - 1) / block;
+    if (blocks > static_cast<int64_t>(context(ordinal_).sm_count) * resident_blocks(function, f, block))
+        return false;
+    return launch_with(function, f, static_cast<unsigned>(blocks), grid, args, options, &resolve);
+}
+
+int CudaModule::resident_blocks(size_t function, CUfunction f, int64_t block) const {
+    const int at = static_cast<int>(function);
+    std::lock_guard lock(occupancy_mutex_);
+    for (const auto& [known, threads, blocks] : occupancy_)
+        if (known == at && threads == block) return blocks;
+    int blocks = 0;
+    check(
+        require_driver().cuOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, f, static_cast<int>(block), 0),
+        "cuOccupancyMaxActiveBlocksPerMultiprocessor");
+    occupancy_.push_back({at, static_cast<int>(block), blocks});
+    return blocks;
+}
+
 void CudaModule::launch(size_t function, const LaunchGrid& grid, void* const* args,
                         const Options& options) const {
-    context(ordinal_);
+    launch_with(function, functions_[function], entry_blocks(ordinal_, grid.total(), options.block_dim), grid,
+                args, options, nullptr);
+}
+
+bool CudaModule::launch_with(size_t function, CUfunction f, unsigned blocks, const LaunchGrid& grid,
+                             void* const* args, const Options& options,
+                             const wf::InKernelResolve* resolve) const {
     const auto stream = current_stream(ordinal_);
     const Driver& d = require_driver();
 
@@ -95,6 +131,7 @@ void CudaModule::launch(size_t function, const LaunchGrid& grid, void* const* ar
             });
     }
     LaunchRecord record = launch_record(grid, fault.fault());
+    if (resolve) record.resolve = *resolve;
     void* params[64];
     const size_t count = generated_.params[function];
     if (count + 1 > std::size(params))
@@ -103,16 +140,22 @@ void CudaModule::launch(size_t function, const LaunchGrid& grid, void* const* ar
     params[count] = &record;
 
     const auto block = static_cast<unsigned>(options.block_dim);
-    const unsigned blocks = entry_blocks(ordinal_, record.total, options.block_dim);
-    check(
-        d.cuLaunchKernel(functions_[function], blocks, 1, 1, block, 1, 1, 0, stream->stream, params, nullptr),
-        ("launching kernel '" + function_names_[function] + "'").c_str());
+    if (resolve) {
+        // Refused (a grid the driver cannot keep resident): the caller launches it plainly.
+        if (d.cuLaunchCooperativeKernel(f, blocks, 1, 1, block, 1, 1, 0, stream->stream, params) !=
+            CUDA_SUCCESS)
+            return false;
+    } else {
+        check(d.cuLaunchKernel(f, blocks, 1, 1, block, 1, 1, 0, stream->stream, params, nullptr),
+              ("launching kernel '" + function_names_[function] + "'").c_str());
+    }
     note_launch(*stream, function_names_[function]);
 
     if ((options.bounds_check || options.debug) && !captured) {
         fault = {};  // queued: the synchronization may read it
         synchronize(*stream);
     }
+    return true;
 }
 
 }  // namespace weft::runtime::cuda

@@ -25,6 +25,7 @@ inline constexpr CUresult CUDA_ERROR_NOT_READY = 600;
 inline constexpr int CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT = 16;
 inline constexpr int CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR = 75;
 inline constexpr int CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR = 76;
+inline constexpr int CU_DEVICE_ATTRIBUTE_COOPERATIVE_LAUNCH = 95;
 inline constexpr int CU_MEMPOOL_ATTR_RELEASE_THRESHOLD = 4;
 inline constexpr unsigned CU_STREAM_NON_BLOCKING = 1;
 inline constexpr unsigned CU_EVENT_DEFAULT = 0;
@@ -61,6 +62,9 @@ inline constexpr int CU_STREAM_CAPTURE_MODE_RELAXED = 2;
     X(cuModuleGetFunction, CUfunction*, CUmodule, const char*)                                          \
     X(cuLaunchKernel, CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, \
       CUstream, void**, void**)                                                                         \
+    X(cuLaunchCooperativeKernel, CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned,          \
+      unsigned, unsigned, CUstream, void**)                                                             \
+    X(cuOccupancyMaxActiveBlocksPerMultiprocessor, int*, CUfunction, int, size_t)                       \
     X(cuStreamCreate, CUstream*, unsigned)                                                              \
     X(cuStreamDestroy, CUstream)                                                                        \
     X(cuStreamSynchronize, CUstream)                                                                    \
