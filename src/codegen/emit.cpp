@@ -512,6 +512,11 @@ struct Entry {
     }
     // One counter element: the CUDA entry runs tiles of blockDim threads (src/device/slots.h).
     bool slot_tiles() const { return counter() >= 0 && kernel.slots.single_counter_element; }
+    // The execution pass's GPU entry has a fused twin that runs the counting pass first, in the
+    // same kernel (a cooperative launch): one counter element, no deterministic sums.
+    bool fuses_passes() const {
+        return slot_tiles() && !counting && kernel.det_targets.empty() && kernel.variants.counting >= 0;
+    }
 };
 
 // The execution pass of a slot-allocating kernel runs only if the counting pass fit.
@@ -646,6 +651,47 @@ void cuda_entry(std::ostringstream& s, const ir::Program& p, const Entry& e, siz
     s << "}\n";
 }
 
+// The fused entry (Entry::fuses_passes, src/device/slots.h): the counting pass's tiles, the block
+// totals, a grid barrier, each block's prefix, then the execution pass's tiles. Every thread of
+// every block reaches the barrier exactly once: nothing returns before it, and the guards (the
+// launch's end, a skipped execution) are around the kernel's code only. Launched cooperatively
+// only, on at most one wave of resident blocks (CudaModule::launch_fused).
+void cuda_fused_entry(std::ostringstream& s, const ir::Program& p, const Entry& e, size_t index,
+                      const std::string& symbol) {
+    const ir::Function& fn = *p.functions[index];
+    const auto counting = static_cast<size_t>(e.kernel.variants.counting);
+    const ir::Function& counting_fn = *p.functions[counting];
+    s << "extern \"C\" __global__ void " << symbol << "(";
+    std::string args;
+    for (size_t i = 0; i < fn.params.size(); ++i) {
+        s << c_type(fn.type_of(fn.params[i])) << " a" << i << ", ";
+        args += ", a" + std::to_string(i);
+    }
+    const std::string det_arg = "a" + std::to_string(e.counter()) + ".det";
+    const std::string tid =
+        fn.tid_ndim ? "        wf::set_tid<" + std::to_string(fn.tid_ndim) + ">(ctx, launch, i);\n" : "";
+    s << "const wf::Launch launch) {\n"
+      << "    wf::SlotTiles tiles = wf::slot_tiles(" << det_arg << ", launch.total, true);\n"
+      << "    for (wf::i64 tile = tiles.first; tile < tiles.last; ++tile) {\n"
+      << "        const wf::i64 i = tile * blockDim.x + threadIdx.x;\n"
+      << "        if (i >= launch.total) continue;\n"
+      << "        wf::Ctx ctx{{0, 0, 0, 0}, launch.error, nullptr, i, 0};\n"
+      << tid << "        f" << counting << "_" << identifier(counting_fn.name) << "(ctx" << args << ");\n"
+      << "        wf::reservations_end(ctx, " << det_arg << ", true);\n"
+      << "        wf::slot_tile_count(" << det_arg << ", tiles, ctx);\n"
+      << "    }\n"
+      << "    const bool skipped = wf::slot_tiles_joined(" << det_arg << ", tiles);\n"
+      << "    for (wf::i64 tile = tiles.first; tile < tiles.last; ++tile) {\n"
+      << "        const wf::i64 i = tile * blockDim.x + threadIdx.x;\n"
+      << "        const wf::i32 slot = wf::slot_tile_begin(" << det_arg << ", tiles, i, launch.total);\n"
+      << "        if (i >= launch.total || skipped) continue;\n"
+      << "        wf::Ctx ctx{{0, 0, 0, 0}, launch.error, nullptr, i, 0, slot};\n"
+      << tid << "        f" << index << "_" << identifier(fn.name) << "(ctx" << args << ");\n"
+      << "        wf::slot_tile_end(ctx, " << det_arg << ", tiles);\n"
+      << "    }\n"
+      << "    wf::slots_executed(" << det_arg << ");\n}\n";
+}
+
 std::vector<bool> functions_that_print(const ir::Program& p) {
     std::vector<bool> prints(p.functions.size(), false);
     for (bool changed = true; changed;) {
@@ -679,6 +725,7 @@ Generated emit(const ir::Program& program, const plan::ProgramPlan& plan, const 
         if (!program.functions[i]->is_kernel) {
             g.entries.emplace_back();
             g.resolving_entries.emplace_back();
+            g.fused_entries.emplace_back();
             continue;
         }
         g.entries.push_back("weft_kernel_" + std::to_string(i));
@@ -687,6 +734,8 @@ Generated emit(const ir::Program& program, const plan::ProgramPlan& plan, const 
         const Entry entry{*kernel, plan.functions[i].variant == plan::Variant::Counting};
         const bool resolving = options.dialect == Dialect::Cuda && entry.resolves_in_kernel();
         g.resolving_entries.push_back(resolving ? g.entries.back() + "_resolving" : "");
+        const bool fused = options.dialect == Dialect::Cuda && entry.fuses_passes();
+        g.fused_entries.push_back(fused ? g.entries.back() + "_fused" : "");
         s << "\n";
         if (options.dialect == Dialect::Cuda)
             cuda_entry(s, program, entry, i, g.entries.back(), false);
@@ -695,6 +744,10 @@ Generated emit(const ir::Program& program, const plan::ProgramPlan& plan, const 
         if (resolving) {
             s << "\n";
             cuda_entry(s, program, entry, i, g.resolving_entries.back(), true);
+        }
+        if (fused) {
+            s << "\n";
+            cuda_fused_entry(s, program, entry, i, g.fused_entries.back());
         }
     }
     for (const auto& fn : program.functions) g.params.push_back(fn->params.size());

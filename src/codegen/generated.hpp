@@ -29,6 +29,9 @@ struct Generated {
     // grid barrier (wf::Launch::resolve), or empty. A separate entry: its registers would slow the
     // plain entry's loop; the runtime picks one per launch.
     std::vector<std::string> resolving_entries;
+    // Per function, a GPU entry that runs the counting pass and then this execution pass in one
+    // cooperative kernel, with a grid barrier between them (one slot counter element), or empty.
+    std::vector<std::string> fused_entries;
 };
 
 // The prelude's text (src/device/prelude.h), compiled into every module.

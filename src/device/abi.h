@@ -128,6 +128,9 @@ struct SlotLaunch {
     // clean from launch to launch (docs/design/0021).
     i64* blocks;
     u32* counted;
+    // The fused entry's grid barrier word (wf::grid_barrier; one cooperative kernel runs both
+    // passes): zeroed with the state, left valid by every barrier.
+    u32* barrier;
 };
 
 // kSlotsTooMany: a counter element would pass 2^31 - 1 slots in one launch (found on a GPU).

@@ -39,6 +39,14 @@ public:
         (void)function, (void)grid, (void)args, (void)options, (void)resolve;
         return false;
     }
+    // Runs a slot-allocating kernel's counting and execution passes (`function`: the execution
+    // pass) as one kernel; returns false, having queued nothing, where it cannot (the CPU, an
+    // entry without the fused twin, a grid larger than one wave, a refused cooperative launch).
+    virtual bool launch_fused(size_t function, const LaunchGrid& grid, void* const* args,
+                              const Options& options) const {
+        (void)function, (void)grid, (void)args, (void)options;
+        return false;
+    }
 
     const codegen::Generated& generated() const { return generated_; }
     bool loaded_from_cache() const { return from_cache_; }

@@ -80,10 +80,16 @@ void KernelLaunch::run(Step step) {
         case Step::Plan: return plan();
         case Step::Prepare: return prepare();
         case Step::Count:
+            // One kernel for both passes where it can (the execution step then has nothing to do).
+            fused_ = slots_->passes_may_fuse() && !accumulation_ && !request_.options->deterministic_debug &&
+                     request_.code->launch_fused(kernel.variants.forward, request_.grid, pointers_.data(),
+                                                 *request_.options);
+            if (fused_) return;
             return request_.code->launch(static_cast<size_t>(kernel.variants.counting), request_.grid,
                                          pointers_.data(), *request_.options);
         case Step::Assign: return slots_->assign_slots();
         case Step::Execute:
+            if (fused_) return;
             if (const wf::InKernelResolve* in_kernel = accumulation_ ? accumulation_->in_kernel() : nullptr) {
                 if (request_.code->launch_resolving(kernel.variants.forward, request_.grid, pointers_.data(),
                                                     *request_.options, *in_kernel))

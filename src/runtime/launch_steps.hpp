@@ -94,6 +94,7 @@ private:
     std::optional<det::TargetLocks> locks_;
     bool undo_ = false;
     bool deterministic_ = false;  // it has deterministic targets or allocates slots
+    bool fused_ = false;          // the counting step ran both slot passes as one kernel
     // A copy of the arrays the launch may write, put back if it fails (docs/design/0006).
     std::vector<std::pair<AnyArray, AnyArray>> snapshot_;
 

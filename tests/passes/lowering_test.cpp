@@ -352,4 +352,31 @@ TEST(Codegen, AGpuEntryOfFloatSumsCanResolveThemInTheKernel) {
     EXPECT_EQ(min_gpu.source.find("grid_barrier"), std::string::npos) << min_gpu.source;
 }
 
+// A slot-allocating kernel on one counter element has a fused GPU entry that runs its counting
+// pass, a grid barrier and its execution pass (docs/design/0021); the CPU entry has none, nor has
+// the counting pass.
+TEST(Codegen, AGpuEntryOnOneCounterElementCanRunBothPassesInOneKernel) {
+    const weft::Options run_to_run{.deterministic = Deterministic::RunToRun};
+    const weft::transforms::Lowered slots = weft::transforms::lower(compacting(false), run_to_run);
+    const weft::codegen::Generated gpu =
+        weft::codegen::emit(slots.program, slots.plan, {.dialect = weft::codegen::Dialect::Cuda});
+    ASSERT_EQ(gpu.fused_entries.size(), slots.program.functions.size());
+    EXPECT_EQ(gpu.fused_entries[0], "weft_kernel_0_fused");
+    EXPECT_EQ(gpu.fused_entries[1], "") << "the counting pass has no fused entry";
+    const size_t fused = gpu.source.find("void weft_kernel_0_fused(");
+    ASSERT_NE(fused, std::string::npos) << gpu.source;
+    const size_t counted = gpu.source.find("f1_k__count(ctx", fused);
+    const size_t joined = gpu.source.find("wf::slot_tiles_joined(", fused);
+    const size_t executed = gpu.source.find("f0_k(ctx", fused);
+    EXPECT_LT(counted, joined) << gpu.source;
+    EXPECT_LT(joined, executed) << gpu.source;
+    EXPECT_NE(executed, std::string::npos) << gpu.source;
+    const std::string entry = gpu.source.substr(fused, gpu.source.find("\n}\n", fused) - fused);
+    EXPECT_EQ(entry.find("return"), std::string::npos) << "nothing returns before the barrier\n" << entry;
+    EXPECT_NE(entry.find("wf::slots_executed("), std::string::npos) << entry;
+    const weft::codegen::Generated cpu = weft::codegen::emit(slots.program, slots.plan, {});
+    EXPECT_EQ(cpu.fused_entries[0], "");
+    EXPECT_EQ(cpu.source.find("slot_tiles_joined"), std::string::npos) << cpu.source;
+}
+
 }  // namespace

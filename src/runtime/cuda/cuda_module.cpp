@@ -63,6 +63,8 @@ std::shared_ptr<CudaModule> CudaModule::load(codegen::Generated generated, const
     for (const std::string& symbol : m->generated_.entries) m->functions_.push_back(function_of(symbol));
     for (const std::string& symbol : m->generated_.resolving_entries)
         m->resolving_functions_.push_back(function_of(symbol));
+    for (const std::string& symbol : m->generated_.fused_entries)
+        m->fused_functions_.push_back(function_of(symbol));
     m->report(options, ("cuda:" + std::to_string(ordinal)).c_str(),
               std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count());
     return m;
@@ -86,33 +88,47 @@ bool CudaModule::launch_resolving(size_t function, const LaunchGrid& grid, void*
     // separate resolve costs.
     const auto block = static_cast<int64_t>(options.block_dim);
     const int64_t blocks = (std::max<int64_t>(grid.total(), resolve.slots) + block - 1) / block;
-    if (blocks > static_cast<int64_t>(context(ordinal_).sm_count) * resident_blocks(function, f, block))
-        return false;
-    return launch_with(function, f, static_cast<unsigned>(blocks), grid, args, options, &resolve);
+    if (blocks > static_cast<int64_t>(context(ordinal_).sm_count) * resident_blocks(f, block)) return false;
+    return launch_with(function, f, static_cast<unsigned>(blocks), grid, args, options, &resolve, true);
 }
 
-int CudaModule::resident_blocks(size_t function, CUfunction f, int64_t block) const {
-    const int at = static_cast<int>(function);
+bool CudaModule::launch_fused(size_t function, const LaunchGrid& grid, void* const* args,
+                              const Options& options) const {
+    const CUfunction f = function < fused_functions_.size() ? fused_functions_[function] : nullptr;
+    if (!f || !context(ordinal_).cooperative || options.bounds_check || options.debug) return false;
+    // (Captured work keeps the two passes: a capture that refused the cooperative launch would be
+    // invalidated, not fall back.)
+    if (capturing(*current_stream(ordinal_))) return false;
+    // The grid the two passes use (their block totals are sized for it), only where it is one
+    // wave of the fused entry anyway: capping a larger grid would cost its loops.
+    const unsigned blocks = entry_blocks(ordinal_, grid.total(), options.block_dim);
+    if (static_cast<int64_t>(blocks) >
+        static_cast<int64_t>(context(ordinal_).sm_count) * resident_blocks(f, options.block_dim))
+        return false;
+    return launch_with(function, f, blocks, grid, args, options, nullptr, true);
+}
+
+int CudaModule::resident_blocks(CUfunction f, int64_t block) const {
     std::lock_guard lock(occupancy_mutex_);
     for (const auto& [known, threads, blocks] : occupancy_)
-        if (known == at && threads == block) return blocks;
+        if (known == f && threads == block) return blocks;
     int blocks = 0;
     check(
         require_driver().cuOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, f, static_cast<int>(block), 0),
         "cuOccupancyMaxActiveBlocksPerMultiprocessor");
-    occupancy_.push_back({at, static_cast<int>(block), blocks});
+    occupancy_.emplace_back(f, static_cast<int>(block), blocks);
     return blocks;
 }
 
 void CudaModule::launch(size_t function, const LaunchGrid& grid, void* const* args,
                         const Options& options) const {
     launch_with(function, functions_[function], entry_blocks(ordinal_, grid.total(), options.block_dim), grid,
-                args, options, nullptr);
+                args, options, nullptr, false);
 }
 
 bool CudaModule::launch_with(size_t function, CUfunction f, unsigned blocks, const LaunchGrid& grid,
-                             void* const* args, const Options& options,
-                             const wf::InKernelResolve* resolve) const {
+                             void* const* args, const Options& options, const wf::InKernelResolve* resolve,
+                             bool cooperative) const {
     const auto stream = current_stream(ordinal_);
     const Driver& d = require_driver();
 
@@ -140,7 +156,7 @@ bool CudaModule::launch_with(size_t function, CUfunction f, unsigned blocks, con
     params[count] = &record;
 
     const auto block = static_cast<unsigned>(options.block_dim);
-    if (resolve) {
+    if (cooperative) {
         // Refused (a grid the driver cannot keep resident): the caller launches it plainly.
         if (d.cuLaunchCooperativeKernel(f, blocks, 1, 1, block, 1, 1, 0, stream->stream, params) !=
             CUDA_SUCCESS)

@@ -1,10 +1,10 @@
 // A module compiled for a GPU: a cubin from NVRTC (via the disk cache), loaded by the driver.
 #pragma once
 
-#include <array>
 #include <cstdint>
 #include <memory>
 #include <mutex>
+#include <tuple>
 #include <vector>
 
 #include "runtime/cuda/driver.hpp"
@@ -32,26 +32,34 @@ public:
     // after a grid barrier: only where its grid is at most one wave of resident blocks.
     bool launch_resolving(size_t function, const LaunchGrid& grid, void* const* args, const Options& options,
                           const wf::InKernelResolve& resolve) const override;
+    // A cooperative launch of the fused slot entry (both passes, a grid barrier between them):
+    // only direct launches without bounds checks or debug, on the grid the passes would have,
+    // where that grid is at most one wave of resident blocks.
+    bool launch_fused(size_t function, const LaunchGrid& grid, void* const* args,
+                      const Options& options) const override;
 
     // The raw function, for benchmarks that compare against a direct cuLaunchKernel.
     CUfunction function(size_t index) const { return functions_.at(index); }
 
 private:
     CudaModule() = default;
-    // Queues `f` (function `function`'s entry) on `blocks` blocks; a set `resolve` makes it a
-    // cooperative launch, which returns false when the driver refuses it.
+    // Queues `f` (function `function`'s entry) on `blocks` blocks; `cooperative` (set with a
+    // `resolve`, or for the fused entry) makes it a cooperative launch, which returns false when
+    // the driver refuses it.
     bool launch_with(size_t function, CUfunction f, unsigned blocks, const LaunchGrid& grid,
-                     void* const* args, const Options& options, const wf::InKernelResolve* resolve) const;
-    // How many blocks of `block` threads of `f` (function `function`'s resolving entry) one
-    // multiprocessor holds at once.
-    int resident_blocks(size_t function, CUfunction f, int64_t block) const;
+                     void* const* args, const Options& options, const wf::InKernelResolve* resolve,
+                     bool cooperative) const;
+    // How many blocks of `block` threads of `f` (a resolving or fused entry) one multiprocessor
+    // holds at once.
+    int resident_blocks(CUfunction f, int64_t block) const;
 
     int ordinal_ = 0;
     CUmodule module_ = nullptr;
     std::vector<CUfunction> functions_;
     std::vector<CUfunction> resolving_functions_;  // null where a function has none
+    std::vector<CUfunction> fused_functions_;      // null where a function has none
     mutable std::mutex occupancy_mutex_;
-    mutable std::vector<std::array<int, 3>> occupancy_;  // (function, block, resident blocks)
+    mutable std::vector<std::tuple<CUfunction, int, int>> occupancy_;  // (entry, block, resident blocks)
 };
 
 }  // namespace weft::runtime::cuda

@@ -130,9 +130,10 @@ public:
         tiled_ = plan_.single_element && plan_.per_thread == 1;
         const unsigned blocks = tiled_ ? cu::entry_blocks(ordinal_, plan_.threads, plan_.block_dim) : 0;
         // One allocation per launch: the launch's state, its counters, then the words the publish
-        // kernel zeroes (the status, the total, the two counts of finished blocks, the chained
-        // scan's). Counts need no zeroing: the counting pass writes every position, 0 where a thread
-        // made no reservation (slots.h); nor do the block totals, which every counting block writes.
+        // kernel zeroes (the status, the total, the two counts of finished blocks, the fused entry's
+        // barrier word, the chained scan's). Counts need no zeroing: the counting pass writes every
+        // position, 0 where a thread made no reservation (slots.h); nor do the block totals, which
+        // every counting block writes.
         const auto n = static_cast<int64_t>(plan_.threads * plan_.per_thread);
         size_t bytes = 0;
         const auto take = [&bytes](size_t size) {
@@ -146,6 +147,7 @@ public:
         const size_t total_at = take(8);
         const size_t done_at = take(8);
         const size_t counted_at = take(8);
+        const size_t barrier_at = take(8);
         const bool chained = plan_.single_element && !tiled_;
         const size_t words_at = take(chained ? static_cast<size_t>(cu::chained_scan_words(n)) * 8 : 0);
         const size_t zeroed_end = bytes;
@@ -181,7 +183,8 @@ public:
                              nullptr,
                              reinterpret_cast<wf::u32*>(base + done_at),
                              tiled_ ? reinterpret_cast<wf::i64*>(base + blocks_at) : nullptr,
-                             reinterpret_cast<wf::u32*>(base + counted_at)};
+                             reinterpret_cast<wf::u32*>(base + counted_at),
+                             tiled_ ? reinterpret_cast<wf::u32*>(base + barrier_at) : nullptr};
         // One element: the execution pass's last block adds the total (slots.h), no kernel after it.
         // Its status word's ticket is held until the execution pass is queued (finish()).
         if (plan_.single_element) {
@@ -215,6 +218,7 @@ public:
     }
 
     void* counter(size_t i) const override { return counters_ + i; }
+    bool passes_may_fuse() const override { return tiled_; }
 
     void assign_slots() override {
         if (groups_) return groups_->assign();

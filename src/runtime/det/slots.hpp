@@ -45,6 +45,9 @@ public:
     virtual void assign_slots() = 0;
     // After the execution pass: checks it and advances the counters.
     virtual void finish() = 0;
+    // Whether the two passes may run as one kernel (DeviceModule::launch_fused): their state
+    // needs no step between them (a GPU's one counter element, one position per thread).
+    virtual bool passes_may_fuse() const { return false; }
 };
 
 // Error messages shared by the backends.

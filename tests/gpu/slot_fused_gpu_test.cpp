@@ -1,0 +1,246 @@
+// Slot allocation on one counter element whose grid is one resident wave: both passes run as one
+// cooperative kernel with a grid barrier between them (docs/design/0021). Its slots equal the CPU
+// backend's; an overflow and a divergence leave the state clean; graph replays (which keep the two
+// passes) equal direct launches (which fuse them); larger grids keep the two passes.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <mutex>
+#include <string>
+#include <vector>
+#include <weft/weft.hpp>
+
+#include "runtime/cuda/context.hpp"
+#include "support/errors.hpp"
+
+namespace {
+
+using weft::Array;
+using weft::Deterministic;
+using weft::test::has;
+
+const weft::Device gpu = weft::Device::cuda(0);
+const weft::Device cpu = weft::Device::cpu();
+
+// How many times kernel `name` (either pass, or both fused) was queued on this thread's stream
+// since its last synchronization: 1 where the passes ran as one kernel, 2 where they did not.
+int queued(const std::string& name) {
+    const auto stream = weft::runtime::cuda::current_stream(0);
+    std::lock_guard lock(stream->mutex);
+    int n = 0;
+    for (const std::string& k : stream->unsynchronized) n += k == name;
+    return n;
+}
+
+// Certainly one wave (a multiprocessor holds 1,024 threads of any block size of an entry of at most
+// 64 registers a thread; these take about 32), and certainly more than one (past the threads and
+// the 32 blocks a multiprocessor can hold).
+bool surely_fused(int64_t n) {
+    const weft::runtime::cuda::DeviceContext& c = weft::runtime::cuda::context(0);
+    return c.cooperative && n <= int64_t{1024} * c.sm_count;
+}
+bool surely_apart(int64_t n, int block) {
+    const int64_t resident = std::min(2048 / block, 32);
+    return (n + block - 1) / block > resident * weft::runtime::cuda::context(0).sm_count;
+}
+
+// slot = atomic_add(count, 0, amounts[t]) where amounts[t] >= 0 (at most one reservation per
+// thread); slots[t] = slot; out[slot + k] = t for k < amount.
+using Compact = weft::Kernel<Array<int>, Array<int>, Array<int>, Array<int>>;
+
+Compact compact_kernel(weft::Module& m) {
+    return m.kernel("fused_compact", {"amounts", "count", "slots", "out"},
+                    [](Array<int> amounts, Array<int> count, Array<int> slots, Array<int> out) {
+                        auto t = weft::tid();
+                        auto amount = amounts[t];
+                        weft::if_(amount >= 0, [&] {
+                            auto slot = weft::atomic_add(count, 0, amount);
+                            slots[t] = slot;
+                            weft::for_(amount, [&](weft::Int k) { out[slot + k] = t; });
+                        });
+                    });
+}
+
+// -1 (no reservation), 0, 1, 2 or 3 slots per thread.
+std::vector<int> amounts_for(int64_t n, uint32_t seed) {
+    std::vector<int> a(static_cast<size_t>(n));
+    uint32_t x = seed * 2654435761u + 5;
+    for (int& v : a) {
+        x ^= x << 13;
+        x ^= x >> 17;
+        x ^= x << 5;
+        v = static_cast<int>(x % 5) - 1;
+    }
+    return a;
+}
+
+struct Result {
+    std::vector<int> count, slots, out;
+    bool operator==(const Result&) const = default;
+};
+
+// The launch's results, and (on the GPU) how many times its kernel was queued.
+Result launch_on(const Compact& k, weft::Device device, const std::vector<int>& amounts, int initial,
+                 int* kernels = nullptr) {
+    const auto n = static_cast<int64_t>(amounts.size());
+    auto values = weft::from_vector(amounts, device);
+    auto count = weft::full<int>(1, initial, device);
+    auto slots = weft::full<int>(n, -1, device);
+    auto out = weft::full<int>(3 * n + initial, -1, device);
+    if (device.is_cuda()) weft::synchronize(device);
+    weft::launch(k, n, values, count, slots, out);
+    if (kernels) *kernels = queued("fused_compact");
+    return {count.to_vector(), slots.to_vector(), out.to_vector()};
+}
+
+TEST(SlotFusedGpu, BothPassesInOneKernelEqualTheCpuBackend) {
+    for (int block : {32, 256, 1024}) {
+        SCOPED_TRACE("block_dim " + std::to_string(block));
+        weft::Module m{"fused_block_" + std::to_string(block),
+                       {.deterministic = Deterministic::RunToRun, .block_dim = block}};
+        const Compact k = compact_kernel(m);
+        for (int n : {1, 255, 65536, 262144, 3000001}) {
+            SCOPED_TRACE(std::to_string(n) + " threads");
+            const auto amounts = amounts_for(n, static_cast<uint32_t>(n * 3 + block));
+            const Result want = launch_on(k, cpu, amounts, 9);
+            // Twice: the second launch reuses the first one's state (and its barrier word).
+            for (int round = 0; round < 2; ++round) {
+                int kernels = 0;
+                EXPECT_EQ(launch_on(k, gpu, amounts, 9, &kernels), want) << "round " << round;
+                if (surely_fused(n)) EXPECT_EQ(kernels, 1) << "one kernel for both passes";
+                if (surely_apart(n, block)) EXPECT_EQ(kernels, 2) << "a grid past one wave keeps two passes";
+            }
+        }
+    }
+}
+
+// A reservation per trip, trips[t] of them, with room for one per thread
+// (deterministic_max_records = 1): a thread with two trips overflows the counting phase.
+using Trips = weft::Kernel<Array<int>, Array<int>, Array<int>>;
+
+TEST(SlotFusedGpu, AnOverflowWritesNothingAndTheNextLaunchIsClean) {
+    weft::Module m{"fused_overflow",
+                   {.deterministic = Deterministic::RunToRun, .deterministic_max_records = 1}};
+    const Trips k = m.kernel(
+        "fused_trips", {"trips", "count", "slots"}, [](Array<int> trips, Array<int> count, Array<int> slots) {
+            auto t = weft::tid();
+            weft::for_(trips[t], [&](weft::Int) { slots[t] = weft::atomic_add(count, 0, 1); });
+        });
+    const int n = 65536;
+    std::vector<int> good(n);
+    for (int i = 0; i < n; ++i) good[static_cast<size_t>(i)] = i % 3 == 0 ? 0 : 1;
+    auto cpu_count = weft::full<int>(1, 7, cpu);
+    auto cpu_slots = weft::full<int>(n, -1, cpu);
+    weft::launch(k, n, weft::from_vector(good, cpu), cpu_count, cpu_slots);
+
+    auto trips = weft::from_vector(good, gpu);
+    auto count = weft::full<int>(1, 7, gpu);
+    auto slots = weft::full<int>(n, -1, gpu);
+    for (int at : {0, 40000, n - 1}) {
+        SCOPED_TRACE("two trips at thread " + std::to_string(at));
+        std::vector<int> bad = good;
+        bad[static_cast<size_t>(at)] = 2;
+        weft::copy(trips, weft::from_vector(bad, gpu));
+        weft::synchronize(gpu);
+        weft::launch(k, n, trips, count, slots);
+        if (surely_fused(n)) EXPECT_EQ(queued("fused_trips"), 1);
+        try {
+            weft::synchronize(gpu);
+            ADD_FAILURE() << "the overflow was not reported";
+        } catch (const weft::Error& e) {
+            EXPECT_TRUE(has(e.message(), "deterministic_max_records")) << e.message();
+        }
+        EXPECT_EQ(count.to_vector(), std::vector<int>{7}) << "the counter keeps its value";
+        EXPECT_EQ(slots.to_vector(), std::vector<int>(n, -1)) << "nothing is written";
+
+        weft::copy(trips, weft::from_vector(good, gpu));
+        weft::launch(k, n, trips, count, slots);
+        EXPECT_NO_THROW(weft::synchronize(gpu)) << "the next launch starts clean";
+        EXPECT_EQ(count.to_vector(), cpu_count.to_vector());
+        EXPECT_EQ(slots.to_vector(), cpu_slots.to_vector());
+        weft::copy(count, weft::full<int>(1, 7, gpu));
+        weft::copy(slots, weft::full<int>(n, -1, gpu));
+    }
+}
+
+// The second reservation depends on the first one's slot, which the counting phase does not know
+// (it sees 0): in the execution phase threads past the first reserve twice, with room for one.
+using Two = weft::Kernel<Array<int>, Array<int>>;
+
+TEST(SlotFusedGpu, ADivergenceIsReportedAndTheNextLaunchIsClean) {
+    weft::Module m{"fused_diverge",
+                   {.deterministic = Deterministic::RunToRun, .deterministic_max_records = 1}};
+    const Two diverging = m.kernel("fused_diverging", {"count", "out"}, [](Array<int> count, Array<int> out) {
+        auto t = weft::tid();
+        auto slot = weft::atomic_add(count, 0, 1);
+        out[t] = slot;
+        weft::if_(slot > 0, [&] { out[t] = weft::atomic_add(count, 0, 1); });
+    });
+    const Two identity = m.kernel("fused_identity", {"count", "out"}, [](Array<int> count, Array<int> out) {
+        auto t = weft::tid();
+        out[weft::atomic_add(count, 0, 1)] = t;
+    });
+    const int n = 65536;
+    auto count = weft::full<int>(1, 0, gpu);
+    auto out = weft::full<int>(n, -1, gpu);
+    for (int round = 0; round < 2; ++round) {
+        SCOPED_TRACE("round " + std::to_string(round));
+        weft::synchronize(gpu);
+        weft::launch(diverging, n, count, out);
+        if (surely_fused(n)) EXPECT_EQ(queued("fused_diverging"), 1);
+        try {
+            weft::synchronize(gpu);
+            ADD_FAILURE() << "the divergence was not reported";
+        } catch (const weft::Error& e) {
+            EXPECT_TRUE(has(e.message(), "reserved slots differently")) << e.message();
+        }
+        EXPECT_EQ(count.to_vector(), std::vector<int>{0}) << "the counter keeps its value";
+        weft::launch(identity, n, count, out);
+        EXPECT_NO_THROW(weft::synchronize(gpu)) << "the next launch starts clean";
+        EXPECT_EQ(count.to_vector(), std::vector<int>{n});
+        const std::vector<int> got = out.to_vector();
+        int wrong = 0;
+        for (int i = 0; i < n; ++i) wrong += got[static_cast<size_t>(i)] != i;
+        EXPECT_EQ(wrong, 0);
+        weft::copy(count, weft::full<int>(1, 0, gpu));
+    }
+}
+
+// Captured work keeps the two passes; its replays equal the direct launches, which fuse them.
+TEST(SlotFusedGpu, FortyGraphReplaysEqualDirectLaunches) {
+    weft::Module m{"fused_graph", {.deterministic = Deterministic::RunToRun}};
+    const Compact k = compact_kernel(m);
+    for (int n : {65536, 262144}) {
+        SCOPED_TRACE(std::to_string(n) + " threads");
+        const auto amounts = amounts_for(n, 41);
+        const Result want = launch_on(k, cpu, amounts, 0);
+        auto values = weft::from_vector(amounts, gpu);
+        auto count = weft::full<int>(1, 0, gpu);
+        auto slots = weft::full<int>(n, -1, gpu);
+        auto out = weft::full<int>(3 * n, -1, gpu);
+        const auto enqueue = [&] {
+            count.zero_();
+            weft::launch(k, n, values, count, slots, out);
+        };
+        const weft::Graph graph = weft::capture(gpu, enqueue);
+        for (int round = 0; round < 40; ++round) {
+            weft::copy(slots, weft::full<int>(n, -1, gpu));
+            weft::copy(out, weft::full<int>(3 * n, -1, gpu));
+            weft::synchronize(gpu);
+            if (round % 2 == 1) {
+                enqueue();
+                if (surely_fused(n)) ASSERT_EQ(queued("fused_compact"), 1) << "round " << round;
+            } else {
+                graph.launch();
+            }
+            weft::synchronize(gpu);
+            ASSERT_EQ(count.to_vector(), want.count) << "round " << round;
+            ASSERT_EQ(slots.to_vector(), want.slots) << "round " << round;
+            ASSERT_EQ(out.to_vector(), std::vector<int>(want.out.begin(), want.out.begin() + 3 * n))
+                << "round " << round;
+        }
+    }
+}
+
+}  // namespace
