@@ -243,4 +243,40 @@ TEST(SlotFusedGpu, FortyGraphReplaysEqualDirectLaunches) {
     }
 }
 
+// Inside a conditional body (which keeps the two passes) the slots still follow thread order, from
+// one trip of the loop to the next.
+TEST(SlotFusedGpu, ALaunchInsideACaptureWhileBodyTakesItsSlotsInThreadOrder) {
+    weft::Module m{"fused_body", {.deterministic = Deterministic::RunToRun}};
+    const Two identity =
+        m.kernel("fused_body_identity", {"count", "out"}, [](Array<int> count, Array<int> out) {
+            auto t = weft::tid();
+            out[weft::atomic_add(count, 0, 1)] = t;
+        });
+    weft::Module plain{"fused_body_countdown"};
+    auto countdown =
+        plain.kernel("fused_body_countdown", {"left"}, [](Array<int> left) { left[0] = left[0] - 1; });
+    const int n = 65536;
+    auto count = weft::full<int>(1, 0, gpu);
+    auto out = weft::full<int>(3 * n, -1, gpu);
+    auto left = weft::zeros<int>(1, gpu);
+    weft::launch(identity, n, count, out);
+    weft::launch(countdown, 1, left);
+    weft::synchronize(gpu);
+    const weft::Graph graph = weft::capture(gpu, [&] {
+        weft::capture_while(left, [&] {
+            weft::launch(identity, n, count, out);
+            weft::launch(countdown, 1, left);
+        });
+    });
+    weft::copy(count, weft::full<int>(1, 0, gpu));
+    weft::copy(left, weft::full<int>(1, 3, gpu));
+    graph.launch();
+    EXPECT_NO_THROW(weft::synchronize(gpu));
+    EXPECT_EQ(count.to_vector(), std::vector<int>{3 * n});
+    const std::vector<int> got = out.to_vector();
+    int wrong = 0;
+    for (int i = 0; i < 3 * n; ++i) wrong += got[static_cast<size_t>(i)] != i % n;
+    EXPECT_EQ(wrong, 0) << "three trips, each in thread order";
+}
+
 }  // namespace

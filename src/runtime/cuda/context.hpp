@@ -1,6 +1,7 @@
 // Per-GPU state: the primary context, device properties, streams and the current stream.
 #pragma once
 
+#include <atomic>
 #include <functional>
 #include <memory>
 #include <mutex>
@@ -24,6 +25,9 @@ struct StreamState {
     std::vector<std::string> unsynchronized;  // kernel names, oldest first
     StatusClaims words{wf::kStatusWords};
     StatusClaims faults{wf::kStatusFaults};
+    // How many conditional bodies (capture_if, capture_while) the stream's capture is inside:
+    // launches that a body's capture may refuse (cooperative ones) are kept out of them.
+    std::atomic<int> conditional_bodies{0};
     ~StreamState();
 };
 

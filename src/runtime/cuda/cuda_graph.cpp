@@ -1,6 +1,7 @@
 // Stream capture, graph replay and conditional nodes through the CUDA driver.
 #include "runtime/cuda/cuda_graph.hpp"
 
+#include <atomic>
 #include <cstddef>
 #include <map>
 #include <mutex>
@@ -263,6 +264,11 @@ void StreamCapture::conditional(bool loop, const void* element, const std::funct
                                         CU_STREAM_CAPTURE_MODE_THREAD_LOCAL),
           "capturing a conditional body");
     try {
+        struct InBody {
+            std::atomic<int>& depth;
+            explicit InBody(std::atomic<int>& d) : depth(d) { ++depth; }
+            ~InBody() { --depth; }
+        } in_body{stream_->conditional_bodies};
         body();
         if (loop) set_condition(*stream_, handle, element);  // the condition for the next iteration
     } catch (...) {

@@ -7,6 +7,7 @@
 #include "base/hash.hpp"
 #include "runtime/cache.hpp"
 #include "runtime/cuda/context.hpp"
+#include "runtime/cuda/cuda_graph.hpp"
 #include "runtime/cuda/nvrtc.hpp"
 #include "runtime/files.hpp"
 #include "weft/error.hpp"
@@ -96,9 +97,6 @@ bool CudaModule::launch_fused(size_t function, const LaunchGrid& grid, void* con
                               const Options& options) const {
     const CUfunction f = function < fused_functions_.size() ? fused_functions_[function] : nullptr;
     if (!f || !context(ordinal_).cooperative || options.bounds_check || options.debug) return false;
-    // (Captured work keeps the two passes: a capture that refused the cooperative launch would be
-    // invalidated, not fall back.)
-    if (capturing(*current_stream(ordinal_))) return false;
     // The grid the two passes use (their block totals are sized for it), only where it is one
     // wave of the fused entry anyway: capping a larger grid would cost its loops.
     const unsigned blocks = entry_blocks(ordinal_, grid.total(), options.block_dim);
@@ -113,6 +111,7 @@ int CudaModule::resident_blocks(CUfunction f, int64_t block) const {
     for (const auto& [known, threads, blocks] : occupancy_)
         if (known == f && threads == block) return blocks;
     int blocks = 0;
+    const UnsafeCallsAllowed unsafe;  // (asked while capturing too: not stream-ordered)
     check(
         require_driver().cuOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, f, static_cast<int>(block), 0),
         "cuOccupancyMaxActiveBlocksPerMultiprocessor");

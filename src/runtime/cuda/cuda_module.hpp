@@ -33,8 +33,9 @@ public:
     bool launch_resolving(size_t function, const LaunchGrid& grid, void* const* args, const Options& options,
                           const wf::InKernelResolve& resolve) const override;
     // A cooperative launch of the fused slot entry (both passes, a grid barrier between them):
-    // only direct launches without bounds checks or debug, on the grid the passes would have,
-    // where that grid is at most one wave of resident blocks.
+    // only launches without bounds checks or debug, on the grid the passes would have, where that
+    // grid is at most one wave of resident blocks. (Into a capture only where captures take
+    // cooperative launches: a refused one would invalidate the capture; the caller checks.)
     bool launch_fused(size_t function, const LaunchGrid& grid, void* const* args,
                       const Options& options) const override;
 

@@ -52,6 +52,9 @@ extern "C" __global__ void slots_publish(wf::SlotLaunch* launch, wf::SlotLaunch 
     *launch = value;
     for (int i = 0; i < count; ++i) counters[i] = chunk.counters[i];
 }
+
+// Launched cooperatively into a capture of its own, to learn whether captures take such launches.
+extern "C" __global__ void slots_probe() {}
 )";
 
 // Built once: a launch looks its kernels up several times, and the prelude is some 60 KB.
@@ -61,6 +64,37 @@ const std::string& library_source() {
 }
 
 using Memory = std::shared_ptr<detail::Allocation>;
+
+// Whether a capture records a cooperative launch (the fused entry's) as a node that runs: tried
+// once per device on a private stream's capture, where a refusal invalidates only that capture,
+// then instantiated and run. Asked only while the caller's stream is capturing.
+bool cooperative_launches_capture(int ordinal) {
+    static std::mutex mutex;
+    static std::vector<std::pair<int, bool>> known;
+    std::lock_guard lock(mutex);
+    for (const auto& [device, works] : known)
+        if (device == ordinal) return works;
+    const cu::UnsafeCallsAllowed unsafe;
+    const cu::CUfunction f = cu::library_function(ordinal, "slots", library_source(), "slots_probe");
+    const cu::Driver& d = cu::require_driver();
+    bool works = false;
+    cu::CUstream side = nullptr;
+    if (cu::context(ordinal).cooperative && d.cuStreamCreate(&side, cu::CU_STREAM_NON_BLOCKING) == 0) {
+        if (d.cuStreamBeginCapture(side, cu::CU_STREAM_CAPTURE_MODE_RELAXED) == 0) {
+            const bool launched = d.cuLaunchCooperativeKernel(f, 1, 1, 1, 32, 1, 1, 0, side, nullptr) == 0;
+            cu::CUgraph graph = nullptr;
+            const bool captured = d.cuStreamEndCapture(side, &graph) == 0 && launched && graph;
+            cu::CUgraphExec exec = nullptr;
+            works = captured && d.cuGraphInstantiateWithFlags(&exec, graph, 0) == 0 &&
+                    d.cuGraphLaunch(exec, side) == 0 && d.cuStreamSynchronize(side) == 0;
+            if (exec) d.cuGraphExecDestroy(exec);
+            if (graph) d.cuGraphDestroy(graph);
+        }
+        d.cuStreamDestroy(side);
+    }
+    known.emplace_back(ordinal, works);
+    return works;
+}
 
 // What the publish kernel writes at the front of the state: the launch's words and its counters.
 struct Published {
@@ -159,6 +193,7 @@ public:
 
         const auto stream = cu::current_stream(ordinal_);
         const bool capturing = cu::capturing(*stream);
+        captured_ = capturing;
         std::optional<Kept> kept;
         if (tiled_ && !capturing) {
             const void* s = stream.get();
@@ -218,7 +253,13 @@ public:
     }
 
     void* counter(size_t i) const override { return counters_ + i; }
-    bool passes_may_fuse() const override { return tiled_; }
+    // Captured work only where captures take cooperative launches (else the capture would fail),
+    // and not in a conditional body (not probed).
+    bool passes_may_fuse() const override {
+        if (!tiled_ || !captured_) return tiled_;
+        return cu::current_stream(ordinal_)->conditional_bodies.load() == 0 &&
+               cooperative_launches_capture(ordinal_);
+    }
 
     void assign_slots() override {
         if (groups_) return groups_->assign();
@@ -297,6 +338,7 @@ private:
     SlotPlan plan_;
     LaunchSite site_;
     bool tiled_ = false;     // one element, one position per thread: no scan kernel
+    bool captured_ = false;  // queued into a capture
     Memory state_;           // everything below lies in it
     Published published_;    // what lies at its front
     std::string cache_key_;  // set when the state goes back to the cache after the launch
