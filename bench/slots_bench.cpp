@@ -5,9 +5,11 @@
 // values through data-dependent counter indices (slot = atomic_add(starts, bins[t], 1), the
 // counters starting at each bin's offset) into 1, 16, 256 and 65,536 counter elements.
 //
-// Usage: weft_slots_bench
+// Usage: weft_slots_bench [ELEMENTS...]   (with element counts: only those rows of the second
+// table, for a profiler)
 #include <cstdint>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <functional>
 #include <vector>
@@ -118,7 +120,15 @@ void binning_row(const Binning& plain, const Binning& det, int elements) {
 
 }  // namespace
 
-int main() {
+int main(int argc, char** argv) {
+    std::vector<int> binning_rows;
+    for (int i = 1; i < argc; ++i) {
+        binning_rows.push_back(std::atoi(argv[i]));
+        if (binning_rows.back() < 1) {
+            std::printf("usage: weft_slots_bench [ELEMENTS...] (positive counter element counts)\n");
+            return 1;
+        }
+    }
     if (!weft::cuda_available()) {
         std::printf("no GPU: %s\n", weft::cuda_unavailable_reason().c_str());
         return 1;
@@ -128,8 +138,9 @@ int main() {
     weft::Module det_module{"pattern_b", {.deterministic = weft::Deterministic::RunToRun}};
     const Counter plain = make_kernel(plain_module);
     const Counter det = make_kernel(det_module);
-    print_header("writes");
+    if (binning_rows.empty()) print_header("writes");
     for (int n : {65536, 262144, 1048576, 16777216}) {
+        if (!binning_rows.empty()) break;  // only the binning rows asked for
         std::vector<float> v(static_cast<size_t>(n));
         for (int i = 0; i < n; ++i) v[i] = static_cast<float>(i);
         auto values = weft::from_vector(v, gpu);
@@ -162,6 +173,7 @@ int main() {
     const Binning plain_bins = make_binning(plain_binning);
     const Binning det_bins = make_binning(det_binning);
     print_header("elements");
-    for (int elements : {1, 16, 256, 65536}) binning_row(plain_bins, det_bins, elements);
+    if (binning_rows.empty()) binning_rows = {1, 16, 256, 65536};
+    for (int elements : binning_rows) binning_row(plain_bins, det_bins, elements);
     return 0;
 }

@@ -8,7 +8,7 @@ mkdir -p "$out"
 out="$(cd "$out" && pwd)"
 cmake -S . -B build/gpu -G Ninja -DCMAKE_BUILD_TYPE=Release >"$out/configure.log" 2>&1 || { tail -30 "$out/configure.log"; exit 1; }
 cmake --build build/gpu -j"$(nproc)" -- -k 0 >"$out/build.log" 2>&1 || { grep -E "error|FAILED" -A3 "$out/build.log" | head -60; }
-(cd build/gpu && ctest -L gpu -j"$(nproc)" --output-on-failure ${1:+-R "$1"} >"$out/ctest-gpu.log" 2>&1)
+(cd build/gpu && ctest -L gpu -j"$(nproc)" --timeout 180 --output-on-failure ${1:+-R "$1"} >"$out/ctest-gpu.log" 2>&1)
 grep -E "tests passed|tests failed|Failed|\*\*\*" "$out/ctest-gpu.log" | head -40
 build/gpu/examples/weft_demo | tee "$out/demo.log"
 build/gpu/examples/weft_projectile_optimization | tee "$out/projectile_optimization.log"

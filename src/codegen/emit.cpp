@@ -511,6 +511,8 @@ struct Entry {
             if (t.family != detail::AtomicOp::Add || t.dtype == DType::Float64) return false;
         return true;
     }
+    // One counter element: the CUDA entry runs tiles of blockDim threads (src/device/slots.h).
+    bool slot_tiles() const { return counter() >= 0 && kernel.slots.single_counter_element; }
 };
 
 // The execution pass of a slot-allocating kernel runs only if the counting pass fit.
@@ -585,6 +587,8 @@ void cpu_entry(std::ostringstream& s, const ir::Program& p, const Entry& e, size
 // private accumulator is flushed once. Every thread of a block reaches the end of the entry.
 // The resolving entry (`resolving`) is the same, then a grid barrier and the resolve of the
 // kernel's sums (src/device/grid.h).
+// A kernel that reserves slots on one counter element runs a contiguous range of tiles of
+// blockDim threads per block instead, which its passes scan (src/device/slots.h).
 void cuda_entry(std::ostringstream& s, const ir::Program& p, const Entry& e, size_t index,
                 const std::string& symbol, bool resolving) {
     const ir::Function& fn = *p.functions[index];
@@ -599,14 +603,38 @@ void cuda_entry(std::ostringstream& s, const ir::Program& p, const Entry& e, siz
     s << "const wf::Launch launch) {\n";
     if (det)
         s << "    __shared__ wf::BlockPrivate block_private;\n    wf::block_private_begin(block_private);\n";
-    s << "    const wf::i64 stride = static_cast<wf::i64>(gridDim.x) * blockDim.x;\n"
-      << "    for (wf::i64 i = static_cast<wf::i64>(blockIdx.x) * blockDim.x + threadIdx.x; i < launch.total"
-      << (skip.empty() ? "" : " && !" + skip) << "; i += stride) {\n"
-      << "        wf::Ctx ctx{{0, 0, 0, 0}, launch.error, " << (det ? "&block_private" : "nullptr")
-      << ", i, 0};\n"
-      << (fn.tid_ndim ? "        wf::set_tid<" + std::to_string(fn.tid_ndim) + ">(ctx, launch, i);\n" : "")
-      << "        " << call << ");\n"
-      << reservations_end(e, "        ") << "    }\n";
+    const bool tiled_execution = e.slot_tiles() && !e.counting;  // the tile scan gives the slot
+    const std::string det_arg = "a" + std::to_string(e.counter()) + ".det";
+    const std::string thread =
+        std::string("        wf::Ctx ctx{{0, 0, 0, 0}, launch.error, ") +
+        (det ? "&block_private" : "nullptr") + ", i, 0" + (tiled_execution ? ", slot" : "") + "};\n" +
+        (fn.tid_ndim ? "        wf::set_tid<" + std::to_string(fn.tid_ndim) + ">(ctx, launch, i);\n" : "") +
+        "        " + call + ");\n" +
+        (tiled_execution ? "        wf::slot_tile_end(ctx, " + det_arg + ", tiles);\n"
+                         : reservations_end(e, "        "));
+    if (e.slot_tiles()) {
+        // Every thread of the block runs every tile of the block's range (a guard per thread, not
+        // a loop bound), so that the per-tile block scan's barriers are reached by all.
+        if (!skip.empty()) s << "    const bool skipped = " << skip << ";\n";
+        s << "    wf::SlotTiles tiles = wf::slot_tiles(" << det_arg << ", launch.total, "
+          << (e.counting ? "true" : "false") << ");\n"
+          << "    for (wf::i64 tile = tiles.first; tile < tiles.last; ++tile) {\n"
+          << "        const wf::i64 i = tile * blockDim.x + threadIdx.x;\n";
+        if (tiled_execution)
+            s << "        const wf::i32 slot = wf::slot_tile_begin(" << det_arg
+              << ", tiles, i, launch.total);\n";
+        s << "        if (i >= launch.total" << (skip.empty() ? "" : " || skipped") << ") continue;\n"
+          << thread;
+        if (e.counting) s << "        wf::slot_tile_count(" << det_arg << ", tiles, ctx);\n";
+        s << "    }\n";
+        if (e.counting) s << "    wf::slot_tiles_counted(" << det_arg << ", tiles);\n";
+    } else {
+        s << "    const wf::i64 stride = static_cast<wf::i64>(gridDim.x) * blockDim.x;\n"
+          << "    for (wf::i64 i = static_cast<wf::i64>(blockIdx.x) * blockDim.x + threadIdx.x; i < "
+             "launch.total"
+          << (skip.empty() ? "" : " && !" + skip) << "; i += stride) {\n"
+          << thread << "    }\n";
+    }
     if (det) s << "    wf::block_private_end(block_private);\n";
     if (resolving) {
         s << "    if (launch.resolve.barrier) {\n        wf::grid_barrier(launch.resolve.barrier);\n";

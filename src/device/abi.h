@@ -57,12 +57,16 @@ struct Launch {
 
 // A slot of the compact strategy (src/device/deterministic.h): a window of the exact sum in
 // units of 2^anchor, and the slot's anchor, special-value flags and spill state.
-struct CompactCell {
+struct alignas(16) CompactCell {  // 16-byte aligned: one vector load, one 128-bit atomic
     i64 window;
     u32 meta;
     u32 unused;  // keeps cells 16-byte aligned, a cell within one memory sector
 };
 constexpr int kSpillWords = 7;  // a compact slot's spill block: 48-bit digits in 64-bit words
+// Record cursors of a regioned records target: at most kMaxRegions, kCursorStride words (128
+// bytes) apart so that each has its own cache line.
+constexpr int kMaxRegions = 64;
+constexpr int kCursorStride = 16;
 
 // What a deterministic target's atomics write to; built by the runtime for each launch.
 struct DetTarget {
@@ -86,6 +90,14 @@ struct DetTarget {
     // carry, the runtime's count of slots whose top word overflowed.
     u64* cursor;
     i64 capacity;
+    // Records on a GPU, where the runtime has proven each thread's bound: `regions` > 1 splits
+    // the launch's threads into runs of 2^region_shift (thread i appends to region
+    // i >> region_shift), each with its own cursor (cursor[region * kCursorStride]) and its own
+    // `region_records` records from region * region_records (the last region ends at
+    // `capacity`), so that a hot target's warps do not all take positions from one word.
+    i32 regions;  // 0 or 1: one cursor for the whole capacity
+    i32 region_shift;
+    i64 region_records;
     // The compact strategy (float32, float16 and bfloat16 sums): one cell per slot, and per slot
     // a spill block of kSpillWords words, zeroed when the slot first spills. Null `cells`
     // selects another strategy.
@@ -95,9 +107,10 @@ struct DetTarget {
 
 // Deterministic slot allocation: one launch's reservation state.
 struct SlotLaunch {
-    u64* keys;       // per reservation: (counter << 40) | element
+    u64* keys;       // per reservation: (counter << 40) | element (null where `blocks` is set)
     i32* counts;     // per reservation: the number of slots asked for (0 where none)
     i32* offsets;    // per reservation: its first slot minus the counter's value before the launch
+                     // (null where `blocks` is set: the execution pass puts the slot in Ctx::slot)
     i32* reserved;   // per thread: reservations made in the counting pass
     i64 per_thread;  // reservation positions per thread
     u32* status;     // kSlotsOverflow, kSlotsDiverged, kSlotsTooMany
@@ -105,9 +118,16 @@ struct SlotLaunch {
     // `*total` (the scan's) unless `status` is set, and or-s the status into `report` (the
     // stream's status word); `done` counts finished blocks. Null `single`: the runtime does it.
     i32* single;
-    const i32* total;
+    i32* total;
     u64* report;
     u32* done;
+    // GPU, one element and one position per thread (reduce-then-scan, no scan kernel): per block of
+    // the grid, the counting pass's total of its tiles, then (the last counting block's scan) its
+    // exclusive prefix; `counted` counts finished counting blocks. Null `blocks`: a scan kernel
+    // runs between the passes. Every word here is reset by its last user, so the state stays
+    // clean from launch to launch (docs/design/0021).
+    i64* blocks;
+    u32* counted;
 };
 
 // kSlotsTooMany: a counter element would pass 2^31 - 1 slots in one launch (found on a GPU).

@@ -155,6 +155,21 @@ WEFT_FUNC void add_word(i64* w, i64 v) {
 #endif
 }
 
+// add_word for a word known to be in global memory (a target's state). The state's pointers are
+// read from memory, so the compiler cannot tell them from shared memory: atomicAdd becomes a
+// generic atomic, which returns its result and falls back to a compare-and-swap loop for shared
+// addresses. Naming the global space gives a non-returning reduction (RED), which the thread
+// does not wait for. (This and the other global-space instructions below take the pointer as it
+// is: a global address is its generic address. Converting it with __cvta_generic_to_global
+// survived into the SASS and cost float64 kernels two registers, below full occupancy.)
+WEFT_FUNC void add_global_word(i64* w, i64 v) {
+#if defined(__CUDACC__)
+    asm volatile("red.global.add.u64 [%0], %1;" ::"l"(w), "l"(v) : "memory");
+#else
+    __atomic_fetch_add(w, v, __ATOMIC_RELAXED);
+#endif
+}
+
 // Adds `v` to `*w` and returns the new value (two's complement wrap-around, never reached).
 WEFT_FUNC i64 add_word_fetch(i64* w, i64 v) {
 #if defined(__CUDACC__)
@@ -244,6 +259,22 @@ WEFT_FUNC u32 load_meta(const u32* m) {
     return *static_cast<const volatile u32*>(m);
 #else
     return __atomic_load_n(m, __ATOMIC_ACQUIRE);
+#endif
+}
+
+// The meta word as the hot path reads it: a relaxed load from global memory (on a GPU from L2,
+// without the volatile load's system scope). Nothing depends on its order with other accesses:
+// a meta word's anchor never changes once set, and a stale 0 only sends the contribution to
+// first_contribution, whose atomic sees the cell as it is.
+WEFT_FUNC u32 peek_meta(const u32* m) {
+#if defined(__CUDACC__) && __CUDA_ARCH__ >= 700
+    u32 v;
+    asm volatile("ld.relaxed.gpu.global.u32 %0, [%1];" : "=r"(v) : "l"(m) : "memory");
+    return v;
+#elif defined(__CUDACC__)
+    return *static_cast<const volatile u32*>(m);
+#else
+    return __atomic_load_n(m, __ATOMIC_RELAXED);
 #endif
 }
 
@@ -366,8 +397,9 @@ WEFT_COLD void compact_carry(CompactCell* cell, i64* block, i64 now, int anchor)
 // A compact slot's contribution where the window cannot take it with one plain atomic: the slot
 // has no anchor yet, the contribution lies outside the window, or the window may carry (kept out
 // of the hot path: inline, it took two more registers in kernels with loops).
-WEFT_COLD void compact_add_slow(CompactCell* cell, i64* block, bool negative, u64 significand, int position,
-                                bool carrying) {
+WEFT_COLD void compact_add_slow(CompactCell* cell, const DetTarget* t, i64 slot, bool negative,
+                                u64 significand, int position, bool carrying) {
+    i64* const block = t->spill + slot * kSpillWords;  // read here: the hot path does not need it
     const int anchor = anchor_of(cell, position);
     const int shift = position - anchor;
     if (shift < 0 || shift > kCompactSpan) {
@@ -378,29 +410,64 @@ WEFT_COLD void compact_add_slow(CompactCell* cell, i64* block, bool negative, u6
     const i64 magnitude = static_cast<i64>(significand << shift);
     const i64 v = negative ? -magnitude : magnitude;
     if (!carrying) {
-        add_word(&cell->window, v);
+        add_global_word(&cell->window, v);
         return;
     }
     const i64 now = add_word_fetch(&cell->window, v);
     if (now >= kCarryAt || now <= -kCarryAt) compact_carry(cell, block, now, anchor);
 }
 
+// A slot's first contribution, `v` in units of 2^anchor (`anchored` is the meta word that sets
+// that anchor), on a cell that looked empty. On sm_90 one 128-bit compare-and-swap sets window
+// and meta together while the cell is all zero, and the contribution is done (true). Elsewhere
+// a compare-and-swap on the meta word sets the anchor and the caller adds the window (false).
+// Either way `meta` becomes the cell's meta word, whoever anchored it: the anchor is the first
+// contribution's, which only changes how the window and spill hold the exact sum.
+WEFT_FUNC bool first_contribution(CompactCell* cell, u32 anchored, i64 v, u32& meta) {
+#if defined(__CUDACC__) && __CUDA_ARCH__ >= 900
+    u64 seen_window, seen_high;
+    asm volatile(
+        "{\n\t.reg .b128 expected, desired, seen;\n\t"
+        "mov.b128 expected, {%2, %2};\n\t"
+        "mov.b128 desired, {%3, %4};\n\t"
+        "atom.relaxed.gpu.global.cas.b128 seen, [%5], expected, desired;\n\t"
+        "mov.b128 {%0, %1}, seen;\n\t}"
+        : "=l"(seen_window), "=l"(seen_high)
+        : "l"(u64(0)), "l"(static_cast<u64>(v)), "l"(static_cast<u64>(anchored)), "l"(cell)
+        : "memory");
+    meta = static_cast<u32>(seen_high);  // the meta word is the low half of the cell's second word
+    if (seen_window == 0 && seen_high == 0) {
+        meta = anchored;
+        return true;
+    }
+    return false;
+#else
+    (void)v;
+    if (swap_meta(&cell->meta, meta, anchored)) meta = anchored;
+    return false;
+#endif
+}
+
 // Adds a finite, nonzero float32 (the split of a state-type value) to a compact slot: in the
-// common case one read of the cell's meta word and one atomic on its window.
-WEFT_FUNC void compact_add(CompactCell* cell, i64* block, const Split<float>& s, bool carrying) {
-    u32 meta = load_meta(&cell->meta);
+// common case one read of the cell's meta word and one non-returning atomic on its window; a
+// slot's first contribution is one compare-and-swap on sm_90.
+WEFT_FUNC void compact_add(CompactCell* cell, const DetTarget* t, i64 slot, const Split<float>& s,
+                           bool carrying) {
+    u32 meta = peek_meta(&cell->meta);
     if (meta == 0 && !carrying) {  // the slot's first contribution, probably: set the anchor
-        const int wanted = s.position > kCompactBelow ? s.position - kCompactBelow : 0;
-        swap_meta(&cell->meta, meta, kAnchored | (static_cast<u32>(wanted) << kAnchorShift));
-        if (meta == 0) meta = kAnchored | (static_cast<u32>(wanted) << kAnchorShift);
+        const int anchor = s.position > kCompactBelow ? s.position - kCompactBelow : 0;
+        const i64 magnitude = static_cast<i64>(s.significand << (s.position - anchor));  // below 2^32
+        if (first_contribution(cell, kAnchored | (static_cast<u32>(anchor) << kAnchorShift),
+                               s.negative ? -magnitude : magnitude, meta))
+            return;
     }
     const int shift = s.position - static_cast<int>(meta >> kAnchorShift);
     if ((meta & kAnchored) && !carrying && shift >= 0 && shift <= kCompactSpan) {
         const i64 magnitude = static_cast<i64>(s.significand << shift);
-        add_word(&cell->window, s.negative ? -magnitude : magnitude);
+        add_global_word(&cell->window, s.negative ? -magnitude : magnitude);
         return;
     }
-    compact_add_slow(cell, block, s.negative, s.significand, s.position, carrying);
+    compact_add_slow(cell, t, slot, s.negative, s.significand, s.position, carrying);
 }
 
 #if defined(__CUDACC__)
@@ -471,7 +538,7 @@ WEFT_FUNC void add_digit(Ctx& ctx, i64* slot_words, int k, i64 total) {
         }
     }
 #endif
-    add_word(slot_words + k, total);
+    add_global_word(slot_words + k, total);
 }
 
 // The digits of one contribution to a slot, added to its words: lanes of a warp that add to
@@ -523,28 +590,54 @@ WEFT_FUNC u64 take_record(u64* cursor) {
 #endif
 }
 
+// The compact strategy: adds `v` (a float32, the state type of every compact target) to a cell.
+template <class T>
+WEFT_FUNC void compact_contribute(CompactCell* cell, const DetTarget* t, i64 slot, T v, bool carrying) {
+    const u32 flag = special_flag(v);
+    const Split<T> s = split(v);
+    if (flag)
+        or_flag(&cell->meta, flag);
+    else if (s.significand != 0)
+        compact_add(cell, t, slot, Split<float>{s.negative, s.significand, s.position}, carrying);
+}
+
+// Appends (slot, value bits) to a records target: in the region of the thread where the target
+// has regions (a thread past the last region's threads, which the runtime never launches, would
+// count against the last region and be reported as an overflow). Out of line on a GPU: inline,
+// the regions took two registers from every kernel that accumulates, whatever its strategy.
+WEFT_COLD void append_record(i64 thread, DetTarget* t, i64 slot, u64 bits) {
+    u64* cursor = t->cursor;
+    i64 first = 0;
+    i64 room = t->capacity;
+    if (t->regions > 1) {
+        i64 region = thread >> t->region_shift;
+        if (region >= t->regions) region = t->regions - 1;
+        cursor += region * kCursorStride;
+        first = region * t->region_records;
+        room = t->capacity - first < t->region_records ? t->capacity - first : t->region_records;
+    }
+    const u64 at = take_record(cursor);
+    if (at < static_cast<u64>(room)) {
+        t->record_slots[first + static_cast<i64>(at)] = static_cast<u32>(slot);
+        t->records[first + static_cast<i64>(at)] = bits;
+    }
+}
+
 // Adds `v` (already negated for a subtraction, and in its state type) to slot `slot` of `t`.
 template <class T>
 WEFT_FUNC void det_add_to_slot(Ctx& ctx, DetTarget* t, i64 slot, T v) {
+    // Compact: float32 state only (the runtime never gives float64 targets cells, and their
+    // kernels need no compact code).
+    if (sizeof(T) == 4 && t->cells) {
+        compact_contribute(t->cells + slot, t, slot, v, t->carrying != 0);
+        return;
+    }
     if (t->records) {
-        const u64 at = take_record(t->cursor);
-        if (at < static_cast<u64>(t->capacity)) {
-            t->record_slots[at] = static_cast<u32>(slot);
-            t->records[at] = static_cast<u64>(bit_cast<typename Format<T>::Bits>(v));
-        }
+        append_record(ctx.thread, t, slot, static_cast<u64>(bit_cast<typename Format<T>::Bits>(v)));
         return;
     }
     const u32 flag = special_flag(v);
     const Split<T> s = split(v);
-    if (t->cells) {  // compact (float32 state only: the runtime never gives float64 cells)
-        CompactCell* cell = t->cells + slot;
-        if (flag)
-            or_flag(&cell->meta, flag);
-        else if (s.significand != 0)
-            compact_add(cell, t->spill + slot * kSpillWords,
-                        Split<float>{s.negative, s.significand, s.position}, t->carrying != 0);
-        return;
-    }
     if (flag != 0 || s.significand == 0) {
         if (flag) or_flag(&t->flags[slot], flag);
         return;
@@ -564,8 +657,14 @@ WEFT_FUNC void det_add_to_slot(Ctx& ctx, DetTarget* t, i64 slot, T v) {
 // Adds `v` (already negated for a subtraction) to the slot of element `p` of target `t`.
 template <class T>
 WEFT_FUNC void det_add(Ctx& ctx, DetTarget* t, const T* p, T v) {
+    // The cells' address is read before the slot is found, so that its load overlaps the loads
+    // the slot waits for instead of following them: the meta word's load waits for both.
+    CompactCell* const cells = t->cells;
     const i64 slot = slot_of(t, reinterpret_cast<const char*>(p), static_cast<i64>(sizeof(T)));
-    det_add_to_slot(ctx, t, slot, StateOf<T>::of(v));
+    if (sizeof(typename StateOf<T>::type) == 4 && cells)
+        compact_contribute(cells + slot, t, slot, StateOf<T>::of(v), t->carrying != 0);
+    else
+        det_add_to_slot(ctx, t, slot, StateOf<T>::of(v));
 }
 
 // Order-preserving integer keys: a < b under the total order iff key(a) < key(b).
@@ -806,14 +905,132 @@ WEFT_FUNC T round_limbs(i64* acc, u32 flags, T target_initial) {
         static_cast<Bits>(round_to_format<F>(negative, window, low + Format<S>::kUnit, sticky)));
 }
 
-// The slot's sum plus `initial`, correctly rounded. `words` are the slot's digits.
+// The most digit words a resolve holds in registers as limbs (round_limbs); more are streamed.
+constexpr int kHeldWords = 16;
+
+// round_limbs for many words without holding them: the same result, for sums whose words are
+// too many to keep in registers (float64's 66, which as arrays went to local memory and held a
+// resolve to one eighth of a GPU's threads). One pass carries the words into 32-bit limbs and
+// keeps, of all the limbs, only two windows of four: the one ending one limb above the highest
+// limb that is not 0 (where a positive sum's top lies) and the one ending one limb above the
+// highest that is not all ones (a negative sum's), each with whether any limb below it is not
+// 0. The magnitude of a negative sum is ~x + 1: its window is the complement, plus one where
+// nothing below it is set, so both windows hold the top 96 bits or more of the magnitude, and
+// whether any bit below is set: all that rounding needs. `words(k)` is word k (k < kWords).
+template <class T, int kWords, class Words>
+WEFT_FUNC T round_streamed(Words words, u32 flags, T target_initial) {
+    using S = typename StateOf<T>::type;
+    using F = Format<T>;
+    using Bits = typename F::Bits;
+    constexpr int kLimbs = kWords + 2;  // as resolve_sum: room for the carries and the sign
+    constexpr u32 kSpecial = kFlagPosInf | kFlagNegInf | kFlagNan | kFlagPosZero;
+    const S initial = StateOf<T>::of(target_initial);
+    const Split<S> s = split(initial);
+    const Digits d = digits<S>(s.significand != 0 ? s : Split<S>{false, 0, 0});
+    // Two carry chains: the contributions alone (is their sum exactly zero?) and with the initial
+    // value. window[0..3] = limbs k, k-1, k-2, k-3 (limbs below 0 are zero); `below`: any of
+    // limbs 0..k-4 is not 0.
+    i64 carry_sum = 0, carry = 0;
+    u32 any_sum = 0;
+    u32 window[4] = {0, 0, 0, 0};
+    bool below = false;
+    u32 pos[4] = {0, 0, 0, 0}, neg[4] = {0, 0, 0, 0};
+    bool pos_below = false, neg_below = false, pos_found = false;
+    int pos_at = 0, neg_at = 0;  // the limb index of window[0] when each was taken
+#if defined(__CUDACC__)
+#pragma unroll 4  // a few loads in flight, few registers
+#endif
+    for (int k = 0; k <= kLimbs; ++k) {
+        const i64 w = k < kWords ? words(k) : 0;
+        const i64 v_sum = w + carry_sum;
+        any_sum |= static_cast<u32>(v_sum & 0xffffffff);
+        carry_sum = v_sum >> 32;  // arithmetic
+        const int j = k - d.first;
+        // (Selected, not indexed: an indexed d.d would live in local memory on a GPU.)
+        const i64 digit = k >= kLimbs ? 0 : j == 0 ? d.d[0] : j == 1 ? d.d[1] : j == 2 ? d.d[2] : 0;
+        const i64 v = w + digit + carry;
+        carry = v >> 32;
+        below = below || window[3] != 0;
+        window[3] = window[2];
+        window[2] = window[1];
+        window[1] = window[0];
+        window[0] = static_cast<u32>(v & 0xffffffff);  // limb k (k == kLimbs: the sign's)
+        if (window[1] != 0) {
+            for (int i = 0; i < 4; ++i) pos[i] = window[i];
+            pos_below = below;
+            pos_at = k;
+            pos_found = true;
+        }
+        if (window[1] != 0xffffffffu) {
+            for (int i = 0; i < 4; ++i) neg[i] = window[i];
+            neg_below = below;
+            neg_at = k;
+        }
+    }
+    if (carry_sum == 0 && any_sum == 0 && (flags & kSpecial) == 0) return target_initial;
+
+    flags |= special_flag(initial);
+    const bool pos_inf = (flags & kFlagPosInf) != 0;
+    const bool neg_inf = (flags & kFlagNegInf) != 0;
+    constexpr Bits kSign = static_cast<Bits>(Bits(1) << (sizeof(T) * 8 - 1));
+    constexpr Bits kInf = static_cast<Bits>(static_cast<Bits>(F::kExponentMask) << F::kMantissaBits);
+    if ((flags & kFlagNan) || (pos_inf && neg_inf)) return canonical_nan<T>();
+    if (pos_inf) return bit_cast<T>(kInf);
+    if (neg_inf) return bit_cast<T>(static_cast<Bits>(kInf | kSign));
+
+    const bool negative = carry < 0;
+    if (!negative && !pos_found) {
+        // An exact zero: -0.0 only when the target held -0.0 and no +0.0 was added.
+        const bool keep_negative = s.negative && s.significand == 0 && !(flags & kFlagPosZero);
+        return bit_cast<T>(keep_negative ? kSign : Bits(0));
+    }
+    // The magnitude's top 128 bits from limb `at` down, as two 64-bit halves.
+    u64 hi, lo;
+    bool sticky;
+    int at;
+    if (negative) {
+        hi = ~((static_cast<u64>(neg[0]) << 32) | neg[1]);
+        lo = ~((static_cast<u64>(neg[2]) << 32) | neg[3]);
+        if (!neg_below) {  // ~x + 1: the one reaches the window
+            ++lo;
+            if (lo == 0) ++hi;
+        }
+        sticky = neg_below;
+        at = neg_at;
+    } else {
+        hi = (static_cast<u64>(pos[0]) << 32) | pos[1];
+        lo = (static_cast<u64>(pos[2]) << 32) | pos[3];
+        sticky = pos_below;
+        at = pos_at;
+    }
+    // Bit b of the 128 is bit (at - 3) * 32 + b of the sum. The top lies in `hi` (a window ends
+    // one limb above the limb that made it), as in round_limbs: a 64-bit window from the top.
+    const int lead = 63 - (hi >> 32 ? 31 - count_leading_zeros(static_cast<u32>(hi >> 32)) + 32
+                                    : 31 - count_leading_zeros(static_cast<u32>(hi)));
+    const int base = (at - 3) * 32;
+    const int top = base + 127 - lead;
+    const int low = top >= 63 ? top - 63 : 0;
+    const int shift = low - base;  // the window is bits [shift, shift + 64) of the 128, shift >= 1
+    const u64 sig = shift >= 64 ? hi >> (shift - 64) : (hi << (64 - shift)) | (lo >> shift);
+    sticky = sticky || (shift >= 64 ? (lo != 0 || (hi & ((u64(1) << (shift - 64)) - 1)) != 0)
+                                    : (lo & ((u64(1) << shift) - 1)) != 0);
+    return bit_cast<T>(static_cast<Bits>(round_to_format<F>(negative, sig, low + Format<S>::kUnit, sticky)));
+}
+
+// The slot's sum plus `initial`, correctly rounded. `words` are the slot's digits: float32's
+// 9 held as limbs, float64's 66 streamed (round_streamed gives the same bits with few registers).
 template <class T>
 WEFT_FUNC T resolve_sum(const i64* words, u32 flags, T initial) {
     using S = typename StateOf<T>::type;
-    constexpr int kLimbs = Exact<S>::kWords + 2;
-    i64 acc[kLimbs];
-    for (int k = 0; k < kLimbs; ++k) acc[k] = k < Exact<S>::kWords ? words[k] : 0;
-    return round_limbs<T, kLimbs>(acc, flags, initial);
+    constexpr int kWords = Exact<S>::kWords;
+    if constexpr (kWords > kHeldWords) {
+        return round_streamed<T, kWords>([words](int k) { return words[k]; }, flags, initial);
+    } else {
+        constexpr int kLimbs = kWords + 2;
+        i64 acc[kLimbs];
+        for (int k = 0; k < kLimbs; ++k) acc[k] = k < kWords ? words[k] : 0;
+        return round_limbs<T, kLimbs>(acc, flags, initial);
+    }
 }
 
 // The common case of a compact slot: only a window (no spill, no special value) and a finite
@@ -878,6 +1095,76 @@ WEFT_FUNC T resolve_compact(const CompactCell& cell, const i64* block, T initial
     if (cell.meta & kAnchored) add_at<kLimbs>(acc, cell.window, static_cast<int>(cell.meta >> kAnchorShift));
     return round_limbs<T, kLimbs>(acc, cell.meta & (kFlagPosInf | kFlagNegInf | kFlagNan | kFlagPosZero),
                                   initial);
+}
+
+// Resolves slot `slot` of an exact sum target into its element; `clean` zeroes its words and
+// flags once read (state kept for the next launch): for a GPU's resolve, a kernel of its own or
+// the tail of the user's kernel. An untouched slot (every word and its flags zero) is left
+// alone. float32's 9 words are read at once (rather than each after the previous one's test)
+// and kept in registers, beside a dense target's element; float64's 66 are streamed, twice
+// (round_streamed): held, they would take a thread's registers and local memory.
+template <class T>
+WEFT_FUNC void resolve_exact_slot(const DetTarget& t, i64 slot, bool clean) {
+    using S = typename StateOf<T>::type;
+    constexpr int kWords = Exact<S>::kWords;
+    i64* words = t.words + slot * kWords;
+    const u32 flags = t.flags[slot];
+    T* element = reinterpret_cast<T*>(t.base + slot * static_cast<i64>(sizeof(T)));
+    const T dense_initial = t.dims == 0 ? *element : T();
+    if constexpr (kWords > kHeldWords) {
+        i64 any = flags;
+#if defined(__CUDACC__)
+#pragma unroll 4
+#endif
+        for (int k = 0; k < kWords; ++k) any |= words[k];
+        if (any == 0) return;
+        if (t.dims != 0) element = reinterpret_cast<T*>(slot_address(t, slot, static_cast<i64>(sizeof(T))));
+        *element = resolve_sum<T>(words, flags, t.dims == 0 ? dense_initial : *element);
+    } else {
+        constexpr int kLimbs = kWords + 2;
+        i64 acc[kLimbs];
+        i64 any = flags;
+        for (int k = 0; k < kLimbs; ++k) {
+            acc[k] = k < kWords ? words[k] : 0;
+            any |= acc[k];
+        }
+        if (any == 0) return;
+        if (t.dims != 0) element = reinterpret_cast<T*>(slot_address(t, slot, static_cast<i64>(sizeof(T))));
+        *element = round_limbs<T, kLimbs>(acc, flags, t.dims == 0 ? dense_initial : *element);
+    }
+    if (clean) {
+        for (int k = 0; k < kWords; ++k) words[k] = 0;
+        t.flags[slot] = 0;
+    }
+}
+
+// Resolves slot `slot` of a compact target into its element and zeroes its cell, so that the
+// state can serve the next launch unzeroed: for a GPU's resolve, a kernel of its own or the
+// tail of the user's kernel. The cell is one 16-byte load; a dense target's element is loaded
+// beside it (its address does not depend on the cell), so a touched slot costs one round trip
+// to memory before its store, and an untouched one a load of 4 bytes it does not use.
+template <class T>
+WEFT_FUNC void resolve_compact_slot(const DetTarget& t, i64 slot) {
+#if defined(__CUDACC__)
+    // One vector load: as a struct copy the window's load would wait for the meta word's test.
+    const ulonglong2 raw = *reinterpret_cast<const ulonglong2*>(t.cells + slot);
+    const CompactCell cell{static_cast<i64>(raw.x), static_cast<u32>(raw.y), static_cast<u32>(raw.y >> 32)};
+#else
+    const CompactCell cell = t.cells[slot];
+#endif
+    T* element = reinterpret_cast<T*>(t.base + slot * static_cast<i64>(sizeof(T)));
+    T initial = t.dims == 0 ? *element : T();
+    if (cell.meta == 0) return;
+    if (t.dims != 0) {
+        element = reinterpret_cast<T*>(slot_address(t, slot, static_cast<i64>(sizeof(T))));
+        initial = *element;
+    }
+    *element = resolve_compact<T>(cell, t.spill + slot * kSpillWords, initial);
+#if defined(__CUDACC__)
+    *reinterpret_cast<ulonglong2*>(t.cells + slot) = ulonglong2{0, 0};
+#else
+    t.cells[slot] = CompactCell{0, 0, 0};
+#endif
 }
 
 // The slot's winning key combined with `initial` under the total order.

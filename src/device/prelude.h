@@ -35,6 +35,9 @@ struct Ctx {
     void* block_private;  // GPU kernels with deterministic targets: the block's hot-slot accumulator
     i64 thread;           // the linear thread index
     i64 reservations;     // slot reservations this thread has made so far
+    // A GPU's passes on one counter element with one position per thread (src/device/slots.h):
+    // the counting pass's count of slots the thread asked for; the execution pass's slot for it.
+    i32 slot;
 };
 
 // The thread index of each of the launch's N dimensions (row-major); N is a compile-time

@@ -9,6 +9,7 @@
 
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <bit>
 #include <cmath>
 #include <functional>
@@ -262,6 +263,127 @@ TEST(DeterministicCompact, ConcurrentContributionsAreExact) {
             EXPECT_TRUE(same_value(got, exact_sum(0.0f, per_slot[slot])))
                 << "round " << round << " slot " << slot;
         }
+    }
+}
+
+// Threads released together onto fresh slots, without carrying: each slot's anchor is set by
+// whichever contribution comes first (first_contribution), the others land in its window or
+// spill. Wide exponents make the anchor matter: most contributions spill, from either side of
+// it. Resolved slot by slot as the GPU's resolve does (resolve_compact_slot): exact, cells left
+// zero, and a slot nothing reached keeps its bits.
+TEST(DeterministicCompact, ContributionsRacingToAnchorFreshSlotsAreExact) {
+    constexpr int kThreads = 4;
+    constexpr int kSlots = 64;   // the last one gets no contribution
+    constexpr int kPerSlot = 4;  // per thread
+    std::mt19937_64 rng(14);
+    for (int round = 0; round < 40; ++round) {
+        const int lo = round % 3 == 0 ? 126 : 96;
+        const int hi = round % 3 == 0 ? 129 : 160;
+        std::vector<std::vector<float>> per_thread(kThreads);
+        for (auto& values : per_thread)
+            for (int i = 0; i < (kSlots - 1) * kPerSlot; ++i) values.push_back(random_float(rng, lo, hi));
+        std::vector<wf::CompactCell> cells(kSlots);
+        std::vector<wf::i64> spill(kSlots * wf::kSpillWords);
+        for (auto& w : spill) w = static_cast<wf::i64>(rng());
+        std::vector<float> out(kSlots);
+        for (float& v : out) v = random_float(rng, 100, 130);
+        out[kSlots - 1] = std::bit_cast<float>(0x7fc01234u);  // untouched: keeps its payload
+        const std::vector<float> initial = out;
+        wf::DetTarget target{};
+        target.base = reinterpret_cast<char*>(out.data());
+        target.count = kSlots;
+        target.cells = cells.data();
+        target.spill = spill.data();
+        std::atomic<int> ready{0};
+        std::vector<std::thread> threads;
+        for (int t = 0; t < kThreads; ++t)
+            threads.emplace_back([&, t] {
+                ready.fetch_add(1);
+                while (ready.load() < kThreads) std::this_thread::yield();
+                wf::Ctx ctx{};
+                // Every thread starts at slot 0, so that first contributions collide.
+                for (size_t i = 0; i < per_thread[t].size(); ++i)
+                    wf::det_add(ctx, &target, out.data() + i % (kSlots - 1), per_thread[t][i]);
+            });
+        for (auto& th : threads) th.join();
+        for (int slot = 0; slot < kSlots; ++slot) wf::resolve_compact_slot<float>(target, slot);
+        for (int slot = 0; slot < kSlots - 1; ++slot) {
+            std::vector<float> values;
+            for (const auto& mine : per_thread)
+                for (size_t i = slot; i < mine.size(); i += kSlots - 1) values.push_back(mine[i]);
+            EXPECT_TRUE(same_value(out[slot], exact_sum(initial[slot], values)))
+                << "round " << round << " slot " << slot;
+            EXPECT_EQ(cells[slot].window, 0);
+            EXPECT_EQ(cells[slot].meta, 0u);
+        }
+        EXPECT_EQ(std::bit_cast<uint32_t>(out[kSlots - 1]), 0x7fc01234u);
+    }
+}
+
+// A strided target (every other float of an array): resolve_compact_slot finds each slot's
+// element from the target's strides, and leaves the floats between them alone.
+TEST(DeterministicCompact, AStridedTargetResolvesIntoItsOwnElements) {
+    constexpr int kSlots = 50;
+    std::vector<float> array(2 * kSlots, 7.0f);
+    std::vector<wf::CompactCell> cells(kSlots);
+    std::vector<wf::i64> spill(kSlots * wf::kSpillWords, -1);
+    wf::DetTarget target{};
+    target.base = reinterpret_cast<char*>(array.data());
+    target.count = kSlots;
+    target.dims = 1;
+    target.stride[0] = 2 * sizeof(float);
+    target.extent[0] = kSlots;
+    target.inverse[0] = 1.0 / static_cast<double>(target.stride[0]);
+    target.cells = cells.data();
+    target.spill = spill.data();
+    std::mt19937_64 rng(3);
+    std::vector<std::vector<float>> per_slot(kSlots);
+    wf::Ctx ctx{};
+    for (int i = 0; i < 2000; ++i) {
+        const int slot = static_cast<int>(rng() % (kSlots - 1));  // the last slot stays untouched
+        const float v = random_float(rng, 110, 140);
+        per_slot[slot].push_back(v);
+        wf::det_add(ctx, &target, array.data() + 2 * slot, v);
+    }
+    for (int slot = 0; slot < kSlots; ++slot) wf::resolve_compact_slot<float>(target, slot);
+    for (int slot = 0; slot < kSlots; ++slot) {
+        EXPECT_TRUE(same_value(array[2 * slot], exact_sum(7.0f, per_slot[slot]))) << "slot " << slot;
+        EXPECT_EQ(array[2 * slot + 1], 7.0f) << "between slots " << slot << " and " << slot + 1;
+    }
+}
+
+// The exact strategy's per-slot resolve (resolve_exact_slot): the words read once, the sum
+// exact, words and flags cleaned when asked, and an untouched slot left alone.
+TEST(DeterministicCompact, ExactSlotsResolveOnceAndClean) {
+    constexpr int kSlots = 40;
+    std::mt19937_64 rng(8);
+    for (bool clean : {false, true}) {
+        std::vector<wf::i64> words(kSlots * wf::Exact<float>::kWords, 0);
+        std::vector<wf::u32> flags(kSlots, 0);
+        std::vector<float> out(kSlots, -0.0f);
+        out[kSlots - 1] = std::bit_cast<float>(0x7fc01234u);
+        wf::DetTarget target{};
+        target.base = reinterpret_cast<char*>(out.data());
+        target.count = kSlots;
+        target.words = words.data();
+        target.flags = flags.data();
+        std::vector<std::vector<float>> per_slot(kSlots);
+        wf::Ctx ctx{};
+        for (int i = 0; i < 3000; ++i) {
+            const int slot = static_cast<int>(rng() % (kSlots - 1));
+            const float v = i % 500 == 0 ? 0.0f : random_float(rng, 0, 254);
+            per_slot[slot].push_back(v);
+            wf::det_add(ctx, &target, out.data() + slot, v);
+        }
+        for (int slot = 0; slot < kSlots; ++slot) wf::resolve_exact_slot<float>(target, slot, clean);
+        for (int slot = 0; slot < kSlots - 1; ++slot) {
+            EXPECT_TRUE(same_value(out[slot], exact_sum(-0.0f, per_slot[slot]))) << "slot " << slot;
+        }
+        EXPECT_EQ(std::bit_cast<uint32_t>(out[kSlots - 1]), 0x7fc01234u);
+        bool zero = true;
+        for (wf::i64 w : words) zero = zero && w == 0;
+        for (wf::u32 f : flags) zero = zero && f == 0;
+        EXPECT_EQ(zero, clean);
     }
 }
 

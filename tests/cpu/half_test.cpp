@@ -424,6 +424,46 @@ TYPED_TEST(Half, PlainAtomicsOnNeighbouringElements) {
         EXPECT_LE(static_cast<float>(olds[t]), static_cast<float>(maximum[index[t]]));
 }
 
+// One atomic add or sub per element, over random bit patterns (subnormals, infinities, NaNs,
+// ties): the element holds its initial value plus the operand rounded once to the type, with
+// subnormals kept, and the old value returned is the initial one.
+TYPED_TEST(Half, PlainAtomicAddRoundsOnceAndKeepsSubnormals) {
+    using H = TypeParam;
+    auto initial = random_values<H>(4096, 3);
+    const auto operand = random_values<H>(4096, 4);
+    // Ties to even around 1 (float16 ulp 2^-10, bfloat16 2^-7) and two smallest subnormals.
+    initial[20] = H(1.0f);
+    initial[21] = H::from_bits(static_cast<uint16_t>(H(1.0f).bits + 1));
+    initial[22] = H::from_bits(0x0001);
+    std::vector<H> values = operand;
+    values[20] = values[21] = std::is_same_v<H, float16> ? H(0x1p-11f) : H(0x1p-8f);
+    values[22] = H::from_bits(0x0001);
+    const int64_t n = static_cast<int64_t>(initial.size());
+    std::vector<int> index(initial.size());
+    for (size_t i = 0; i < index.size(); ++i) index[i] = static_cast<int>(i);
+    const auto d_index = weft::from_vector(index, dev());
+    const auto d_values = weft::from_vector(values, dev());
+    for (const bool subtract : {false, true}) {
+        auto target = weft::from_vector(initial, dev());
+        weft::DeviceArray<H> old(weft::Shape(n), dev());
+        weft::launch(subtract ? atomics<H>().sub : atomics<H>().add, n, target, d_index, d_values, old);
+        const auto got = target.to_vector();
+        const auto olds = old.to_vector();
+        for (size_t i = 0; i < initial.size(); ++i) {
+            const float x = initial[i], y = values[i];
+            const std::string at = std::string(subtract ? "sub" : "add") + " at " + std::to_string(i) + ": " +
+                                   hex(initial[i].bits) + ", " + hex(values[i].bits);
+            ASSERT_TRUE(same<H>(got[i].bits, host<H>(subtract ? x - y : x + y))) << at;
+            ASSERT_EQ(hex(olds[i].bits), hex(initial[i].bits)) << at;
+        }
+        if (!subtract) {  // ties go to even: 1 stays, 1 + ulp rounds up to 1 + 2 ulp
+            EXPECT_EQ(hex(got[20].bits), hex(H(1.0f).bits));
+            EXPECT_EQ(hex(got[21].bits), hex(static_cast<uint16_t>(H(1.0f).bits + 2)));
+        }
+        EXPECT_EQ(hex(got[22].bits), hex(subtract ? uint16_t{0} : uint16_t{0x0002})) << "subnormals are kept";
+    }
+}
+
 // Bit operations are for integers: on a half array they are an error naming the line.
 TYPED_TEST(Half, BitwiseAtomicsAreRefusedWithTheLine) {
     using H = TypeParam;

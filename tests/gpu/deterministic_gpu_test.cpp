@@ -227,6 +227,43 @@ TEST(DeterministicGpuCompact, SpillsGiveTheCpusBitsForEveryBlockSize) {
     }
 }
 
+// First contributions racing on fresh slots: on sm_90 the first sets a slot's window and anchor
+// in one 128-bit compare-and-swap, the others see its cell and add to the window or spill. The
+// 32 lanes of a warp share a slot (and the warps of a slot run side by side), with values of
+// wide exponents so that which contribution anchors decides how the state holds the sum; and a
+// strided view takes the resolve's other address path. The CPU's bits, and exact.
+TEST(DeterministicGpuCompact, FirstContributionsRacingOnFreshSlotsGiveTheCpusBits) {
+    weft::Module m{
+        "compact_first_contributions",
+        {.deterministic = Deterministic::RunToRun, .deterministic_strategy = DeterministicStrategy::Compact}};
+    const OpKernels<float> kernels(m);
+    for (const int lanes : {32, 1}) {
+        SCOPED_TRACE(std::to_string(lanes) + " lanes per slot");
+        auto c = random_case<float>("fresh", 1 << 18, 8192, -30, 40, 77);
+        for (size_t t = 0; t < c.index.size(); ++t) c.index[t] = static_cast<int>(t / lanes % 8192);
+        const auto got = run(kernels.get(Op::Add), c, gpu);
+        EXPECT_TRUE(matches_oracle(got, oracle(Op::Add, c.initial, c.index, c.values)));
+        EXPECT_TRUE(same_bits_all(got, run(kernels.get(Op::Add), c, cpu))) << "CPU vs GPU";
+    }
+    // Every third element of an array: a sparse view, whose slots the resolve maps back by strides.
+    auto c = random_case<float>("fresh strided", 1 << 18, 8192, -30, 40, 78);
+    for (size_t t = 0; t < c.index.size(); ++t) c.index[t] = static_cast<int>(t / 32 % 8192);
+    const auto strided = [&](const weft::Device& d) {
+        std::vector<float> whole(3 * 8192, 5.0f);
+        for (int i = 0; i < 8192; ++i) whole[3 * i] = c.initial[i];
+        auto array = weft::from_vector(whole, d);
+        weft::launch(kernels.get(Op::Add), static_cast<int64_t>(c.index.size()),
+                     weft::from_vector(c.values, d), weft::from_vector(c.index, d),
+                     array.slice(0, 0, weft::to_end, 3));
+        return array.to_vector();
+    };
+    const auto on_gpu = strided(gpu);
+    EXPECT_TRUE(same_bits_all(on_gpu, strided(cpu))) << "strided, CPU vs GPU";
+    std::vector<float> own;
+    for (int i = 0; i < 8192; ++i) own.push_back(on_gpu[3 * i]);
+    EXPECT_TRUE(matches_oracle(own, oracle(Op::Add, c.initial, c.index, c.values))) << "strided";
+}
+
 // Direct launches into the same target reuse its state, which each resolve leaves zeroed: every
 // launch adds its own contributions once, on the GPU as on the CPU (exact digits for a small
 // target, compact windows for a large one).

@@ -97,6 +97,11 @@ CudaModule::~CudaModule() {
     if (resolving_module_) driver()->cuModuleUnload(resolving_module_);
 }
 
+unsigned entry_blocks(int ordinal, int64_t total, int block) {
+    const int64_t waves = static_cast<int64_t>(context(ordinal).sm_count) * (2048 / block) * 2;
+    return static_cast<unsigned>(std::min<int64_t>((total + block - 1) / block, waves));
+}
+
 bool CudaModule::launch_resolving(size_t function, const LaunchGrid& grid, void* const* args,
                                   const Options& options, const wf::InKernelResolve& resolve) const {
     if (generated_.resolving_entries[function].empty() || !context(ordinal_).cooperative) return false;
@@ -126,11 +131,8 @@ int CudaModule::resident_blocks(size_t function, CUfunction f, int64_t block) co
 
 void CudaModule::launch(size_t function, const LaunchGrid& grid, void* const* args,
                         const Options& options) const {
-    const auto block = static_cast<int64_t>(options.block_dim);
-    // Kernels loop over their threads (see codegen's cuda_entry): two waves of full occupancy.
-    const int64_t waves = static_cast<int64_t>(context(ordinal_).sm_count) * (2048 / block) * 2;
-    const auto blocks = static_cast<unsigned>(std::min<int64_t>((grid.total() + block - 1) / block, waves));
-    launch_with(function, functions_[function], blocks, grid, args, options, nullptr);
+    launch_with(function, functions_[function], entry_blocks(ordinal_, grid.total(), options.block_dim), grid,
+                args, options, nullptr);
 }
 
 bool CudaModule::launch_with(size_t function, CUfunction f, unsigned blocks, const LaunchGrid& grid,

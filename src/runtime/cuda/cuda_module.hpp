@@ -2,6 +2,7 @@
 #pragma once
 
 #include <array>
+#include <cstdint>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -11,6 +12,10 @@
 #include "runtime/device_module.hpp"
 
 namespace weft::runtime::cuda {
+
+// How many blocks of `block` threads a kernel entry of `total` threads is launched with: two
+// waves of full occupancy at most (the entries loop over their threads, codegen's cuda_entry).
+unsigned entry_blocks(int ordinal, int64_t total, int block);
 
 class CudaModule final : public DeviceModule {
 public:

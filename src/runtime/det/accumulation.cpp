@@ -53,6 +53,24 @@ bool may_exceed(const plan::DetTarget& t, int64_t threads, int64_t limit) {
     return t.records_per_thread > limit / threads;
 }
 
+// Records: where each thread's bound is proven (a static estimate with no data-dependent loop,
+// not lowered by deterministic_max_records), the threads are split into at most kMaxRegions runs
+// of 2^shift (at least kRegionThreads), each appending to its own part of the records with its
+// own cursor. A region's part holds the bound times its threads, so no region can overflow while
+// the whole would not; elsewhere one cursor serves the whole capacity, as before.
+constexpr int64_t kRegionThreads = 1024;
+
+void plan_regions(TargetPlan& p, int64_t threads) {
+    const bool bounded =
+        !p.target.dynamic && p.target.records_per_thread > 0 && p.per_thread >= p.target.records_per_thread;
+    if (!bounded || threads <= kRegionThreads) return;
+    int shift = 10;  // log2(kRegionThreads)
+    while (((threads - 1) >> shift) + 1 > wf::kMaxRegions) ++shift;
+    p.region_shift = shift;
+    p.regions = static_cast<int>(((threads - 1) >> shift) + 1);
+    p.region_records = p.per_thread << shift;
+}
+
 SlotMap dense(const Span& span) {
     SlotMap m;
     m.base = span.base;
@@ -173,6 +191,7 @@ std::vector<TargetPlan> plan(const std::vector<plan::DetTarget>& targets,
                         "use deterministic_strategy = Exact",
                     site.kernel, site.file, site.line);
             p.capacity = std::max(kRecordFloor, wanted);
+            plan_regions(p, site.threads);
         }
     }
     return plans;
@@ -229,11 +248,17 @@ void state_allocation_failed(const TargetPlan& plan, const std::string& why, con
         site.kernel, site.file, site.line);
 }
 
+int64_t record_cursor_words(const TargetPlan& p) {
+    return static_cast<int64_t>(std::max(p.regions, 1)) * wf::kCursorStride + 2;
+}
+
 int64_t workspace_bytes(const TargetPlan& p) {
     const int64_t n = p.slots.count;
-    // The published state, the grid barrier's word (docs/design/0024), and a cursor.
-    int64_t bytes = static_cast<int64_t>(sizeof(wf::DetTarget)) + 4 + ((p.records || p.carrying) ? 8 : 0);
-    if (p.records) return bytes + 12 * p.capacity + 8 * n + 8 * p.capacity;  // + counts, ends, grouped
+    // The published state and the grid barrier's word (docs/design/0024).
+    int64_t bytes = static_cast<int64_t>(sizeof(wf::DetTarget)) + 4;
+    if (p.records)  // + the cursors, counts, ends, grouped
+        return bytes + record_cursor_words(p) * 8 + 12 * p.capacity + 8 * n + 8 * p.capacity;
+    if (p.carrying) bytes += 8;
     if (p.compact) return bytes + (static_cast<int64_t>(sizeof(wf::CompactCell)) + 8 * wf::kSpillWords) * n;
     if (p.target.family != detail::AtomicOp::Add) return bytes + 8 * n;
     return bytes + (p.target.dtype == DType::Float64 ? 66 * 8 + 4 : 9 * 8 + 4) * n;

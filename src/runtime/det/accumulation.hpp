@@ -68,6 +68,11 @@ struct TargetPlan {
     bool carrying = false;
     int64_t per_thread = 0;  // records per thread the capacity allows
     int64_t capacity = 0;
+    // Records on a GPU: threads in runs of 2^region_shift append to `regions` parts of the
+    // capacity with a cursor each (wf::DetTarget's fields of the same names); 1: one cursor.
+    int regions = 1;
+    int region_shift = 0;
+    int64_t region_records = 0;
     // Arguments whose memory overlaps share one target state (one exact sum per element):
     // the index of the plan that owns it, or -1 for an owner.
     int shared_with = -1;
@@ -89,6 +94,10 @@ std::vector<TargetPlan> plan(const std::vector<plan::DetTarget>& targets,
 std::string overflow_message(const TargetPlan& plan, uint64_t emitted, const LaunchSite& site);
 // The message for a launch in which `slots` elements' running sums left the exact range.
 std::string range_message(const TargetPlan& plan, uint64_t slots, const LaunchSite& site);
+
+// A records target's cursor words on a GPU: one per region, kCursorStride apart, and two more
+// in which the counting kernel leaves the records emitted and whether any region overflowed.
+int64_t record_cursor_words(const TargetPlan& plan);
 
 // The device memory a GPU launch uses for the target (its state, buffers and the records
 // strategy's grouping buffers), for benchmarks and reports.

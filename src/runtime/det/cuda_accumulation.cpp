@@ -15,6 +15,8 @@
 #include "runtime/cuda/cuda_graph.hpp"
 #include "runtime/cuda/library_module.hpp"
 #include "runtime/cuda/scan.hpp"
+#include "runtime/det/cuda_exact_f64.hpp"
+#include "runtime/det/cuda_records.hpp"
 #include "runtime/memory.hpp"
 #include "weft/error.hpp"
 
@@ -25,14 +27,16 @@ namespace cu = runtime::cuda;
 namespace {
 
 constexpr int kThreads = 256;
-constexpr int64_t kLongRecords = 8192;  // as in the kernels below
+// As in the records kernels (cuda_records.cpp): segments longer than kLongRecords are summed
+// by blocks of kSumChunk records.
+constexpr int64_t kLongRecords = 8192;
+constexpr int64_t kSumChunk = 1024;
 // Digit words per slot of the exact strategy (wf::Exact<float> and wf::Exact<double>).
 constexpr int64_t kWordsF32 = 9;
 constexpr int64_t kWordsF64 = 66;
 
 const char* const kKernels = R"(
 namespace {
-constexpr int kWarps = 8;  // kThreads / 32
 
 template <class T>
 __device__ void publish_and_fill(wf::DetTarget* state, wf::DetTarget t, bool fill_keys, bool is_max) {
@@ -65,18 +69,10 @@ __device__ void resolve_exact(wf::DetTarget t, int family, wf::u64* report, bool
         return;
     }
     if (slot >= t.count) return;
-    T* element = element_of<T>(t, slot);
     if (family == 0) {
-        const wf::i64* words = t.words + slot * wf::Exact<T>::kWords;
-        bool touched = t.flags[slot] != 0;
-        for (int k = 0; k < wf::Exact<T>::kWords && !touched; ++k) touched = words[k] != 0;
-        if (!touched) return;
-        *element = wf::resolve_sum<T>(words, t.flags[slot], *element);
-        if (clean) {
-            for (int k = 0; k < wf::Exact<T>::kWords; ++k) t.words[slot * wf::Exact<T>::kWords + k] = 0;
-            t.flags[slot] = 0;
-        }
+        wf::resolve_exact_slot<T>(t, slot, clean);
     } else {
+        T* element = element_of<T>(t, slot);
         const auto key = reinterpret_cast<const typename wf::KeyOf<T>::Key*>(t.words)[slot];
         *element = wf::resolve_minmax<T>(key, *element, family == 2);
     }
@@ -110,241 +106,9 @@ __device__ void resolve_compact(wf::DetTarget t, wf::u64* report) {
         if (slot == 0) atomicMax(report, *t.cursor);
         return;
     }
-    if (slot >= t.count) return;
-    const wf::CompactCell cell = t.cells[slot];
-    if (cell.meta == 0) return;
-    T* element = element_of<T>(t, slot);
-    *element = wf::resolve_compact<T>(cell, t.spill + slot * wf::kSpillWords, *element);
-    t.cells[slot] = wf::CompactCell{0, 0, 0};
+    if (slot < t.count) wf::resolve_compact_slot<T>(t, slot);
 }
 
-__device__ bool overflowed(const wf::DetTarget& t) { return *t.cursor > static_cast<wf::u64>(t.capacity); }
-
-__device__ long long emitted(const wf::DetTarget& t) {
-    const wf::u64 n = *t.cursor;
-    return static_cast<long long>(n < static_cast<wf::u64>(t.capacity) ? n : t.capacity);
-}
-
-// The lanes of a warp with the same slot (a hot element's records lie side by side) act once,
-// through their lowest lane; and the first slot a warp's leader brings to its block is the
-// block's hot slot, counted in shared memory and added to the global count once per block.
-constexpr unsigned kNoSlot = 0xffffffffu;  // no slot is this large (slots are below 2^32 - 1)
-
-struct Peers {
-    unsigned mask;  // lanes with this lane's slot
-    int leader;
-    int rank;  // among them
-    __device__ bool leads() const { return static_cast<int>(threadIdx.x & 31) == leader; }
-};
-
-__device__ Peers peers_of(wf::u32 slot) {
-    const unsigned mask = __match_any_sync(__activemask(), slot);
-    const unsigned lane = threadIdx.x & 31;
-    return {mask, __ffs(mask) - 1, __popc(mask & ((1u << lane) - 1))};
-}
-
-// Whether `slot` is (or now becomes) the block's hot slot.
-__device__ bool claims_hot(unsigned* hot_slot, wf::u32 slot) {
-    const unsigned seen = atomicCAS(hot_slot, kNoSlot, slot);
-    return seen == kNoSlot || seen == slot;
-}
-
-// Records strategy, step 1: records per slot. An overflow leaves the records emitted in the
-// target's status word, and the target unchanged. The grid is at most one wave whatever the
-// capacity, its threads striding over the records emitted: the work follows the count on the
-// device, not the capacity planned on the host.
-__device__ void count_records(wf::DetTarget t, int* counts, wf::u64* report) {
-    __shared__ unsigned hot_slot;
-    __shared__ int hot_count;
-    if (blockIdx.x == 0 && threadIdx.x == 0 && overflowed(t)) atomicMax(report, *t.cursor);
-    if (overflowed(t)) return;
-    const long long n = emitted(t);
-    const long long stride = static_cast<long long>(gridDim.x) * blockDim.x;
-    // Tiles of one block-width: the bound is the same for every thread of the block, so all of
-    // them reach each __syncthreads.
-    for (long long tile = static_cast<long long>(blockIdx.x) * blockDim.x; tile < n; tile += stride) {
-        if (threadIdx.x == 0) {
-            hot_slot = kNoSlot;
-            hot_count = 0;
-        }
-        __syncthreads();
-        const long long r = tile + threadIdx.x;
-        if (r < n) {
-            const wf::u32 slot = t.record_slots[r];
-            const Peers p = peers_of(slot);
-            if (p.leads()) {
-                if (claims_hot(&hot_slot, slot))
-                    atomicAdd(&hot_count, __popc(p.mask));
-                else
-                    atomicAdd(counts + slot, __popc(p.mask));
-            }
-        }
-        __syncthreads();
-        if (threadIdx.x == 0 && hot_count != 0) atomicAdd(counts + hot_slot, hot_count);
-    }
-}
-
-// Step 3 (after an inclusive scan of the counts into `ends`): group the records by slot, each
-// taking a place from its slot's remaining count. The order inside a slot's group does not
-// matter: the reduction is exact.
-__device__ void group_records(wf::DetTarget t, int* counts, const int* ends, wf::u64* grouped) {
-    __shared__ unsigned hot_slot;
-    __shared__ int hot_count;
-    __shared__ int hot_before;  // the hot slot's remaining count before the block took its places
-    if (overflowed(t)) return;
-    const long long n = emitted(t);
-    const long long stride = static_cast<long long>(gridDim.x) * blockDim.x;
-    for (long long tile = static_cast<long long>(blockIdx.x) * blockDim.x; tile < n; tile += stride) {
-        if (threadIdx.x == 0) {
-            hot_slot = kNoSlot;
-            hot_count = 0;
-        }
-        __syncthreads();
-        const long long r = tile + threadIdx.x;
-        const bool live = r < n;
-        wf::u32 slot = 0;
-        Peers p{0, 0, 0};
-        int offset = 0;  // within the block's places (hot), or the slot's count before the warp's
-        int hot = 0;
-        if (live) {
-            slot = t.record_slots[r];
-            p = peers_of(slot);
-            if (p.leads()) {
-                hot = claims_hot(&hot_slot, slot) ? 1 : 0;
-                offset = hot ? atomicAdd(&hot_count, __popc(p.mask)) : atomicSub(counts + slot, __popc(p.mask));
-            }
-            hot = __shfl_sync(p.mask, hot, p.leader);
-            offset = __shfl_sync(p.mask, offset, p.leader);
-        }
-        __syncthreads();
-        if (threadIdx.x == 0 && hot_count != 0) hot_before = atomicSub(counts + hot_slot, hot_count);
-        __syncthreads();
-        if (live) {
-            const int at = hot ? ends[slot] - hot_before + offset + p.rank : ends[slot] - offset + p.rank;
-            grouped[at] = t.records[r];
-        }
-        __syncthreads();  // hot_before is read before the next tile's block sets it
-    }
-}
-
-// A segment (a slot's group) longer than this is summed by many blocks, kLongRecords records each
-// (steps 4b and 4c); shorter ones by one warp (step 4).
-constexpr int kLongRecords = 8192;
-
-__device__ int begin_of(const int* ends, long long slot) { return slot == 0 ? 0 : ends[slot - 1]; }
-
-// The slot whose group holds grouped record r (r below the number of records).
-__device__ long long slot_containing(const int* ends, long long slots, long long r) {
-    long long lo = 0, hi = slots - 1;
-    while (lo < hi) {
-        const long long mid = lo + (hi - lo) / 2;
-        if (ends[mid] > r)
-            hi = mid;
-        else
-            lo = mid + 1;
-    }
-    return lo;
-}
-
-// Step 4b: block b sums the records of chunk b (kLongRecords of them) that belong to long
-// segments in shared memory (lanes of a warp first sum their digits), then adds the totals to
-// the segment's accumulator in `long_words`, numbered by the chunk the segment begins in (a long
-// segment spans more than a chunk, so no two begin in one chunk). A chunk meets at most two
-// long segments: the one holding its first record and the one holding its last.
-template <class T>
-__device__ void sum_long_records(wf::DetTarget t, const int* ends, const wf::u64* grouped, wf::i64* long_words,
-                                 wf::u32* long_flags) {
-    using S = typename wf::StateOf<T>::type;
-    constexpr int kWords = wf::Exact<T>::kWords;
-    __shared__ wf::i64 words[2][kWords];
-    __shared__ wf::u32 flags[2];
-    __shared__ long long seg[2];  // the two segments' slots, -1 where not long
-    __shared__ long long bound[2];  // the end of segment 0, the beginning of segment 1
-    if (overflowed(t)) return;
-    const long long n = emitted(t);
-    const long long c0 = static_cast<long long>(blockIdx.x) * kLongRecords;
-    if (c0 >= n) return;
-    const long long c1 = c0 + kLongRecords < n ? c0 + kLongRecords : n;
-    if (threadIdx.x < 2) {
-        const long long s = slot_containing(ends, t.count, threadIdx.x == 0 ? c0 : c1 - 1);
-        const int begin = begin_of(ends, s);
-        seg[threadIdx.x] = ends[s] - begin > kLongRecords ? s : -1;
-        bound[threadIdx.x] = threadIdx.x == 0 ? ends[s] : begin;
-        flags[threadIdx.x] = 0;
-    }
-    for (int k = threadIdx.x; k < 2 * kWords; k += blockDim.x) words[k / kWords][k % kWords] = 0;
-    __syncthreads();
-    if (seg[0] < 0 && seg[1] < 0) return;
-    for (long long r = c0 + threadIdx.x; r < c1; r += blockDim.x) {
-        const int j = seg[0] >= 0 && r < bound[0] ? 0 : seg[1] >= 0 && r >= bound[1] ? 1 : -1;
-        if (j < 0) continue;
-        const S v = wf::bit_cast<S>(static_cast<typename wf::Format<S>::Bits>(grouped[r]));
-        const wf::u32 flag = wf::special_flag(v);
-        const wf::Split<S> s = wf::split(v);
-        if (flag != 0 || s.significand == 0) {
-            if (flag) atomicOr(&flags[j], flag);
-            continue;
-        }
-        wf::add_digits<S>(words[j], wf::digits<S>(s), [&](int k, wf::i64 total) {
-            atomicAdd(reinterpret_cast<unsigned long long*>(&words[j][k]), static_cast<unsigned long long>(total));
-        });
-    }
-    __syncthreads();
-    for (int j = 0; j < 2; ++j) {
-        if (seg[j] < 0 || (j == 1 && seg[1] == seg[0])) continue;
-        const long long id = begin_of(ends, seg[j]) / kLongRecords;
-        for (int k = threadIdx.x; k < kWords; k += blockDim.x)
-            if (words[j][k] != 0)
-                atomicAdd(reinterpret_cast<unsigned long long*>(long_words + id * kWords + k),
-                          static_cast<unsigned long long>(words[j][k]));
-        if (threadIdx.x == 0 && flags[j] != 0) atomicOr(long_flags + id, flags[j]);
-    }
-}
-
-// Step 4c: thread c resolves the long segment that begins in chunk c, if one does (it holds the
-// chunk's last record).
-template <class T>
-__device__ void resolve_long_records(wf::DetTarget t, const int* ends, const wf::i64* long_words,
-                                     const wf::u32* long_flags) {
-    const long long c = static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x;
-    if (overflowed(t)) return;
-    const long long n = emitted(t);
-    const long long c0 = c * kLongRecords;
-    if (c0 >= n) return;
-    const long long last = (c0 + kLongRecords < n ? c0 + kLongRecords : n) - 1;
-    const long long s = slot_containing(ends, t.count, last);
-    const int begin = begin_of(ends, s);
-    if (begin < c0 || ends[s] - begin <= kLongRecords) return;
-    const wf::i64* words = long_words + c * wf::Exact<T>::kWords;
-    T* element = element_of<T>(t, s);
-    bool touched = long_flags[c] != 0;
-    for (int k = 0; k < wf::Exact<T>::kWords && !touched; ++k) touched = words[k] != 0;
-    if (touched) *element = wf::resolve_sum<T>(words, long_flags[c], *element);
-}
-
-// Step 4: one warp per slot sums its group exactly in shared memory, then rounds once.
-template <class T>
-__device__ void reduce_records(wf::DetTarget t, const int* ends, const wf::u64* grouped) {
-    __shared__ wf::i64 words[kWarps][wf::Exact<T>::kWords];
-    __shared__ wf::u32 flags[kWarps];
-    const int warp = threadIdx.x / 32;
-    const int lane = threadIdx.x % 32;
-    const long long slot = (static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x) / 32;
-    if (overflowed(t) || slot >= t.count) return;
-    const int begin = slot == 0 ? 0 : ends[slot - 1];
-    const int end = ends[slot];
-    if (begin == end || end - begin > kLongRecords) return;
-    for (int k = lane; k < wf::Exact<T>::kWords; k += 32) words[warp][k] = 0;
-    if (lane == 0) flags[warp] = 0;
-    __syncwarp();
-    for (int r = begin + lane; r < end; r += 32) wf::add_record<T>(words[warp], &flags[warp], grouped[r], true);
-    __syncwarp();
-    if (lane != 0) return;
-    T* element = element_of<T>(t, slot);
-    bool touched = flags[warp] != 0;
-    for (int k = 0; k < wf::Exact<T>::kWords && !touched; ++k) touched = words[warp][k] != 0;
-    if (touched) *element = wf::resolve_sum<T>(words[warp], flags[warp], *element);
-}
 }  // namespace
 
 extern "C" __global__ void det_publish_f32(wf::DetTarget* s, wf::DetTarget t, int keys, int is_max) {
@@ -379,39 +143,6 @@ extern "C" __global__ void det_resolve_f16(wf::DetTarget t, int family, wf::u64*
 extern "C" __global__ void det_resolve_bf16(wf::DetTarget t, int family, wf::u64* report, int clean) {
     resolve_exact<wf::bf16>(t, family, report, clean != 0);
 }
-extern "C" __global__ void det_count_records(wf::DetTarget t, int* counts, wf::u64* report) {
-    count_records(t, counts, report);
-}
-extern "C" __global__ void det_group_records(wf::DetTarget t, int* counts, const int* ends, wf::u64* grouped) {
-    group_records(t, counts, ends, grouped);
-}
-#define WEFT_LONG_RECORDS(SUFFIX, T)                                                                    \
-    extern "C" __global__ void det_sum_long_records_##SUFFIX(wf::DetTarget t, const int* ends,             \
-                                                              const wf::u64* grouped, wf::i64* long_words, \
-                                                              wf::u32* long_flags) {                        \
-        sum_long_records<T>(t, ends, grouped, long_words, long_flags);                                     \
-    }                                                                                                       \
-    extern "C" __global__ void det_resolve_long_records_##SUFFIX(wf::DetTarget t, const int* ends,         \
-                                                                  const wf::i64* long_words,                \
-                                                                  const wf::u32* long_flags) {              \
-        resolve_long_records<T>(t, ends, long_words, long_flags);                                          \
-    }
-WEFT_LONG_RECORDS(f32, float)
-WEFT_LONG_RECORDS(f64, double)
-WEFT_LONG_RECORDS(f16, wf::f16)
-WEFT_LONG_RECORDS(bf16, wf::bf16)
-extern "C" __global__ void det_reduce_records_f32(wf::DetTarget t, const int* ends, const wf::u64* grouped) {
-    reduce_records<float>(t, ends, grouped);
-}
-extern "C" __global__ void det_reduce_records_f64(wf::DetTarget t, const int* ends, const wf::u64* grouped) {
-    reduce_records<double>(t, ends, grouped);
-}
-extern "C" __global__ void det_reduce_records_f16(wf::DetTarget t, const int* ends, const wf::u64* grouped) {
-    reduce_records<wf::f16>(t, ends, grouped);
-}
-extern "C" __global__ void det_reduce_records_bf16(wf::DetTarget t, const int* ends, const wf::u64* grouped) {
-    reduce_records<wf::bf16>(t, ends, grouped);
-}
 )";
 
 // The library kernel `name` on GPU `ordinal`, looked up once per process: a launch's host time
@@ -424,7 +155,7 @@ cu::CUfunction function(int ordinal, const std::string& name) {
         const auto it = found.find({ordinal, name});
         if (it != found.end()) return it->second;
     }
-    static const std::string source = codegen::prelude() + kKernels;
+    static const std::string source = codegen::prelude() + kKernels + records_kernels() + exact_f64_kernels();
     const cu::CUfunction f = cu::library_function(ordinal, "deterministic", source, name);
     std::lock_guard lock(mutex);
     found[{ordinal, name}] = f;
@@ -610,10 +341,6 @@ private:
             state_allocation_failed(p, e.message(), site_);
         }
     }
-    Memory allocate(const TargetPlan& p, int64_t count, size_t size) const {
-        return allocate(p, state_bytes(p, count, size, site_));
-    }
-    void zero(const Memory& m) const { detail::zero_bytes(m->ptr, Device::cuda(ordinal_), m->bytes); }
     // On stream `on`, or on the current stream when it is null.
     void zero(void* p, size_t bytes, cu::CUstream on) const {
         if (!on) return detail::zero_bytes(p, Device::cuda(ordinal_), bytes);
@@ -652,7 +379,7 @@ private:
         Layout layout(p, site_);
         const size_t state_at = layout.add(1, sizeof(wf::DetTarget));
         const size_t zero_from = layout.bytes();
-        const size_t cursor_at = cursor ? layout.add(1, 8) : 0;
+        const size_t cursor_at = cursor ? layout.add(p.records ? record_cursor_words(p) : 1, 8) : 0;
         size_t words_at = 0, flags_at = 0, records_at = 0, record_slots_at = 0, cells_at = 0, spill_at = 0;
         int64_t n = 0;
         if (p.records) {
@@ -696,7 +423,11 @@ private:
             t.value.records = reinterpret_cast<wf::u64*>(base + records_at);
             t.value.record_slots = reinterpret_cast<wf::u32*>(base + record_slots_at);
             t.value.capacity = p.capacity;
-            detail::zero_bytes(base + cursor_at, Device::cuda(ordinal_), 8);
+            t.value.regions = p.regions;
+            t.value.region_shift = p.region_shift;
+            t.value.region_records = p.region_records;
+            detail::zero_bytes(base + cursor_at, Device::cuda(ordinal_),
+                               static_cast<size_t>(record_cursor_words(p)) * 8);
         } else {
             t.value.words = reinterpret_cast<wf::i64*>(base + words_at);
             if (add) {  // the barrier, cursor, digit words and flags: one memset
@@ -742,6 +473,11 @@ private:
         int family = family_code(t.plan.target.family);
         wf::u64* report = ticket.word();
         int clean = self_cleaning(t.plan) ? 1 : 0;
+        if (family == 0 && !f32_state(t)) {  // float64 sums: a warp per 32 slots (cuda_exact_f64.cpp)
+            void* params[] = {&t.value, &report, &clean};
+            launch("det_resolve_sum_f64", t.plan.slots.count, params, kExactF64Threads);
+            return;
+        }
         void* params[] = {&t.value, &family, &report, &clean};
         launch(resolve_kernel(t, "det_resolve").c_str(), t.plan.slots.count, params);
     }
@@ -762,37 +498,50 @@ private:
             });
     }
 
+    // Counted, scanned, grouped, then reduced: short segments one warp each, long ones by blocks
+    // of kSumChunk records (the last block to add to a long segment rounds it).
     void resolve_records(Target& t) const {
         const int64_t slots = t.plan.slots.count;
-        const Memory counts = allocate(t.plan, slots, 4);
-        const Memory ends = allocate(t.plan, slots, 4);
-        const Memory grouped = allocate(t.plan, t.plan.capacity, 8);
-        zero(counts);
-        void* counts_ptr = counts->ptr;
-        void* ends_ptr = ends->ptr;
-        void* grouped_ptr = grouped->ptr;
-        const cu::StatusTicket ticket = status_word(t, true);
-        wf::u64* report = ticket.word();
-        void* count_params[] = {&t.value, &counts_ptr, &report};
+        const int64_t ids = (t.plan.capacity + kLongRecords - 1) / kLongRecords;
+        const int64_t words = f32_state(t) ? kWordsF32 : kWordsF64;
         const int64_t wave = static_cast<int64_t>(cu::context(ordinal_).sm_count) * 2048;
         const int64_t record_threads = std::min<int64_t>(t.plan.capacity, wave);
+        // One allocation; the buffers that start at zero (the counts, the long segments'
+        // accumulators) first, cleared by one memset.
+        Layout layout(t.plan, site_);
+        const size_t counts_at = layout.add(slots, 4);
+        int64_t n = 0;
+        const size_t words_at = layout.add(__builtin_mul_overflow(ids, words, &n) ? -1 : n, 8);
+        const size_t flags_at = layout.add(ids, 4);
+        const size_t done_at = layout.add(ids, 4);
+        const size_t zero_to = layout.bytes();
+        // Each counting block's hot slot and count, for the grouping block of the same number.
+        const size_t block_hot_at = layout.add((record_threads + kThreads - 1) / kThreads, 8);
+        const size_t ends_at = layout.add(slots, 4);
+        const size_t grouped_at = layout.add(t.plan.capacity, 8);
+        const Memory buffers = allocate(t.plan, layout.bytes());
+        char* base = static_cast<char*>(buffers->ptr);
+        detail::zero_bytes(base, Device::cuda(ordinal_), zero_to);
+        void* counts_ptr = base + counts_at;
+        void* ends_ptr = base + ends_at;
+        void* grouped_ptr = base + grouped_at;
+        void* long_words = base + words_at;
+        void* long_flags = base + flags_at;
+        void* long_done = base + done_at;
+        void* block_hot = base + block_hot_at;
+        const cu::StatusTicket ticket = status_word(t, true);
+        wf::u64* report = ticket.word();
+        void* count_params[] = {&t.value, &counts_ptr, &report, &block_hot};
         launch("det_count_records", record_threads, count_params);
-        cu::scan(ordinal_, DType::Int32, counts->ptr, ends->ptr, slots, true);
-        void* group_params[] = {&t.value, &counts_ptr, &ends_ptr, &grouped_ptr};
+        cu::scan(ordinal_, DType::Int32, counts_ptr, ends_ptr, slots, true);
+        void* group_params[] = {&t.value, &counts_ptr, &ends_ptr, &grouped_ptr, &block_hot};
         launch("det_group_records", record_threads, group_params);
         void* reduce_params[] = {&t.value, &ends_ptr, &grouped_ptr};
         launch(resolve_kernel(t, "det_reduce_records").c_str(), slots * 32, reduce_params);
-        // Segments longer than a chunk: each chunk's share summed by a block, then resolved.
-        const int64_t chunks = (t.plan.capacity + kLongRecords - 1) / kLongRecords;
-        const int64_t words = f32_state(t) ? kWordsF32 : kWordsF64;
-        const Memory long_state = allocate(t.plan, chunks, static_cast<size_t>(words) * 8 + 4);
-        zero(long_state);
-        void* long_words = long_state->ptr;
-        void* long_flags = static_cast<char*>(long_state->ptr) + chunks * words * 8;
-        void* sum_params[] = {&t.value, &ends_ptr, &grouped_ptr, &long_words, &long_flags};
-        launch(resolve_kernel(t, "det_sum_long_records").c_str(), chunks * kThreads, sum_params);
-        void* long_params[] = {&t.value, &ends_ptr, &long_words, &long_flags};
-        launch(resolve_kernel(t, "det_resolve_long_records").c_str(), chunks, long_params);
+        const int64_t chunks = (t.plan.capacity + kSumChunk - 1) / kSumChunk;
+        void* sum_params[] = {&t.value, &ends_ptr, &grouped_ptr, &long_words, &long_flags, &long_done};
+        launch(resolve_kernel(t, "det_sum_long_records").c_str(), std::min(chunks * kThreads, wave),
+               sum_params);
     }
 
     // Queues library kernel `name` over `threads` threads, `block` a block, on `on` (the current

@@ -1,6 +1,7 @@
-// Slot allocation with several counter elements on a GPU: a stable LSD radix sort of compact
-// element keys, a segmented scan of the counts in sorted order, offsets scattered back to the
-// reservations, totals added to the elements. All kernels are Weft's own (NVRTC, sm of the GPU).
+// Slot allocation with several counter elements on a GPU. Up to 65,536 elements: cuda_slot_bins.
+// More: a stable LSD radix sort of compact element keys, a segmented scan of the counts in
+// sorted order, offsets scattered back to the reservations, totals added to the elements. All
+// kernels are Weft's own (NVRTC, sm of the GPU).
 #include "runtime/det/cuda_slot_groups.hpp"
 
 #include <algorithm>
@@ -12,6 +13,7 @@
 #include "runtime/cuda/context.hpp"
 #include "runtime/cuda/library_module.hpp"
 #include "runtime/cuda/scan.hpp"
+#include "runtime/det/cuda_slot_spans.hpp"
 
 namespace weft::runtime::det {
 
@@ -24,12 +26,6 @@ constexpr long long kTile = 1024;  // kThreads * 4 items
 constexpr int kDigitBits = 8;
 constexpr int kSpansPerPublish = 32;
 
-// A counter span as the kernels see it: compact keys of its elements are first + element.
-struct GroupSpan {
-    char* base;
-    long long count;  // 0 for a counter that shares another's span
-    unsigned long long first;
-};
 struct SpanChunk {
     GroupSpan spans[kSpansPerPublish];
 };
@@ -115,17 +111,6 @@ __device__ unsigned long long element_of(unsigned long long key, int packed) {
 __device__ long long count_of(const wf::SlotLaunch* launch, unsigned long long key, unsigned order, int packed) {
     if (order & kNoElement) return 0;
     return packed ? static_cast<int>(static_cast<unsigned>(key)) : launch->counts[order];
-}
-
-// The keys and order words, for a launch that needs no radix pass (one element); otherwise the
-// first pass builds them as it reads.
-extern "C" __global__ void slot_group_keys(const wf::SlotLaunch* launch, const GroupSpan* spans,
-                                           long long span_count, int packed, long long n,
-                                           unsigned long long* keys, unsigned* order) {
-    if (overflowed(launch)) return;
-    const long long i = global_index();
-    if (i >= n) return;
-    compact_key(launch, spans, span_count, packed, i, keys[i], order[i]);
 }
 
 // Radix pass, step 1: how many keys of each tile of 1024 have each digit, digit-major.
@@ -345,15 +330,14 @@ const std::string& library_source() {
 
 CudaSlotGroups::CudaSlotGroups(int ordinal, const SlotPlan& plan, void* launch)
     : ordinal_(ordinal), launch_(launch), n_(plan.threads * plan.per_thread) {
-    std::vector<GroupSpan> table(plan.spans.size());
     unsigned long long first = 0;
-    for (size_t i = 0; i < table.size(); ++i) {
-        const bool owner = plan.owner[i] == i;
-        table[i] = {plan.spans[i].base, owner ? plan.spans[i].count : 0, first};
-        if (owner) first += static_cast<unsigned long long>(plan.spans[i].count);
+    const std::vector<GroupSpan> table = group_spans(plan, first);
+    if (first <= CudaSlotBins::kMaxElements) {
+        bins_.emplace(ordinal, plan, launch);
+        return;
     }
-    // Keys run from 0 to first - 1: one radix pass per 8 bits of the largest (none for one element).
-    key_bits_ = first > 0 ? static_cast<int>(std::bit_width(first - 1)) : 0;
+    // Keys run from 0 to first - 1: one radix pass per 8 bits of the largest (three or more here).
+    key_bits_ = static_cast<int>(std::bit_width(first - 1));
     passes_ = (key_bits_ + kDigitBits - 1) / kDigitBits;
     packed_ = key_bits_ <= 32 ? 1 : 0;
     spans_count_ = static_cast<long long>(table.size());
@@ -387,18 +371,12 @@ CudaSlotGroups::CudaSlotGroups(int ordinal, const SlotPlan& plan, void* launch)
 }
 
 void CudaSlotGroups::assign() {
+    if (bins_) return bins_->assign();
     if (n_ == 0) return;
-    const long long elementwise = (n_ + kThreads - 1) / kThreads;
     const long long tiles = (n_ + kTile - 1) / kTile;
     void* launch = launch_;
     void* spans = spans_->ptr;
     int packed = packed_;
-    if (passes_ == 0) {
-        void* keys = keys_[0]->ptr;
-        void* order = order_[0]->ptr;
-        void* params[] = {&launch, &spans, &spans_count_, &packed, &n_, &keys, &order};
-        run("slot_group_keys", elementwise, params);
-    }
     for (int pass = 0; pass < passes_; ++pass) {
         int bits = std::min(kDigitBits, key_bits_ - pass * kDigitBits);
         int shift = pass * kDigitBits + (packed ? 32 : 0);  // a packed key word has the count below
@@ -427,6 +405,7 @@ void CudaSlotGroups::assign() {
 }
 
 void CudaSlotGroups::add_totals(wf::u64* report) {
+    if (bins_) return bins_->add_totals(report);
     void* launch = launch_;
     void* spans = spans_->ptr;
     void* keys = n_ > 0 ? keys_[sorted_]->ptr : nullptr;

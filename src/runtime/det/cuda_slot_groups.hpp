@@ -3,19 +3,21 @@
 #pragma once
 
 #include <memory>
+#include <optional>
 
 #include "device/abi.h"
+#include "runtime/det/cuda_slot_bins.hpp"
 #include "runtime/det/slots.hpp"
 #include "runtime/memory.hpp"
 
 namespace weft::runtime::det {
 
 // Turns one launch's reservations (the counting pass's keys and counts) into per-element
-// offsets in thread order, then advances each element by its total: a stable radix sort of
-// compact element keys, a segmented scan of the counts in sorted order, and a scatter. Work and
-// memory follow the reservations, not the counters' size (the sort takes one pass per 8 bits of
-// the counters' element count). Every kernel is queued on the current stream; a launch whose
-// counting pass overflowed does nothing.
+// offsets in thread order, then advances each element by its total. Up to 65,536 counter
+// elements: CudaSlotBins. More: a stable radix sort of compact element keys, a segmented scan of
+// the counts in sorted order, and a scatter; work and memory follow the reservations, not the
+// counters' size (the sort takes one pass per 8 bits of the counters' element count). Every
+// kernel is queued on the current stream; a launch whose counting pass overflowed does nothing.
 class CudaSlotGroups {
 public:
     // `launch` is the device address of the launch's wf::SlotLaunch.
@@ -32,11 +34,12 @@ private:
     void run(const char* name, long long blocks, void** params) const;
     void segmented_scan(void* heads, void* sums, long long n, bool from_keys) const;
 
+    std::optional<CudaSlotBins> bins_;  // at most CudaSlotBins::kMaxElements elements
     int ordinal_;
     void* launch_;
     long long n_;       // reservation positions
     int key_bits_ = 0;  // compact keys are below 2^key_bits_
-    int passes_;        // radix passes of 8 bits
+    int passes_ = 0;    // radix passes of 8 bits
     int packed_ = 0;    // 1: key words hold the compact key above bit 32 and the count below
     long long spans_count_;
     long long scan_words_ = 0;   // the chained scan's words for one histogram

@@ -1,15 +1,22 @@
 // Slot allocation on a GPU, with no host synchronization. One counter element (the common case:
-// compaction): the slots are an exclusive scan of the reservation counts. Several elements: the
-// reservations are grouped per element on the device (cuda_slot_groups, docs/design/0021).
+// compaction): the slots are an exclusive scan of the reservation counts, done inside the two
+// passes where each thread has one reservation position (src/device/slots.h), else by a scan
+// kernel. Several elements: the reservations are grouped per element on the device
+// (cuda_slot_groups, docs/design/0021).
 #include "runtime/det/cuda_slots.hpp"
 
 #include <algorithm>
+#include <cstring>
+#include <mutex>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "codegen/generated.hpp"
 #include "device/abi.h"
 #include "runtime/cuda/context.hpp"
+#include "runtime/cuda/cuda_graph.hpp"
+#include "runtime/cuda/cuda_module.hpp"
 #include "runtime/cuda/library_module.hpp"
 #include "runtime/cuda/scan.hpp"
 #include "runtime/det/cuda_slot_groups.hpp"
@@ -55,14 +62,77 @@ const std::string& library_source() {
 
 using Memory = std::shared_ptr<detail::Allocation>;
 
+// What the publish kernel writes at the front of the state: the launch's words and its counters.
+struct Published {
+    wf::SlotLaunch value{};
+    std::vector<wf::SlotCounter> counters;
+    bool operator==(const Published& o) const {
+        return std::memcmp(&value, &o.value, sizeof value) == 0 && counters.size() == o.counters.size() &&
+               std::memcmp(counters.data(), o.counters.data(), counters.size() * sizeof(wf::SlotCounter)) ==
+                   0;
+    }
+};
+
+// One-element state kept between direct launches of the same shape on the same stream
+// (reduce-then-scan only: its words are reset by their last user on the device, slots.h), so that
+// such a launch queues only its two passes. A launch takes its entry out while it runs.
+struct Kept {
+    Memory memory;
+    Published published;
+};
+
+class StateCache {
+public:
+    std::optional<Kept> take(const std::string& key) {
+        std::lock_guard lock(mutex_);
+        for (auto it = entries_.begin(); it != entries_.end(); ++it) {
+            if (it->first != key) continue;
+            Kept k = std::move(it->second);
+            bytes_ -= k.memory->bytes;
+            entries_.erase(it);
+            return k;
+        }
+        return std::nullopt;
+    }
+    // Keeps the newest entries, at most kEntries of them and kBytes in all.
+    void put(std::string key, Kept k) {
+        std::lock_guard lock(mutex_);
+        if (k.memory->bytes > kBytes) return;
+        bytes_ += k.memory->bytes;
+        entries_.emplace_back(std::move(key), std::move(k));
+        while (entries_.size() > kEntries || bytes_ > kBytes) {
+            bytes_ -= entries_.front().second.memory->bytes;
+            entries_.erase(entries_.begin());
+        }
+    }
+
+private:
+    static constexpr size_t kEntries = 16;
+    static constexpr size_t kBytes = size_t{256} << 20;
+    std::mutex mutex_;
+    std::vector<std::pair<std::string, Kept>> entries_;  // oldest first
+    size_t bytes_ = 0;
+};
+
+// Never destroyed: entries hold device memory that must not be freed after the driver is gone.
+StateCache& state_cache() {
+    static StateCache* cache = new StateCache;
+    return *cache;
+}
+
 class CudaSlots final : public SlotAllocation {
 public:
     CudaSlots(int ordinal, SlotPlan plan, const LaunchSite& site)
         : ordinal_(ordinal), plan_(std::move(plan)), site_(site) {
+        // One element, one position per thread: reduce-then-scan inside the two passes (slots.h),
+        // no scan kernel, no keys (every reservation is on the one element) and no offsets (the
+        // execution pass hands each thread its own).
+        tiled_ = plan_.single_element && plan_.per_thread == 1;
+        const unsigned blocks = tiled_ ? cu::entry_blocks(ordinal_, plan_.threads, plan_.block_dim) : 0;
         // One allocation per launch: the launch's state, its counters, then the words the publish
-        // kernel zeroes (the status, the total, the count of finished blocks, the chained scan's). Counts
-        // need no zeroing: the counting pass writes every position, 0 where a thread made no reservation
-        // (slots.h).
+        // kernel zeroes (the status, the total, the two counts of finished blocks, the chained
+        // scan's). Counts need no zeroing: the counting pass writes every position, 0 where a thread
+        // made no reservation (slots.h); nor do the block totals, which every counting block writes.
         const auto n = static_cast<int64_t>(plan_.threads * plan_.per_thread);
         size_t bytes = 0;
         const auto take = [&bytes](size_t size) {
@@ -75,27 +145,43 @@ public:
         const size_t status_at = take(8);
         const size_t total_at = take(8);
         const size_t done_at = take(8);
-        const bool chained = plan_.single_element;
+        const size_t counted_at = take(8);
+        const bool chained = plan_.single_element && !tiled_;
         const size_t words_at = take(chained ? static_cast<size_t>(cu::chained_scan_words(n)) * 8 : 0);
         const size_t zeroed_end = bytes;
+        const size_t blocks_at = take(static_cast<size_t>(blocks) * 8);
         const size_t counts_at = take(static_cast<size_t>(n) * 4);
-        const size_t keys_at = take(static_cast<size_t>(n) * 8);
-        const size_t offsets_at = take(static_cast<size_t>(n) * 4);
+        const size_t keys_at = take(tiled_ ? 0 : static_cast<size_t>(n) * 8);
+        const size_t offsets_at = take(tiled_ ? 0 : static_cast<size_t>(n) * 4);
         const size_t reserved_at = take(static_cast<size_t>(plan_.threads) * 4);
-        state_ = detail::allocate(Device::cuda(ordinal_), bytes);
+
+        const auto stream = cu::current_stream(ordinal_);
+        const bool capturing = cu::capturing(*stream);
+        std::optional<Kept> kept;
+        if (tiled_ && !capturing) {
+            const void* s = stream.get();
+            cache_key_.assign(reinterpret_cast<const char*>(&s), sizeof s);
+            cache_key_ += std::to_string(ordinal_) + " " + std::to_string(plan_.threads) + " " +
+                          std::to_string(plan_.block_dim) + " " + std::to_string(blocks) + " " +
+                          std::to_string(plan_.spans.size()) + " " + std::to_string(bytes);
+            kept = state_cache().take(cache_key_);
+        }
+        state_ = kept ? kept->memory : detail::allocate(Device::cuda(ordinal_), bytes);
         char* const base = static_cast<char*>(state_->ptr);
         launch_ = base + launch_at;
         counters_ = reinterpret_cast<wf::SlotCounter*>(base + counters_at);
-        wf::SlotLaunch value{reinterpret_cast<wf::u64*>(base + keys_at),
+        wf::SlotLaunch value{tiled_ ? nullptr : reinterpret_cast<wf::u64*>(base + keys_at),
                              reinterpret_cast<wf::i32*>(base + counts_at),
-                             reinterpret_cast<wf::i32*>(base + offsets_at),
+                             tiled_ ? nullptr : reinterpret_cast<wf::i32*>(base + offsets_at),
                              reinterpret_cast<wf::i32*>(base + reserved_at),
                              plan_.per_thread,
                              reinterpret_cast<wf::u32*>(base + status_at),
                              nullptr,
                              reinterpret_cast<wf::i32*>(base + total_at),
                              nullptr,
-                             reinterpret_cast<wf::u32*>(base + done_at)};
+                             reinterpret_cast<wf::u32*>(base + done_at),
+                             tiled_ ? reinterpret_cast<wf::i64*>(base + blocks_at) : nullptr,
+                             reinterpret_cast<wf::u32*>(base + counted_at)};
         // One element: the execution pass's last block adds the total (slots.h), no kernel after it.
         // Its status word's ticket is held until the execution pass is queued (finish()).
         if (plan_.single_element) {
@@ -105,23 +191,25 @@ public:
         }
         counts_ = value.counts;
         offsets_ = value.offsets;
-        total_ = reinterpret_cast<wf::i32*>(base + total_at);
+        total_ = value.total;
         words_ = reinterpret_cast<uint64_t*>(base + words_at);
-        // Published by a kernel, not copied from the host, so that the launch can be captured.
-        void* zeroed = base + status_at;
-        long long zeroed_words = static_cast<long long>((zeroed_end - status_at) / 8);
-        for (size_t at = 0; at < plan_.spans.size(); at += kCountersPerPublish) {
-            CounterChunk chunk{};
-            int count = static_cast<int>(std::min<size_t>(kCountersPerPublish, plan_.spans.size() - at));
-            for (int i = 0; i < count; ++i) {
-                const size_t owner = plan_.owner[at + i];
-                chunk.counters[i] = {static_cast<wf::SlotLaunch*>(launch_), owner, plan_.spans[owner].base};
-            }
-            void* launch_ptr = launch_;
-            void* counters_ptr = counters_ + at;
-            void* params[] = {&launch_ptr, &value, &counters_ptr, &count, &chunk, &zeroed, &zeroed_words};
-            run("slots_publish", params, std::min<long long>(zeroed_words / 256 + 1, 1024));
-            zeroed_words = 0;  // the first chunk's kernel did it
+        published_.value = value;
+        for (size_t i = 0; i < plan_.spans.size(); ++i) {
+            const size_t owner = plan_.owner[i];
+            published_.counters.push_back(
+                {static_cast<wf::SlotLaunch*>(launch_), owner, plan_.spans[owner].base});
+        }
+        if (kept) {
+            // Its words are clean (their last users reset them); only a changed counter or
+            // status word is published again.
+            if (!(kept->published == published_)) publish(value, nullptr, 0);
+        } else if (tiled_ && state_->captured) {
+            // Memory that a graph holds for all its replays (allocated outside the capture):
+            // written once, outside the capture, so that the graph has no publish node.
+            write_outside_capture(base, launch_at, counters_at, zeroed_end);
+        } else {
+            // Published by a kernel, not copied from the host, so that the launch can be captured.
+            publish(value, base + status_at, static_cast<long long>((zeroed_end - status_at) / 8));
         }
         if (!plan_.single_element) groups_.emplace(ordinal_, plan_, launch_);
     }
@@ -130,12 +218,15 @@ public:
 
     void assign_slots() override {
         if (groups_) return groups_->assign();
+        if (tiled_) return;  // the passes scan (slots.h)
         cu::scan_counts(ordinal_, counts_, offsets_, plan_.threads * plan_.per_thread, words_, total_);
     }
 
     void finish() override {
         if (groups_) return groups_->add_totals(status_word().word());
         ticket_ = {};  // the execution pass, queued, reports to it
+        // In stream order after the execution pass, whose last block leaves the words clean.
+        if (!cache_key_.empty()) state_cache().put(std::move(cache_key_), {state_, published_});
     }
 
 private:
@@ -156,6 +247,39 @@ private:
         });
     }
 
+    // The publish kernels: the launch's state and counters, and `zeroed_words` words zeroed.
+    void publish(wf::SlotLaunch value, void* zeroed, long long zeroed_words) const {
+        for (size_t at = 0; at < published_.counters.size(); at += kCountersPerPublish) {
+            CounterChunk chunk{};
+            int count =
+                static_cast<int>(std::min<size_t>(kCountersPerPublish, published_.counters.size() - at));
+            for (int i = 0; i < count; ++i) chunk.counters[i] = published_.counters[at + i];
+            void* launch_ptr = launch_;
+            void* counters_ptr = counters_ + at;
+            void* params[] = {&launch_ptr, &value, &counters_ptr, &count, &chunk, &zeroed, &zeroed_words};
+            run("slots_publish", params, std::min<long long>(zeroed_words / 256 + 1, 1024));
+            zeroed_words = 0;  // the first chunk's kernel did it
+        }
+    }
+
+    // The front of the state ([0, zeroed_end): the launch, its counters, its zeroed words) copied
+    // from the host on a stream of its own, which no capture records, and waited for.
+    void write_outside_capture(char* base, size_t launch_at, size_t counters_at, size_t zeroed_end) const {
+        std::vector<char> image(zeroed_end, 0);
+        std::memcpy(image.data() + launch_at, &published_.value, sizeof published_.value);
+        std::memcpy(image.data() + counters_at, published_.counters.data(),
+                    published_.counters.size() * sizeof(wf::SlotCounter));
+        const cu::UnsafeCallsAllowed unsafe;
+        const cu::Driver& d = cu::require_driver();
+        cu::CUstream side = nullptr;
+        cu::check(d.cuStreamCreate(&side, cu::CU_STREAM_NON_BLOCKING), "cuStreamCreate");
+        const cu::CUresult copied =
+            d.cuMemcpyHtoDAsync(reinterpret_cast<cu::CUdeviceptr>(base), image.data(), image.size(), side);
+        const cu::CUresult waited = copied == 0 ? d.cuStreamSynchronize(side) : copied;
+        d.cuStreamDestroy(side);
+        cu::check(waited, "writing slot allocation state for a graph");
+    }
+
     void run(const char* name, void** params, long long blocks) const {
         const cu::CUfunction f = cu::library_function(ordinal_, "slots", library_source(), name);
         const auto stream = cu::current_stream(ordinal_);
@@ -168,7 +292,10 @@ private:
     int ordinal_;
     SlotPlan plan_;
     LaunchSite site_;
-    Memory state_;  // everything below lies in it
+    bool tiled_ = false;     // one element, one position per thread: no scan kernel
+    Memory state_;           // everything below lies in it
+    Published published_;    // what lies at its front
+    std::string cache_key_;  // set when the state goes back to the cache after the launch
     void* launch_ = nullptr;
     wf::SlotCounter* counters_ = nullptr;
     wf::i32* counts_ = nullptr;

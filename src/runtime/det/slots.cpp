@@ -120,6 +120,7 @@ SlotPlan plan_slots(const plan::Slots& slots, const std::vector<const AnyArray*>
         plan.single = plan.single_element ? element : nullptr;
     }
     plan.threads = site.threads;
+    plan.block_dim = options.block_dim;
     if (plan.per_thread > kMaxReservations / site.threads)
         throw Error("slot allocation would record more than 2^31 - 1 reservations (" +
                         std::to_string(plan.per_thread) + " per thread x " + std::to_string(site.threads) +

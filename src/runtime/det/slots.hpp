@@ -22,6 +22,7 @@ struct SlotPlan {
     bool single_element = false;  // one counter element: slots are a plain prefix sum
     char* single = nullptr;       // that element
     int64_t threads = 0;
+    int block_dim = 256;  // the passes' block size (a GPU's one-element path scans per block)
 };
 
 // Groups counters that share memory (one prefix sum per element, so aliases never hand out the

@@ -1,0 +1,12 @@
+// The records strategy's GPU kernels (count, group and reduce a target's records), as source for
+// the deterministic library module.
+#pragma once
+
+namespace weft::runtime::det {
+
+// Device source defining the records kernels (det_count_records, det_group_records,
+// det_reduce_records_*, det_sum_long_records_*, det_resolve_long_records_*); it follows the
+// device prelude in the library module's source.
+const char* records_kernels();
+
+}  // namespace weft::runtime::det
