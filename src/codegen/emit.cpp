@@ -1,6 +1,7 @@
 // The C++ emitter: each IR function becomes a C++ function, each kernel also an entry point.
 #include "codegen/emit.hpp"
 
+#include <algorithm>
 #include <cctype>
 #include <cstdio>
 #include <cstring>
@@ -721,6 +722,9 @@ Generated emit(const ir::Program& program, const plan::ProgramPlan& plan, const 
         FunctionEmitter(program, plan, i, options, g).body(s);
         s << "}\n";
     }
+    // The resolving entries are a module of their own, compiled only when a launch needs one.
+    std::ostringstream resolving_module;
+    resolving_module << s.str();
     for (size_t i = 0; i < program.functions.size(); ++i) {
         if (!program.functions[i]->is_kernel) {
             g.entries.emplace_back();
@@ -742,14 +746,17 @@ Generated emit(const ir::Program& program, const plan::ProgramPlan& plan, const 
         else
             cpu_entry(s, program, entry, i, g.entries.back(), options);
         if (resolving) {
-            s << "\n";
-            cuda_entry(s, program, entry, i, g.resolving_entries.back(), true);
+            resolving_module << "\n";
+            cuda_entry(resolving_module, program, entry, i, g.resolving_entries.back(), true);
         }
         if (fused) {
             s << "\n";
             cuda_fused_entry(s, program, entry, i, g.fused_entries.back());
         }
     }
+    if (std::any_of(g.resolving_entries.begin(), g.resolving_entries.end(),
+                    [](const auto& e) { return !e.empty(); }))
+        g.resolving_source = resolving_module.str();
     for (const auto& fn : program.functions) g.params.push_back(fn->params.size());
     g.prints = functions_that_print(program);
     g.source = s.str();

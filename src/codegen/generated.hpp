@@ -27,8 +27,11 @@ struct Generated {
     std::vector<bool> prints;          // whether each function may print (directly or by a call)
     // Per function, a second GPU entry that also resolves the kernel's deterministic sums after a
     // grid barrier (wf::Launch::resolve), or empty. A separate entry: its registers would slow the
-    // plain entry's loop; the runtime picks one per launch.
+    // plain entry's loop; the runtime picks one per launch. The entries are in `resolving_source`
+    // (the functions again, then these entries; empty when there are none), a module the runtime
+    // compiles only when a launch would use it: they double a module's compile time.
     std::vector<std::string> resolving_entries;
+    std::string resolving_source;
     // Per function, a GPU entry that runs the counting pass and then this execution pass in one
     // cooperative kernel, with a grid barrier between them (one slot counter element), or empty.
     std::vector<std::string> fused_entries;

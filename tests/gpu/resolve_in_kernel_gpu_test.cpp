@@ -46,10 +46,10 @@ bool queued_a_library_kernel(const std::string& part = "") {
 }
 
 // Launches resolve in the kernel only where the grid (a thread per launch thread and per slot, 256
-// a block) is one wave of resident blocks: certainly with at most 4 blocks per multiprocessor,
-// never beyond 8 (2,048 threads).
+// a block) is one wave of resident blocks: certainly with at most 2 blocks per multiprocessor
+// (the resolving entry takes at most 64 registers), never beyond 8 (2,048 threads).
 bool surely_resolved_in_kernel(const Shape& shape) {
-    return std::max(shape.writes, shape.outputs) <= 4 * 256 * weft::runtime::cuda::context(0).sm_count;
+    return std::max(shape.writes, shape.outputs) <= 2 * 256 * weft::runtime::cuda::context(0).sm_count;
 }
 bool surely_resolved_apart(const Shape& shape) {
     return std::max(shape.writes, shape.outputs) > 8 * 256 * weft::runtime::cuda::context(0).sm_count;

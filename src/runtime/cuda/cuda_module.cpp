@@ -24,6 +24,30 @@ std::vector<std::string> nvrtc_flags(const Options& options) {
     return {};
 }
 
+// `source` compiled for `arch` (through the disk cache) and loaded; sets `hit` when the cubin
+// came from the cache.
+CUmodule build_and_load(const std::string& source, const std::string& module_name, int arch,
+                        const std::vector<std::string>& flags, bool& hit) {
+    base::Hasher key;
+    key.add(source).add(nvrtc_version()).add(static_cast<uint64_t>(arch));
+    for (const auto& f : flags) key.add(f);
+    const std::string name = "cuda-sm" + std::to_string(arch) + "-" + key.hex() + ".cubin";
+    const Driver& d = require_driver();
+    CUmodule module = nullptr;
+    const auto build = [&](const fs::path& out) {
+        append_to_file(out, compile_cubin(source, module_name, arch, flags));
+    };
+    // The driver loads from memory: what was checked is what runs, under any name.
+    const auto load = [&](const fs::path&, const std::string& image, EntryLoad why) {
+        if (why == EntryLoad::Published) return;
+        if (module) d.cuModuleUnload(module);
+        module = nullptr;
+        check(d.cuModuleLoadData(&module, image.data()), ("loading module '" + module_name + "'").c_str());
+    };
+    hit = cached_build(name, build, load).hit;
+    return module;
+}
+
 }  // namespace
 
 std::shared_ptr<CudaModule> CudaModule::load(codegen::Generated generated, const plan::ProgramPlan& plan,
@@ -34,27 +58,11 @@ std::shared_ptr<CudaModule> CudaModule::load(codegen::Generated generated, const
     m->ordinal_ = ordinal;
     m->adopt(std::move(generated), plan);
 
-    const int arch = c.cc_major * 10 + c.cc_minor;
-    const std::vector<std::string> flags = nvrtc_flags(options);
-    const std::string source = codegen::prelude() + "\n" + m->generated_.source;
-    base::Hasher key;
-    key.add(source).add(nvrtc_version()).add(static_cast<uint64_t>(arch));
-    for (const auto& f : flags) key.add(f);
-    const std::string name = "cuda-sm" + std::to_string(arch) + "-" + key.hex() + ".cubin";
+    m->arch_ = c.cc_major * 10 + c.cc_minor;
+    m->flags_ = nvrtc_flags(options);
     const Driver& d = require_driver();
-    const auto build = [&](const fs::path& out) {
-        append_to_file(out, compile_cubin(source, m->module_name_, arch, flags));
-    };
-    // The driver loads from memory: what was checked is what runs, under any name.
-    const auto load = [&](const fs::path&, const std::string& image, EntryLoad why) {
-        if (why == EntryLoad::Published) return;
-        if (m->module_) d.cuModuleUnload(m->module_);
-        m->module_ = nullptr;
-        check(d.cuModuleLoadData(&m->module_, image.data()),
-              ("loading module '" + m->module_name_ + "'").c_str());
-    };
-    m->from_cache_ = cached_build(name, build, load).hit;
-
+    m->module_ = build_and_load(codegen::prelude() + "\n" + m->generated_.source, m->module_name_, m->arch_,
+                                m->flags_, m->from_cache_);
     const auto function_of = [&](const std::string& symbol) {
         CUfunction f = nullptr;
         if (!symbol.empty())
@@ -62,8 +70,6 @@ std::shared_ptr<CudaModule> CudaModule::load(codegen::Generated generated, const
         return f;
     };
     for (const std::string& symbol : m->generated_.entries) m->functions_.push_back(function_of(symbol));
-    for (const std::string& symbol : m->generated_.resolving_entries)
-        m->resolving_functions_.push_back(function_of(symbol));
     for (const std::string& symbol : m->generated_.fused_entries)
         m->fused_functions_.push_back(function_of(symbol));
     m->report(options, ("cuda:" + std::to_string(ordinal)).c_str(),
@@ -71,8 +77,28 @@ std::shared_ptr<CudaModule> CudaModule::load(codegen::Generated generated, const
     return m;
 }
 
+CUfunction CudaModule::resolving_function(size_t function) const {
+    if (generated_.resolving_entries[function].empty()) return nullptr;
+    std::lock_guard lock(resolving_mutex_);
+    if (!resolving_module_) {
+        bool hit = false;
+        resolving_module_ = build_and_load(codegen::prelude() + "\n" + generated_.resolving_source,
+                                           module_name_ + " (resolving entries)", arch_, flags_, hit);
+        for (const std::string& symbol : generated_.resolving_entries) {
+            CUfunction f = nullptr;
+            if (!symbol.empty())
+                check(require_driver().cuModuleGetFunction(&f, resolving_module_, symbol.c_str()),
+                      "cuModuleGetFunction");
+            resolving_functions_.push_back(f);
+        }
+    }
+    return resolving_functions_[function];
+}
+
 CudaModule::~CudaModule() {
-    if (module_ && bind_for_release(ordinal_)) driver()->cuModuleUnload(module_);
+    if (!bind_for_release(ordinal_)) return;
+    if (module_) driver()->cuModuleUnload(module_);
+    if (resolving_module_) driver()->cuModuleUnload(resolving_module_);
 }
 
 unsigned entry_blocks(int ordinal, int64_t total, int block) {
@@ -82,8 +108,8 @@ unsigned entry_blocks(int ordinal, int64_t total, int block) {
 
 bool CudaModule::launch_resolving(size_t function, const LaunchGrid& grid, void* const* args,
                                   const Options& options, const wf::InKernelResolve& resolve) const {
-    const CUfunction f = resolving_functions_[function];
-    if (!f || !context(ordinal_).cooperative) return false;
+    if (generated_.resolving_entries[function].empty() || !context(ordinal_).cooperative) return false;
+    const CUfunction f = resolving_function(function);
     // Only a launch whose grid (a thread per launch thread and per slot) is one wave of the
     // resolving entry anyway: a larger one, capped to a wave, would lose more in its loop than the
     // separate resolve costs.

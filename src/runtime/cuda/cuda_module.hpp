@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <memory>
 #include <mutex>
+#include <string>
 #include <tuple>
 #include <vector>
 
@@ -54,11 +55,19 @@ private:
     // holds at once.
     int resident_blocks(CUfunction f, int64_t block) const;
 
+    // Function `function`'s resolving entry (null: none), its module compiled and loaded at the
+    // first call.
+    CUfunction resolving_function(size_t function) const;
+
     int ordinal_ = 0;
+    int arch_ = 0;
+    std::vector<std::string> flags_;  // NVRTC's
     CUmodule module_ = nullptr;
     std::vector<CUfunction> functions_;
-    std::vector<CUfunction> resolving_functions_;  // null where a function has none
-    std::vector<CUfunction> fused_functions_;      // null where a function has none
+    std::vector<CUfunction> fused_functions_;  // null where a function has none
+    mutable std::mutex resolving_mutex_;
+    mutable CUmodule resolving_module_ = nullptr;
+    mutable std::vector<CUfunction> resolving_functions_;  // null where a function has none
     mutable std::mutex occupancy_mutex_;
     mutable std::vector<std::tuple<CUfunction, int, int>> occupancy_;  // (entry, block, resident blocks)
 };
