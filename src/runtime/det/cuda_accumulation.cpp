@@ -17,6 +17,7 @@
 #include "runtime/cuda/scan.hpp"
 #include "runtime/det/cuda_exact_f64.hpp"
 #include "runtime/det/cuda_records.hpp"
+#include "runtime/det/state_cache.hpp"
 #include "runtime/memory.hpp"
 #include "weft/error.hpp"
 
@@ -193,42 +194,9 @@ struct CacheKey {
     }
 };
 
-class StateCache {
-public:
-    std::optional<Cached> take(const CacheKey& key) {
-        std::lock_guard lock(mutex_);
-        for (auto it = entries_.begin(); it != entries_.end(); ++it) {
-            if (it->first != key) continue;
-            Cached c = std::move(it->second);
-            bytes_ -= c.memory->bytes;
-            entries_.erase(it);
-            return c;
-        }
-        return std::nullopt;
-    }
-    // Keeps the newest entries, at most kEntries of them and kBytes in all.
-    void put(const CacheKey& key, Cached c) {
-        std::lock_guard lock(mutex_);
-        if (c.memory->bytes > kBytes) return;
-        bytes_ += c.memory->bytes;
-        entries_.emplace_back(key, std::move(c));
-        while (entries_.size() > kEntries || bytes_ > kBytes) {
-            bytes_ -= entries_.front().second.memory->bytes;
-            entries_.erase(entries_.begin());
-        }
-    }
-
-private:
-    static constexpr size_t kEntries = 16;
-    static constexpr size_t kBytes = size_t{256} << 20;
-    std::mutex mutex_;
-    std::vector<std::pair<CacheKey, Cached>> entries_;  // oldest first
-    size_t bytes_ = 0;
-};
-
 // Never destroyed: entries hold device memory that must not be freed after the driver is gone.
-StateCache& state_cache() {
-    static StateCache* cache = new StateCache;
+StateCache<CacheKey, Cached>& state_cache() {
+    static auto* cache = new StateCache<CacheKey, Cached>;
     return *cache;
 }
 

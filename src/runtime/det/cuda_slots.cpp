@@ -20,6 +20,7 @@
 #include "runtime/cuda/library_module.hpp"
 #include "runtime/cuda/scan.hpp"
 #include "runtime/det/cuda_slot_groups.hpp"
+#include "runtime/det/state_cache.hpp"
 #include "runtime/memory.hpp"
 #include "weft/error.hpp"
 
@@ -115,42 +116,9 @@ struct Kept {
     Published published;
 };
 
-class StateCache {
-public:
-    std::optional<Kept> take(const std::string& key) {
-        std::lock_guard lock(mutex_);
-        for (auto it = entries_.begin(); it != entries_.end(); ++it) {
-            if (it->first != key) continue;
-            Kept k = std::move(it->second);
-            bytes_ -= k.memory->bytes;
-            entries_.erase(it);
-            return k;
-        }
-        return std::nullopt;
-    }
-    // Keeps the newest entries, at most kEntries of them and kBytes in all.
-    void put(std::string key, Kept k) {
-        std::lock_guard lock(mutex_);
-        if (k.memory->bytes > kBytes) return;
-        bytes_ += k.memory->bytes;
-        entries_.emplace_back(std::move(key), std::move(k));
-        while (entries_.size() > kEntries || bytes_ > kBytes) {
-            bytes_ -= entries_.front().second.memory->bytes;
-            entries_.erase(entries_.begin());
-        }
-    }
-
-private:
-    static constexpr size_t kEntries = 16;
-    static constexpr size_t kBytes = size_t{256} << 20;
-    std::mutex mutex_;
-    std::vector<std::pair<std::string, Kept>> entries_;  // oldest first
-    size_t bytes_ = 0;
-};
-
 // Never destroyed: entries hold device memory that must not be freed after the driver is gone.
-StateCache& state_cache() {
-    static StateCache* cache = new StateCache;
+StateCache<std::string, Kept>& state_cache() {
+    static auto* cache = new StateCache<std::string, Kept>;
     return *cache;
 }
 
