@@ -13,11 +13,16 @@
 
 #include "runtime/cuda/context.hpp"
 #include "support/errors.hpp"
+#include "support/slot_compact.hpp"
 
 namespace {
 
 using weft::Array;
 using weft::Deterministic;
+using weft::test::compact_amounts;
+using weft::test::compact_kernel;
+using weft::test::CompactKernel;
+using weft::test::CompactResult;
 using weft::test::has;
 
 const weft::Device gpu = weft::Device::cuda(0);
@@ -45,44 +50,9 @@ bool surely_apart(int64_t n, int block) {
     return (n + block - 1) / block > resident * weft::runtime::cuda::context(0).sm_count;
 }
 
-// slot = atomic_add(count, 0, amounts[t]) where amounts[t] >= 0 (at most one reservation per
-// thread); slots[t] = slot; out[slot + k] = t for k < amount.
-using Compact = weft::Kernel<Array<int>, Array<int>, Array<int>, Array<int>>;
-
-Compact compact_kernel(weft::Module& m) {
-    return m.kernel("fused_compact", {"amounts", "count", "slots", "out"},
-                    [](Array<int> amounts, Array<int> count, Array<int> slots, Array<int> out) {
-                        auto t = weft::tid();
-                        auto amount = amounts[t];
-                        weft::if_(amount >= 0, [&] {
-                            auto slot = weft::atomic_add(count, 0, amount);
-                            slots[t] = slot;
-                            weft::for_(amount, [&](weft::Int k) { out[slot + k] = t; });
-                        });
-                    });
-}
-
-// -1 (no reservation), 0, 1, 2 or 3 slots per thread.
-std::vector<int> amounts_for(int64_t n, uint32_t seed) {
-    std::vector<int> a(static_cast<size_t>(n));
-    uint32_t x = seed * 2654435761u + 5;
-    for (int& v : a) {
-        x ^= x << 13;
-        x ^= x >> 17;
-        x ^= x << 5;
-        v = static_cast<int>(x % 5) - 1;
-    }
-    return a;
-}
-
-struct Result {
-    std::vector<int> count, slots, out;
-    bool operator==(const Result&) const = default;
-};
-
 // The launch's results, and (on the GPU) how many times its kernel was queued.
-Result launch_on(const Compact& k, weft::Device device, const std::vector<int>& amounts, int initial,
-                 int* kernels = nullptr) {
+CompactResult launch_on(const CompactKernel& k, weft::Device device, const std::vector<int>& amounts,
+                        int initial, int* kernels = nullptr) {
     const auto n = static_cast<int64_t>(amounts.size());
     auto values = weft::from_vector(amounts, device);
     auto count = weft::full<int>(1, initial, device);
@@ -99,11 +69,11 @@ TEST(SlotFusedGpu, BothPassesInOneKernelEqualTheCpuBackend) {
         SCOPED_TRACE("block_dim " + std::to_string(block));
         weft::Module m{"fused_block_" + std::to_string(block),
                        {.deterministic = Deterministic::RunToRun, .block_dim = block}};
-        const Compact k = compact_kernel(m);
+        const CompactKernel k = compact_kernel(m, "fused_compact");
         for (int n : {1, 255, 65536, 262144, 3000001}) {
             SCOPED_TRACE(std::to_string(n) + " threads");
-            const auto amounts = amounts_for(n, static_cast<uint32_t>(n * 3 + block));
-            const Result want = launch_on(k, cpu, amounts, 9);
+            const auto amounts = compact_amounts(n, static_cast<uint32_t>(n * 3 + block), 5);
+            const CompactResult want = launch_on(k, cpu, amounts, 9);
             // Twice: the second launch reuses the first one's state (and its barrier word).
             for (int round = 0; round < 2; ++round) {
                 int kernels = 0;
@@ -210,11 +180,11 @@ TEST(SlotFusedGpu, ADivergenceIsReportedAndTheNextLaunchIsClean) {
 // Captured work keeps the two passes; its replays equal the direct launches, which fuse them.
 TEST(SlotFusedGpu, FortyGraphReplaysEqualDirectLaunches) {
     weft::Module m{"fused_graph", {.deterministic = Deterministic::RunToRun}};
-    const Compact k = compact_kernel(m);
+    const CompactKernel k = compact_kernel(m, "fused_compact");
     for (int n : {65536, 262144}) {
         SCOPED_TRACE(std::to_string(n) + " threads");
-        const auto amounts = amounts_for(n, 41);
-        const Result want = launch_on(k, cpu, amounts, 0);
+        const auto amounts = compact_amounts(n, 41, 5);
+        const CompactResult want = launch_on(k, cpu, amounts, 0);
         auto values = weft::from_vector(amounts, gpu);
         auto count = weft::full<int>(1, 0, gpu);
         auto slots = weft::full<int>(n, -1, gpu);

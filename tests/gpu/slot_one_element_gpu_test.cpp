@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "runtime/cuda/context.hpp"
+#include "support/slot_compact.hpp"
 #include "support/test_device.hpp"
 
 namespace {
@@ -16,64 +17,28 @@ namespace {
 namespace cu = weft::runtime::cuda;
 using weft::Array;
 using weft::Deterministic;
+using weft::test::compact_amounts;
+using weft::test::compact_kernel;
+using weft::test::CompactKernel;
+using weft::test::CompactResult;
+using weft::test::launch_compact;
 
 const weft::Device gpu = weft::Device::cuda(0);
 const weft::Device cpu = weft::Device::cpu();
-
-// slot = atomic_add(count, 0, amounts[t]) where amounts[t] >= 0; out[slot + k] = t for k < amount.
-using Compact = weft::Kernel<Array<int>, Array<int>, Array<int>, Array<int>>;
-
-Compact compact_kernel(weft::Module& m) {
-    return m.kernel("one_element_compact", {"amounts", "count", "slots", "out"},
-                    [](Array<int> amounts, Array<int> count, Array<int> slots, Array<int> out) {
-                        auto t = weft::tid();
-                        auto amount = amounts[t];
-                        weft::if_(amount >= 0, [&] {
-                            auto slot = weft::atomic_add(count, 0, amount);
-                            slots[t] = slot;
-                            weft::for_(amount, [&](weft::Int k) { out[slot + k] = t; });
-                        });
-                    });
-}
-
-std::vector<int> amounts_for(int n, uint32_t seed) {
-    std::vector<int> a(n);
-    uint32_t x = seed * 2654435761u + 3;
-    for (int t = 0; t < n; ++t) {
-        x ^= x << 13;
-        x ^= x >> 17;
-        x ^= x << 5;
-        a[t] = static_cast<int>(x % 5) - 1;  // -1 (no reservation), 0, 1, 2 or 3 slots
-    }
-    return a;
-}
-
-struct Result {
-    std::vector<int> count, slots, out;
-};
-
-Result launch_on(const Compact& k, weft::Device device, const std::vector<int>& amounts, int initial) {
-    const auto n = static_cast<int64_t>(amounts.size());
-    auto count = weft::full<int>(1, initial, device);
-    auto slots = weft::full<int>(n, -1, device);
-    auto out = weft::full<int>(3 * n + initial, -1, device);
-    weft::launch(k, n, weft::from_vector(amounts, device), count, slots, out);
-    return {count.to_vector(), slots.to_vector(), out.to_vector()};
-}
 
 TEST(SlotOneElementGpu, ManyTilesAndEveryBlockSizeEqualTheCpuBackend) {
     for (int block : {32, 256, 1024}) {
         SCOPED_TRACE("block_dim " + std::to_string(block));
         weft::Module m{"one_element_block_" + std::to_string(block),
                        {.deterministic = Deterministic::RunToRun, .block_dim = block}};
-        const Compact k = compact_kernel(m);
+        const CompactKernel k = compact_kernel(m, "one_element_compact");
         // Around the chained scan's tiles of 2048, past 32 of them (look-back windows), and past
         // 2^19 (the three-phase scan).
         for (int n : {1, 31, 1000, 2047, 2048, 2049, 65537, 1 << 20, 3000001}) {
             SCOPED_TRACE(std::to_string(n) + " threads");
-            const auto amounts = amounts_for(n, static_cast<uint32_t>(n + block));
-            const Result want = launch_on(k, cpu, amounts, 5);
-            const Result got = launch_on(k, gpu, amounts, 5);
+            const auto amounts = compact_amounts(n, static_cast<uint32_t>(n + block));
+            const CompactResult want = launch_compact(k, cpu, amounts, 5);
+            const CompactResult got = launch_compact(k, gpu, amounts, 5);
             EXPECT_EQ(got.count, want.count);
             EXPECT_EQ(got.slots, want.slots);
             EXPECT_EQ(got.out, want.out);
@@ -111,7 +76,7 @@ TEST(SlotOneElementGpu, UnusedPositionsOfLoopsAddNothingAtEveryTileEdge) {
         SCOPED_TRACE(std::to_string(n) + " threads");
         // A launch that fills every position first, so the next one's state is not fresh memory.
         launch_trips(k, gpu, std::vector<int>(static_cast<size_t>(n), 3));
-        std::vector<int> trips = amounts_for(n, static_cast<uint32_t>(n));
+        std::vector<int> trips = compact_amounts(n, static_cast<uint32_t>(n));
         for (int& t : trips) t = t < 0 ? 0 : t;
         const auto want = launch_trips(k, cpu, trips);
         const auto got = launch_trips(k, gpu, trips);
@@ -175,10 +140,10 @@ TEST(SlotOneElementGpu, AnOverflowIsReportedByTheExecutionPassAndWritesNothing) 
 // Both scans: the chained one (up to 2^19 counts) and the three-phase one with its total kernel.
 TEST(SlotOneElementGpu, ACapturedLaunchReplaysInThreadOrder) {
     weft::Module m{"one_element_graph", {.deterministic = Deterministic::RunToRun}};
-    const Compact k = compact_kernel(m);
+    const CompactKernel k = compact_kernel(m, "one_element_compact");
     for (int n : {500000, 1200000}) {
         SCOPED_TRACE(std::to_string(n) + " threads");
-        const auto amounts = amounts_for(n, 17);
+        const auto amounts = compact_amounts(n, 17);
         auto device_amounts = weft::from_vector(amounts, gpu);
         auto count = weft::full<int>(1, 0, gpu);
         auto slots = weft::full<int>(n, -1, gpu);
@@ -198,7 +163,7 @@ TEST(SlotOneElementGpu, ACapturedLaunchReplaysInThreadOrder) {
         for (int replay = 1; replay <= 3; ++replay) {
             cu::check(d.cuGraphLaunch(exec, stream), "graph launch");
             weft::synchronize(gpu);
-            const Result want = launch_on(k, cpu, amounts, replay * total);
+            const CompactResult want = launch_compact(k, cpu, amounts, replay * total);
             EXPECT_EQ(count.to_vector(), want.count) << "replay " << replay;
             EXPECT_EQ(slots.to_vector(), want.slots) << "replay " << replay;
         }

@@ -10,75 +10,37 @@
 #include <vector>
 
 #include "support/errors.hpp"
+#include "support/slot_compact.hpp"
 #include "support/test_device.hpp"
 
 namespace {
 
 using weft::Array;
 using weft::Deterministic;
+using weft::test::compact_amounts;
+using weft::test::compact_kernel;
+using weft::test::CompactKernel;
+using weft::test::CompactResult;
 using weft::test::has;
+using weft::test::launch_compact;
 
 const weft::Device gpu = weft::Device::cuda(0);
 const weft::Device cpu = weft::Device::cpu();
-
-// slot = atomic_add(count, 0, amounts[t]) where amounts[t] >= 0 (at most one reservation per
-// thread); out[slot + k] = t for k < amount.
-using Compact = weft::Kernel<Array<int>, Array<int>, Array<int>, Array<int>>;
-
-Compact compact_kernel(weft::Module& m) {
-    return m.kernel("tiles_compact", {"amounts", "count", "slots", "out"},
-                    [](Array<int> amounts, Array<int> count, Array<int> slots, Array<int> out) {
-                        auto t = weft::tid();
-                        auto amount = amounts[t];
-                        weft::if_(amount >= 0, [&] {
-                            auto slot = weft::atomic_add(count, 0, amount);
-                            slots[t] = slot;
-                            weft::for_(amount, [&](weft::Int k) { out[slot + k] = t; });
-                        });
-                    });
-}
-
-// -1 (no reservation), 0, 1, 2 or 3 slots per thread.
-std::vector<int> amounts_for(int64_t n, uint32_t seed) {
-    std::vector<int> a(static_cast<size_t>(n));
-    uint32_t x = seed * 2654435761u + 3;
-    for (int& v : a) {
-        x ^= x << 13;
-        x ^= x >> 17;
-        x ^= x << 5;
-        v = static_cast<int>(x % 5) - 1;
-    }
-    return a;
-}
-
-struct Result {
-    std::vector<int> count, slots, out;
-    bool operator==(const Result&) const = default;
-};
-
-Result launch_on(const Compact& k, weft::Device device, const std::vector<int>& amounts, int initial) {
-    const auto n = static_cast<int64_t>(amounts.size());
-    auto count = weft::full<int>(1, initial, device);
-    auto slots = weft::full<int>(n, -1, device);
-    auto out = weft::full<int>(3 * n + initial, -1, device);
-    weft::launch(k, n, weft::from_vector(amounts, device), count, slots, out);
-    return {count.to_vector(), slots.to_vector(), out.to_vector()};
-}
 
 TEST(SlotTilesGpu, BlockSizesThatDoNotDivideTheThreadsEqualTheCpuBackend) {
     for (int block : {32, 96, 256, 1024}) {
         SCOPED_TRACE("block_dim " + std::to_string(block));
         weft::Module m{"tiles_block_" + std::to_string(block),
                        {.deterministic = Deterministic::RunToRun, .block_dim = block}};
-        const Compact k = compact_kernel(m);
+        const CompactKernel k = compact_kernel(m, "tiles_compact");
         // One thread; one tile, ragged; many tiles per block (past two waves of blocks), ragged.
         for (int n : {1, 2, 33, 95, 97, 1025, 263001, 3000001}) {
             SCOPED_TRACE(std::to_string(n) + " threads");
-            const auto amounts = amounts_for(n, static_cast<uint32_t>(n * 7 + block));
-            const Result want = launch_on(k, cpu, amounts, 5);
+            const auto amounts = compact_amounts(n, static_cast<uint32_t>(n * 7 + block));
+            const CompactResult want = launch_compact(k, cpu, amounts, 5);
             // Twice: the second launch reuses the first one's state.
-            EXPECT_EQ(launch_on(k, gpu, amounts, 5), want);
-            EXPECT_EQ(launch_on(k, gpu, amounts, 5), want);
+            EXPECT_EQ(launch_compact(k, gpu, amounts, 5), want);
+            EXPECT_EQ(launch_compact(k, gpu, amounts, 5), want);
         }
     }
 }
@@ -123,7 +85,7 @@ Trips trips_kernel(weft::Module& m) {
 }
 
 std::vector<int> trips_for(int n, uint32_t seed) {
-    std::vector<int> trips = amounts_for(n, seed);
+    std::vector<int> trips = compact_amounts(n, seed);
     for (int& t : trips) t = t > 0 ? 1 : 0;
     return trips;
 }
@@ -261,11 +223,11 @@ TEST(SlotTilesGpu, AnElementPassingTwoToThe31SlotsIsAnErrorAndTheNextLaunchIsCle
 
 TEST(SlotTilesGpu, GraphReplaysAndDirectLaunchesInterleaveInThreadOrder) {
     weft::Module m{"tiles_graph", {.deterministic = Deterministic::RunToRun}};
-    const Compact k = compact_kernel(m);
+    const CompactKernel k = compact_kernel(m, "tiles_compact");
     for (int n : {1, 1000, 65536, 262145}) {
         SCOPED_TRACE(std::to_string(n) + " threads");
-        const auto amounts = amounts_for(n, 29);
-        const Result first = launch_on(k, cpu, amounts, 0);
+        const auto amounts = compact_amounts(n, 29);
+        const CompactResult first = launch_compact(k, cpu, amounts, 0);
         const int total = first.count[0];
         auto device_amounts = weft::from_vector(amounts, gpu);
         auto count = weft::full<int>(1, 0, gpu);
