@@ -11,6 +11,7 @@
 
 #include "support/errors.hpp"
 #include "support/slot_bins.hpp"
+#include "support/xorshift.hpp"
 
 namespace {
 
@@ -20,7 +21,10 @@ using weft::Int;
 using weft::test::bin_case;
 using weft::test::BinCase;
 using weft::test::BinKernel;
+using weft::test::BinOutputs;
 using weft::test::has;
+using weft::test::launch_bins;
+using weft::test::xorshift;
 
 const weft::Device gpu = weft::Device::cuda(0);
 const weft::Device cpu = weft::Device::cpu();
@@ -31,23 +35,14 @@ const BinKernel& bin_kernel() {
     return k;
 }
 
-struct Outputs {
-    std::vector<int> slots, counters;
-};
-
-Outputs launch_on(weft::Device device, const BinCase& in) {
-    const auto n = static_cast<int64_t>(in.bins.size());
-    auto counters = weft::from_vector(in.initial, device);
-    auto slots = weft::full<int>(n, -1, device);
-    weft::launch(bin_kernel(), n, weft::from_vector(in.bins, device), weft::from_vector(in.amounts, device),
-                 counters, slots);
-    return {slots.to_vector(), counters.to_vector()};
+BinOutputs launch_on(weft::Device device, const BinCase& in) {
+    return launch_bins(bin_kernel(), device, in, in.initial);
 }
 
 void expect_same_as_cpu(const BinCase& in, const std::string& what) {
     SCOPED_TRACE(what);
-    const Outputs want = launch_on(cpu, in);
-    const Outputs got = launch_on(gpu, in);
+    const BinOutputs want = launch_on(cpu, in);
+    const BinOutputs got = launch_on(gpu, in);
     EXPECT_EQ(got.slots, want.slots);
     EXPECT_EQ(got.counters, want.counters);
 }
@@ -140,12 +135,7 @@ struct LoopCase {
 LoopCase loop_case(int n, int a_elements, int b_elements, uint32_t seed) {
     LoopCase c;
     uint32_t x = seed * 2654435761u + 7;
-    const auto next = [&x] {
-        x ^= x << 13;
-        x ^= x >> 17;
-        x ^= x << 5;
-        return x;
-    };
+    const auto next = [&x] { return xorshift(x); };
     for (int t = 0; t < n; ++t) {
         c.trips.push_back(static_cast<int>(next() % (kTrips + 1)));
         for (int k = 0; k < kTrips; ++k) {
@@ -333,7 +323,7 @@ TEST(SlotBinsGpu, ACapturedLaunchReplaysLikeTheCpuBackend) {
             const weft::Graph graph =
                 weft::capture(gpu, [&] { weft::launch(bin_kernel(), n, bins, amounts, counters, slots); });
             for (int replay = 0; replay < 2; ++replay) {
-                const Outputs want = launch_on(cpu, next);
+                const BinOutputs want = launch_on(cpu, next);
                 graph.launch();
                 weft::synchronize(gpu);
                 EXPECT_EQ(slots.to_vector(), want.slots) << "replay " << replay;

@@ -19,7 +19,9 @@ using weft::Int;
 using weft::test::bin_case;
 using weft::test::BinCase;
 using weft::test::BinKernel;
+using weft::test::BinOutputs;
 using weft::test::has;
+using weft::test::launch_bins;
 
 const weft::Device gpu = weft::Device::cuda(0);
 const weft::Device cpu = weft::Device::cpu();
@@ -30,25 +32,16 @@ const BinKernel& bin_kernel() {
     return k;
 }
 
-struct Outputs {
-    std::vector<int> slots, counters;
-};
-
 // One launch on `device` from `initial` counters.
-Outputs launch_on(weft::Device device, const BinCase& in, const std::vector<int>& initial) {
-    const auto n = static_cast<int64_t>(in.bins.size());
-    auto counters = weft::from_vector(initial, device);
-    auto slots = weft::full<int>(n, -1, device);
-    weft::launch(bin_kernel(), n, weft::from_vector(in.bins, device), weft::from_vector(in.amounts, device),
-                 counters, slots);
-    return {slots.to_vector(), counters.to_vector()};
+BinOutputs launch_on(weft::Device device, const BinCase& in, const std::vector<int>& initial) {
+    return launch_bins(bin_kernel(), device, in, initial);
 }
 
 void expect_same_as_cpu(int n, int elements, uint32_t seed) {
     SCOPED_TRACE(std::to_string(n) + " threads into " + std::to_string(elements) + " counter elements");
     const BinCase in = bin_case(n, elements, seed);
-    const Outputs want = launch_on(cpu, in, in.initial);
-    const Outputs got = launch_on(gpu, in, in.initial);
+    const BinOutputs want = launch_on(cpu, in, in.initial);
+    const BinOutputs got = launch_on(gpu, in, in.initial);
     EXPECT_EQ(got.slots, want.slots);
     EXPECT_EQ(got.counters, want.counters);
 }
@@ -84,7 +77,7 @@ TEST(SlotGroupsGpu, ACapturedLaunchReplaysLikeTheCpuBackend) {
             weft::capture(gpu, [&] { weft::launch(bin_kernel(), n, bins, amounts, counters, slots); });
         EXPECT_EQ(counters.to_vector(), expected_counters) << "capturing runs nothing";
         for (int replay = 0; replay < 2; ++replay) {
-            const Outputs want = launch_on(cpu, in, expected_counters);
+            const BinOutputs want = launch_on(cpu, in, expected_counters);
             graph.launch();
             weft::synchronize(gpu);
             EXPECT_EQ(slots.to_vector(), want.slots) << "replay " << replay;

@@ -1,11 +1,13 @@
 // Shared by the slot-allocation tests: a kernel that reserves a data-dependent number of slots in
-// a data-dependent counter element, and pseudo-random cases for it.
+// a data-dependent counter element, pseudo-random cases for it, and its launch.
 #pragma once
 
 #include <cstdint>
 #include <string>
 #include <vector>
 #include <weft/weft.hpp>
+
+#include "support/xorshift.hpp"
 
 namespace weft::test {
 
@@ -33,12 +35,7 @@ struct BinCase {
 inline BinCase bin_case(int n, int elements, uint32_t seed) {
     BinCase c;
     uint32_t x = seed * 2654435761u + 1;
-    const auto next = [&x] {
-        x ^= x << 13;
-        x ^= x >> 17;
-        x ^= x << 5;
-        return x;
-    };
+    const auto next = [&x] { return xorshift(x); };
     for (int t = 0; t < n; ++t) {
         const int bin = static_cast<int>(next() % static_cast<uint32_t>(elements));
         c.bins.push_back(next() % 5 == 0 ? bin - elements : bin);
@@ -47,6 +44,21 @@ inline BinCase bin_case(int n, int elements, uint32_t seed) {
     }
     for (int e = 0; e < elements; ++e) c.initial.push_back(static_cast<int>(next() % 100) - 20);
     return c;
+}
+
+struct BinOutputs {
+    std::vector<int> slots, counters;
+};
+
+// One launch of `k` on `device` from `initial` counters; slots a thread did not write stay -1.
+inline BinOutputs launch_bins(const BinKernel& k, weft::Device device, const BinCase& in,
+                              const std::vector<int>& initial) {
+    const auto n = static_cast<int64_t>(in.bins.size());
+    auto counters = weft::from_vector(initial, device);
+    auto slots = weft::full<int>(n, -1, device);
+    weft::launch(k, n, weft::from_vector(in.bins, device), weft::from_vector(in.amounts, device), counters,
+                 slots);
+    return {slots.to_vector(), counters.to_vector()};
 }
 
 }  // namespace weft::test
