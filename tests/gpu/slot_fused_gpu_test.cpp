@@ -21,6 +21,7 @@ using weft::Array;
 using weft::Deterministic;
 using weft::test::compact_amounts;
 using weft::test::compact_kernel;
+using weft::test::CompactGraph;
 using weft::test::CompactKernel;
 using weft::test::CompactResult;
 using weft::test::has;
@@ -185,29 +186,20 @@ TEST(SlotFusedGpu, FortyGraphReplaysEqualDirectLaunches) {
         SCOPED_TRACE(std::to_string(n) + " threads");
         const auto amounts = compact_amounts(n, 41, 5);
         const CompactResult want = launch_on(k, cpu, amounts, 0);
-        auto values = weft::from_vector(amounts, gpu);
-        auto count = weft::full<int>(1, 0, gpu);
-        auto slots = weft::full<int>(n, -1, gpu);
-        auto out = weft::full<int>(3 * n, -1, gpu);
-        const auto enqueue = [&] {
-            count.zero_();
-            weft::launch(k, n, values, count, slots, out);
-        };
-        const weft::Graph graph = weft::capture(gpu, enqueue);
+        CompactGraph g(k, gpu, amounts);
         for (int round = 0; round < 40; ++round) {
-            weft::copy(slots, weft::full<int>(n, -1, gpu));
-            weft::copy(out, weft::full<int>(3 * n, -1, gpu));
+            g.clear();
             weft::synchronize(gpu);
             if (round % 2 == 1) {
-                enqueue();
+                g.enqueue();
                 if (surely_fused(n)) ASSERT_EQ(queued("fused_compact"), 1) << "round " << round;
             } else {
-                graph.launch();
+                g.graph.launch();
             }
             weft::synchronize(gpu);
-            ASSERT_EQ(count.to_vector(), want.count) << "round " << round;
-            ASSERT_EQ(slots.to_vector(), want.slots) << "round " << round;
-            ASSERT_EQ(out.to_vector(), std::vector<int>(want.out.begin(), want.out.begin() + 3 * n))
+            ASSERT_EQ(g.count.to_vector(), want.count) << "round " << round;
+            ASSERT_EQ(g.slots.to_vector(), want.slots) << "round " << round;
+            ASSERT_EQ(g.out.to_vector(), std::vector<int>(want.out.begin(), want.out.begin() + 3 * n))
                 << "round " << round;
         }
     }

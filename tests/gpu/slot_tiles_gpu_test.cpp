@@ -19,6 +19,7 @@ using weft::Array;
 using weft::Deterministic;
 using weft::test::compact_amounts;
 using weft::test::compact_kernel;
+using weft::test::CompactGraph;
 using weft::test::CompactKernel;
 using weft::test::CompactResult;
 using weft::test::has;
@@ -229,26 +230,17 @@ TEST(SlotTilesGpu, GraphReplaysAndDirectLaunchesInterleaveInThreadOrder) {
         const auto amounts = compact_amounts(n, 29);
         const CompactResult first = launch_compact(k, cpu, amounts, 0);
         const int total = first.count[0];
-        auto device_amounts = weft::from_vector(amounts, gpu);
-        auto count = weft::full<int>(1, 0, gpu);
-        auto slots = weft::full<int>(n, -1, gpu);
-        auto out = weft::full<int>(3 * n, -1, gpu);
-        const auto enqueue = [&] {
-            count.zero_();
-            weft::launch(k, n, device_amounts, count, slots, out);
-        };
-        const weft::Graph graph = weft::capture(gpu, enqueue);
+        CompactGraph g(k, gpu, amounts);
         for (int round = 0; round < 40; ++round) {
-            weft::copy(slots, weft::full<int>(n, -1, gpu));
-            weft::copy(out, weft::full<int>(3 * n, -1, gpu));
+            g.clear();
             if (round % 3 == 2)
-                enqueue();
+                g.enqueue();
             else
-                graph.launch();
+                g.graph.launch();
             weft::synchronize(gpu);
-            ASSERT_EQ(count.to_vector(), std::vector<int>{total}) << "round " << round;
-            ASSERT_EQ(slots.to_vector(), first.slots) << "round " << round;
-            ASSERT_EQ(out.to_vector(), std::vector<int>(first.out.begin(), first.out.begin() + 3 * n))
+            ASSERT_EQ(g.count.to_vector(), std::vector<int>{total}) << "round " << round;
+            ASSERT_EQ(g.slots.to_vector(), first.slots) << "round " << round;
+            ASSERT_EQ(g.out.to_vector(), std::vector<int>(first.out.begin(), first.out.begin() + 3 * n))
                 << "round " << round;
         }
     }

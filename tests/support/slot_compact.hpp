@@ -53,4 +53,36 @@ inline CompactResult launch_compact(const CompactKernel& k, weft::Device device,
     return {count.to_vector(), slots.to_vector(), out.to_vector()};
 }
 
+// The kernel's arguments on `gpu` for `amounts` (count 0, room for 3 slots a thread) and a graph
+// of one launch on them; `enqueue` queues the graph's work directly.
+struct CompactGraph {
+    CompactGraph(const CompactKernel& kernel, weft::Device gpu, const std::vector<int>& amounts)
+        : k(kernel),
+          device(gpu),
+          n(static_cast<int64_t>(amounts.size())),
+          values(weft::from_vector(amounts, gpu)),
+          count(weft::full<int>(1, 0, gpu)),
+          slots(weft::full<int>(n, -1, gpu)),
+          out(weft::full<int>(3 * n, -1, gpu)),
+          graph(weft::capture(gpu, [this] { enqueue(); })) {}
+    CompactGraph(const CompactGraph&) = delete;  // the graph's work names this object's arrays
+    CompactGraph& operator=(const CompactGraph&) = delete;
+
+    void enqueue() {
+        count.zero_();
+        weft::launch(k, n, values, count, slots, out);
+    }
+    // Back to unwritten slots and positions, so that a round shows only what it wrote.
+    void clear() {
+        weft::copy(slots, weft::full<int>(n, -1, device));
+        weft::copy(out, weft::full<int>(3 * n, -1, device));
+    }
+
+    CompactKernel k;
+    weft::Device device;
+    int64_t n;
+    weft::DeviceArray<int> values, count, slots, out;
+    weft::Graph graph;
+};
+
 }  // namespace weft::test
