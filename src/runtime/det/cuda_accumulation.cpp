@@ -378,8 +378,11 @@ private:
             t.value.regions = p.regions;
             t.value.region_shift = p.region_shift;
             t.value.region_records = p.region_records;
-            detail::zero_bytes(base + cursor_at, Device::cuda(ordinal_),
-                               static_cast<size_t>(record_cursor_words(p)) * 8);
+            // The cursors zeroed by the publishing kernel: one node of a captured graph.
+            int words = static_cast<int>(record_cursor_words(p));
+            void* params[] = {&state_ptr, &t.value, &words};
+            launch("det_publish_records", words, params);
+            return t;
         } else {
             t.value.words = reinterpret_cast<wf::i64*>(base + words_at);
             if (add) {  // the cursor, digit words and flags: one memset
@@ -441,8 +444,8 @@ private:
             });
     }
 
-    // Counted, scanned, grouped, then reduced: short segments one warp each, long ones by blocks
-    // of kSumChunk records (the last block to add to a long segment rounds it).
+    // Counted, scanned, grouped, then reduced in one kernel: short segments one warp each, long
+    // ones by blocks of kSumChunk records (the last block to add to a long segment rounds it).
     void resolve_records(Target& t) const {
         const int64_t slots = t.plan.slots.count;
         const int64_t ids = (t.plan.capacity + kLongRecords - 1) / kLongRecords;
@@ -479,11 +482,14 @@ private:
         cu::scan(ordinal_, DType::Int32, counts_ptr, ends_ptr, slots, true);
         void* group_params[] = {&t.value, &counts_ptr, &ends_ptr, &grouped_ptr, &block_hot};
         launch("det_group_records", record_threads, group_params);
-        void* reduce_params[] = {&t.value, &ends_ptr, &grouped_ptr};
-        launch(resolve_kernel(t, "det_reduce_records").c_str(), slots * 32, reduce_params);
+        // Long segments by the first blocks (at most a wave, striding over chunks), short ones a
+        // warp each by the rest.
         const int64_t chunks = (t.plan.capacity + kSumChunk - 1) / kSumChunk;
-        void* sum_params[] = {&t.value, &ends_ptr, &grouped_ptr, &long_words, &long_flags, &long_done};
-        launch(resolve_kernel(t, "det_sum_long_records").c_str(), std::min(chunks * kThreads, wave),
+        auto sum_blocks = static_cast<unsigned>(std::min(chunks, wave / kThreads));
+        const int64_t reduce_threads = slots * 32;
+        void* sum_params[] = {&t.value,    &ends_ptr,  &grouped_ptr, &long_words,
+                              &long_flags, &long_done, &sum_blocks};
+        launch(resolve_kernel(t, "det_sum_records").c_str(), sum_blocks * int64_t{kThreads} + reduce_threads,
                sum_params);
     }
 

@@ -17,6 +17,14 @@ __device__ T* record_element(const wf::DetTarget& t, long long slot) {
 
 __device__ int region_count(const wf::DetTarget& t) { return t.regions > 1 ? t.regions : 1; }
 
+// The state published for the user's kernel, and its cursors and summary words (`words` of them)
+// zeroed.
+__device__ void publish_records(wf::DetTarget* state, wf::DetTarget t, int words) {
+    const int i = static_cast<int>(blockIdx.x * blockDim.x + threadIdx.x);
+    if (i == 0) *state = t;
+    if (i < words) t.cursor[i] = 0;
+}
+
 // The records a region has room for (one region: the whole capacity; the last ends at it).
 __device__ long long region_room(const wf::DetTarget& t, int k) {
     if (t.regions <= 1) return t.capacity;
@@ -286,7 +294,7 @@ __device__ void warp_add_values(S v, bool live, wf::i64* words, wf::u32* flags) 
 // element. The target keeps its value when the records overflowed.
 template <class T>
 __device__ void sum_long_records(wf::DetTarget t, const int* ends, const wf::u64* grouped, wf::i64* long_words,
-                                 wf::u32* long_flags, unsigned* long_done) {
+                                 wf::u32* long_flags, unsigned* long_done, unsigned block, unsigned blocks) {
     using S = typename wf::StateOf<T>::type;
     using Bits = typename wf::Format<S>::Bits;
     constexpr int kWords = wf::Exact<T>::kWords;
@@ -301,8 +309,7 @@ __device__ void sum_long_records(wf::DetTarget t, const int* ends, const wf::u64
     const long long n = emitted(t);
     const int warp = static_cast<int>(threadIdx.x / 32);
     const int lane = static_cast<int>(threadIdx.x % 32);
-    for (long long c0 = static_cast<long long>(blockIdx.x) * kSumChunk; c0 < n;
-         c0 += static_cast<long long>(gridDim.x) * kSumChunk) {
+    for (long long c0 = static_cast<long long>(block) * kSumChunk; c0 < n; c0 += static_cast<long long>(blocks) * kSumChunk) {
         const long long c1 = c0 + kSumChunk < n ? c0 + kSumChunk : n;
         if (threadIdx.x < 2) {
             const int j = static_cast<int>(threadIdx.x);
@@ -363,12 +370,12 @@ __device__ void sum_long_records(wf::DetTarget t, const int* ends, const wf::u64
 
 // Step 4: one warp per slot sums its group exactly in shared memory, then rounds once.
 template <class T>
-__device__ void reduce_records(wf::DetTarget t, const int* ends, const wf::u64* grouped) {
+__device__ void reduce_records(wf::DetTarget t, const int* ends, const wf::u64* grouped, unsigned block) {
     __shared__ wf::i64 words[kWarps][wf::Exact<T>::kWords];
     __shared__ wf::u32 flags[kWarps];
     const int warp = threadIdx.x / 32;
     const int lane = threadIdx.x % 32;
-    const long long slot = (static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x) / 32;
+    const long long slot = (static_cast<long long>(block) * blockDim.x + threadIdx.x) / 32;
     if (overflowed(t) || slot >= t.count) return;
     const int begin = slot == 0 ? 0 : ends[slot - 1];
     const int end = ends[slot];
@@ -388,6 +395,9 @@ __device__ void reduce_records(wf::DetTarget t, const int* ends, const wf::u64* 
 
 using namespace wf_records;
 
+extern "C" __global__ void det_publish_records(wf::DetTarget* s, wf::DetTarget t, int words) {
+    publish_records(s, t, words);
+}
 extern "C" __global__ void det_count_records(wf::DetTarget t, int* counts, wf::u64* report, BlockHot* block_hot) {
     count_records(t, counts, report, block_hot);
 }
@@ -395,15 +405,16 @@ extern "C" __global__ void det_group_records(wf::DetTarget t, int* counts, const
                                              const BlockHot* block_hot) {
     group_records(t, counts, ends, grouped, block_hot);
 }
-#define WEFT_RECORDS(SUFFIX, T)                                                                             \
-    extern "C" __global__ void det_sum_long_records_##SUFFIX(wf::DetTarget t, const int* ends,             \
-                                                              const wf::u64* grouped, wf::i64* long_words, \
-                                                              wf::u32* long_flags, unsigned* long_done) {  \
-        sum_long_records<T>(t, ends, grouped, long_words, long_flags, long_done);                          \
-    }                                                                                                       \
-    extern "C" __global__ void det_reduce_records_##SUFFIX(wf::DetTarget t, const int* ends,               \
-                                                            const wf::u64* grouped) {                       \
-        reduce_records<T>(t, ends, grouped);                                                               \
+// Step 4 in one kernel (one node of a captured graph): the first `sum_blocks` blocks sum the long
+// segments (4b), the others reduce the short ones.
+#define WEFT_RECORDS(SUFFIX, T)                                                                              \
+    extern "C" __global__ void det_sum_records_##SUFFIX(wf::DetTarget t, const int* ends, const wf::u64* grouped, \
+                                                        wf::i64* long_words, wf::u32* long_flags,                \
+                                                        unsigned* long_done, unsigned sum_blocks) {              \
+        if (blockIdx.x < sum_blocks)                                                                          \
+            sum_long_records<T>(t, ends, grouped, long_words, long_flags, long_done, blockIdx.x, sum_blocks);  \
+        else                                                                                                  \
+            reduce_records<T>(t, ends, grouped, blockIdx.x - sum_blocks);                                     \
     }
 WEFT_RECORDS(f32, float)
 WEFT_RECORDS(f64, double)
