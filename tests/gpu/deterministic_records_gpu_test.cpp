@@ -143,6 +143,15 @@ TEST(DeterministicRecordsGpu, LongSegmentsKeepTheSpecialValueRules) {
         previous = v;
     }
     expect_records_match_exact(c);
+    for (int element = 0; element < 6; ++element) {  // each alone: a one-element target
+        Case<float> one{"special_alone", {c.initial[element]}, {}, {}};
+        for (size_t i = 0; i < c.index.size(); ++i)
+            if (c.index[i] == element) {
+                one.index.push_back(0);
+                one.values.push_back(c.values[i]);
+            }
+        expect_records_match_exact(one);
+    }
     const auto got = sum_with(DeterministicStrategy::Records, c);
     EXPECT_TRUE(std::isinf(got[0]) && got[0] > 0);
     EXPECT_TRUE(std::isnan(got[1]));
@@ -224,11 +233,31 @@ TEST(DeterministicRecordsGpu, OverflowIsReportedAndTheTargetKeepsItsValue) {
         << overflow->message();
     EXPECT_TRUE(weft::test::has(overflow->message(), "101000")) << overflow->message();
     EXPECT_EQ(before.to_vector(), std::vector<float>(4, 1.0f));
+
+    // A one-element target (its records summed as emitted, without counting): the same rules.
+    auto one = m.kernel("uneven_one", {"values", "trips", "sums"},
+                        [](Array<float> values, Array<int> trips, Array<float> sums) {
+                            auto t = weft::tid();
+                            weft::for_(trips[t], [&](weft::Int) { sums[0] += values[t]; });
+                        });
+    auto total = weft::full<float>(1, 1.0f, gpu);
+    const auto one_overflow = weft::test::error_by_sync(
+        gpu, [&] { weft::launch(one, n, v, weft::from_vector(trips, gpu), total); });
+    ASSERT_TRUE(one_overflow.has_value());
+    EXPECT_TRUE(weft::test::has(one_overflow->message(), "deterministic records for array 'sums' overflowed"))
+        << one_overflow->message();
+    EXPECT_EQ(total.to_vector(), std::vector<float>{1.0f});
+    trips[5] = 0;  // 99,000 records again
+    const auto one_fits = weft::test::error_by_sync(
+        gpu, [&] { weft::launch(one, n, v, weft::from_vector(trips, gpu), total); });
+    EXPECT_FALSE(one_fits.has_value()) << one_fits->message();
+    EXPECT_EQ(total.to_vector(), std::vector<float>{1.0f + 60000.0f * -5.0f + 39000.0f * -3.0f});
 }
 
 // The resolve's view of regions, with records written by hand: records emitted in a few regions
 // (the others empty) are all summed; a region past its room (which a kernel cannot do, since each
-// region holds its threads' bound) is reported as an overflow and the target keeps its value.
+// region holds its threads' bound) is reported as an overflow and the target keeps its value. For
+// two elements (counted and grouped) and one (summed as emitted).
 TEST(DeterministicRecordsGpu, RegionsAreReadWhereTheyEndAndAnOverflowingOneIsReported) {
     namespace det = weft::runtime::det;
     weft::plan::DetTarget target;
@@ -238,9 +267,10 @@ TEST(DeterministicRecordsGpu, RegionsAreReadWhereTheyEndAndAnOverflowingOneIsRep
     weft::Options options;
     options.deterministic = Deterministic::RunToRun;
     options.deterministic_strategy = DeterministicStrategy::Records;
-    auto run = [&](const std::vector<std::pair<int, std::vector<float>>>& regions,
+    // Record i of a region goes to element i % elements.
+    auto run = [&](int elements, const std::vector<std::pair<int, std::vector<float>>>& regions,
                    std::vector<float>& result) {
-        auto out = weft::full<float>(2, 0.5f, gpu);
+        auto out = weft::full<float>(elements, 0.5f, gpu);
         const det::LaunchSite site{"by_hand", "records.cpp", 3, threads};
         auto plans = det::plan({target}, {&out}, {"out"}, options, site);
         EXPECT_EQ(plans.at(0).regions, 64);
@@ -249,13 +279,13 @@ TEST(DeterministicRecordsGpu, RegionsAreReadWhereTheyEndAndAnOverflowingOneIsRep
         weft::detail::copy_bytes(&state, cpu, accumulation->state(0), gpu, sizeof state);
         for (const auto& [region, values] : regions) {
             const int64_t first = region * state.region_records;
-            std::vector<wf::u64> records;  // record i goes to element i % 2
+            std::vector<wf::u64> records;
             std::vector<wf::u32> slots;
             for (size_t i = 0; i < values.size() && static_cast<int64_t>(i) < state.region_records; ++i) {
                 uint32_t bits;
                 std::memcpy(&bits, &values[i], 4);
                 records.push_back(bits);
-                slots.push_back(static_cast<wf::u32>(i % 2));
+                slots.push_back(static_cast<wf::u32>(i % static_cast<size_t>(elements)));
             }
             weft::detail::copy_bytes(state.records + first, gpu, records.data(), cpu, records.size() * 8);
             weft::detail::copy_bytes(state.record_slots + first, gpu, slots.data(), cpu, slots.size() * 4);
@@ -267,16 +297,26 @@ TEST(DeterministicRecordsGpu, RegionsAreReadWhereTheyEndAndAnOverflowingOneIsRep
         result = out.to_vector();
         return error;
     };
+    const std::vector<std::pair<int, std::vector<float>>> spread = {
+        {0, {1.0f, 2.0f, 4.0f}}, {17, {8.0f}}, {63, {16.0f, 32.0f, 64.0f, 128.0f}}};
+    const std::vector<std::pair<int, std::vector<float>>> past_room = {{2, {1.0f}},
+                                                                       {40, std::vector<float>(16385, 1.0f)}};
     std::vector<float> got;
-    const auto fine = run({{0, {1.0f, 2.0f, 4.0f}}, {17, {8.0f}}, {63, {16.0f, 32.0f, 64.0f, 128.0f}}}, got);
+    const auto fine = run(2, spread, got);
     EXPECT_FALSE(fine.has_value()) << fine->message();
     EXPECT_EQ(got, (std::vector<float>{0.5f + 1 + 4 + 8 + 16 + 64, 0.5f + 2 + 32 + 128}));
-    const auto over = run({{2, {1.0f}}, {40, std::vector<float>(16385, 1.0f)}}, got);
-    ASSERT_TRUE(over.has_value());
-    EXPECT_TRUE(weft::test::has(over->message(), "deterministic records for array 'out' overflowed"))
-        << over->message();
-    EXPECT_TRUE(weft::test::has(over->message(), "emitted 16386 records")) << over->message();
-    EXPECT_EQ(got, (std::vector<float>{0.5f, 0.5f}));
+    const auto fine_one = run(1, spread, got);
+    EXPECT_FALSE(fine_one.has_value()) << fine_one->message();
+    EXPECT_EQ(got, (std::vector<float>{0.5f + 255}));
+    for (const int elements : {2, 1}) {
+        SCOPED_TRACE(std::to_string(elements) + " element(s)");
+        const auto over = run(elements, past_room, got);
+        ASSERT_TRUE(over.has_value());
+        EXPECT_TRUE(weft::test::has(over->message(), "deterministic records for array 'out' overflowed"))
+            << over->message();
+        EXPECT_TRUE(weft::test::has(over->message(), "emitted 16386 records")) << over->message();
+        EXPECT_EQ(got, std::vector<float>(static_cast<size_t>(elements), 0.5f));
+    }
 }
 
 // Captured into a graph, a hot records launch replays to the direct launch's bits each time (the

@@ -256,6 +256,9 @@ int64_t workspace_bytes(const TargetPlan& p) {
     const int64_t n = p.slots.count;
     // The published state and the grid barrier's word (docs/design/0024).
     int64_t bytes = static_cast<int64_t>(sizeof(wf::DetTarget)) + 4;
+    if (p.records && n == 1)  // + the cursors and the sum's words (no grouping)
+        return bytes + record_cursor_words(p) * 8 + 12 * p.capacity +
+               (p.target.dtype == DType::Float64 ? 67 : 10) * 8;
     if (p.records)  // + the cursors, counts, ends, grouped
         return bytes + record_cursor_words(p) * 8 + 12 * p.capacity + 8 * n + 8 * p.capacity;
     if (p.carrying) bytes += 8;

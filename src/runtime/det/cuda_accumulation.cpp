@@ -317,6 +317,12 @@ private:
     }
     // Half-precision targets keep float32's state; only their resolve kernels are their own.
     bool f32_state(const Target& t) const { return t.plan.target.dtype != DType::Float64; }
+    // A records target's words zeroed by its publishing kernel: the cursors and summary, and for
+    // a one-element target its sum's digit words, then its flags and pieces counted (two u32s).
+    int64_t record_zeroed_words(const Target& t) const {
+        const int64_t sum = t.plan.slots.count == 1 ? (f32_state(t) ? kWordsF32 : kWordsF64) + 1 : 0;
+        return record_cursor_words(t.plan) + sum;
+    }
     std::string resolve_kernel(const Target& t, const char* prefix) const {
         switch (t.plan.target.dtype) {
             case DType::Float16: return std::string(prefix) + "_f16";
@@ -347,7 +353,7 @@ private:
         Layout layout(p, site_);
         const size_t state_at = layout.add(1, sizeof(wf::DetTarget));
         const size_t zero_from = layout.bytes();
-        const size_t cursor_at = cursor ? layout.add(p.records ? record_cursor_words(p) : 1, 8) : 0;
+        const size_t cursor_at = cursor ? layout.add(p.records ? record_zeroed_words(t) : 1, 8) : 0;
         size_t words_at = 0, flags_at = 0, records_at = 0, record_slots_at = 0, cells_at = 0, spill_at = 0;
         int64_t n = 0;
         if (p.records) {
@@ -394,8 +400,11 @@ private:
             t.value.regions = p.regions;
             t.value.region_shift = p.region_shift;
             t.value.region_records = p.region_records;
-            detail::zero_bytes(base + cursor_at, Device::cuda(ordinal_),
-                               static_cast<size_t>(record_cursor_words(p)) * 8);
+            // The cursors zeroed by the publishing kernel: one node of a captured graph.
+            int words = static_cast<int>(record_zeroed_words(t));
+            void* params[] = {&state_ptr, &t.value, &words};
+            launch("det_publish_records", words, params);
+            return t;
         } else {
             t.value.words = reinterpret_cast<wf::i64*>(base + words_at);
             if (add) {  // the barrier, cursor, digit words and flags: one memset
@@ -466,13 +475,25 @@ private:
             });
     }
 
-    // Counted, scanned, grouped, then reduced: short segments one warp each, long ones by blocks
-    // of kSumChunk records (the last block to add to a long segment rounds it).
+    // Counted, scanned, grouped, then reduced in one kernel: short segments one warp each, long
+    // ones by blocks of kSumChunk records (the last block to add to a long segment rounds it).
     void resolve_records(Target& t) const {
         const int64_t slots = t.plan.slots.count;
+        const int64_t wave = static_cast<int64_t>(cu::context(ordinal_).sm_count) * 2048;
+        const int64_t chunks = (t.plan.capacity + kSumChunk - 1) / kSumChunk;
+        const cu::StatusTicket ticket = status_word(t, true);
+        wf::u64* report = ticket.word();
+        if (slots == 1) {  // no counting or grouping: one kernel sums the records as emitted
+            wf::i64* acc = reinterpret_cast<wf::i64*>(t.value.cursor + record_cursor_words(t.plan));
+            wf::u32* acc_flags = reinterpret_cast<wf::u32*>(acc + (f32_state(t) ? kWordsF32 : kWordsF64));
+            unsigned* done = acc_flags + 1;
+            void* params[] = {&t.value, &acc, &acc_flags, &done, &report};
+            launch(resolve_kernel(t, "det_sum_one_element").c_str(), std::min(chunks * kThreads, wave),
+                   params);
+            return;
+        }
         const int64_t ids = (t.plan.capacity + kLongRecords - 1) / kLongRecords;
         const int64_t words = f32_state(t) ? kWordsF32 : kWordsF64;
-        const int64_t wave = static_cast<int64_t>(cu::context(ordinal_).sm_count) * 2048;
         const int64_t record_threads = std::min<int64_t>(t.plan.capacity, wave);
         // One allocation; the buffers that start at zero (the counts, the long segments'
         // accumulators) first, cleared by one memset.
@@ -497,18 +518,18 @@ private:
         void* long_flags = base + flags_at;
         void* long_done = base + done_at;
         void* block_hot = base + block_hot_at;
-        const cu::StatusTicket ticket = status_word(t, true);
-        wf::u64* report = ticket.word();
         void* count_params[] = {&t.value, &counts_ptr, &report, &block_hot};
         launch("det_count_records", record_threads, count_params);
         cu::scan(ordinal_, DType::Int32, counts_ptr, ends_ptr, slots, true);
         void* group_params[] = {&t.value, &counts_ptr, &ends_ptr, &grouped_ptr, &block_hot};
         launch("det_group_records", record_threads, group_params);
-        void* reduce_params[] = {&t.value, &ends_ptr, &grouped_ptr};
-        launch(resolve_kernel(t, "det_reduce_records").c_str(), slots * 32, reduce_params);
-        const int64_t chunks = (t.plan.capacity + kSumChunk - 1) / kSumChunk;
-        void* sum_params[] = {&t.value, &ends_ptr, &grouped_ptr, &long_words, &long_flags, &long_done};
-        launch(resolve_kernel(t, "det_sum_long_records").c_str(), std::min(chunks * kThreads, wave),
+        // Long segments by the first blocks (at most a wave, striding over chunks), short ones a
+        // warp each by the rest.
+        auto sum_blocks = static_cast<unsigned>(std::min(chunks, wave / kThreads));
+        const int64_t reduce_threads = slots * 32;
+        void* sum_params[] = {&t.value,    &ends_ptr,  &grouped_ptr, &long_words,
+                              &long_flags, &long_done, &sum_blocks};
+        launch(resolve_kernel(t, "det_sum_records").c_str(), sum_blocks * int64_t{kThreads} + reduce_threads,
                sum_params);
     }
 

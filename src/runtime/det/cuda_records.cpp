@@ -17,6 +17,14 @@ __device__ T* record_element(const wf::DetTarget& t, long long slot) {
 
 __device__ int region_count(const wf::DetTarget& t) { return t.regions > 1 ? t.regions : 1; }
 
+// The state published for the user's kernel, and its cursors and summary words (`words` of them)
+// zeroed.
+__device__ void publish_records(wf::DetTarget* state, wf::DetTarget t, int words) {
+    const int i = static_cast<int>(blockIdx.x * blockDim.x + threadIdx.x);
+    if (i == 0) *state = t;
+    if (i < words) t.cursor[i] = 0;
+}
+
 // The records a region has room for (one region: the whole capacity; the last ends at it).
 __device__ long long region_room(const wf::DetTarget& t, int k) {
     if (t.regions <= 1) return t.capacity;
@@ -284,25 +292,78 @@ __device__ void warp_add_values(S v, bool live, wf::i64* words, wf::u32* flags) 
 // block adds the totals to the segment's accumulator with one global atomic per word, and the
 // block that adds the segment's last piece (counted in `long_done`) rounds the sum into the
 // element. The target keeps its value when the records overflowed.
+// What a block summing pieces of long segments keeps in shared memory.
 template <class T>
-__device__ void sum_long_records(wf::DetTarget t, const int* ends, const wf::u64* grouped, wf::i64* long_words,
-                                 wf::u32* long_flags, unsigned* long_done) {
+struct SumShared {
+    wf::i64 words[kWarps][wf::Exact<T>::kWords];
+    wf::u32 flags[kWarps];
+    int last;  // whether this block added the segment's last piece
+};
+
+// The block adds records [from, to) of one segment (`record(r)`: record r's bits) to the
+// segment's accumulator (`acc`, `acc_flags`): its warps sum their share into digit words of their
+// own (no atomics), the block adds the totals with one global atomic per word, and the block that
+// adds the segment's last piece (counted in `done`, `pieces` in all) rounds the sum into the
+// element of `slot`. Every thread of the block calls this; it ends synchronized.
+template <class T, class Record>
+__device__ void add_piece(const wf::DetTarget& t, long long from, long long to, Record record, wf::i64* acc,
+                          wf::u32* acc_flags, unsigned* done, unsigned pieces, long long slot, SumShared<T>& sh) {
     using S = typename wf::StateOf<T>::type;
     using Bits = typename wf::Format<S>::Bits;
     constexpr int kWords = wf::Exact<T>::kWords;
-    __shared__ wf::i64 words[kWarps][kWords];
-    __shared__ wf::u32 flags[kWarps];
+    const int warp = static_cast<int>(threadIdx.x / 32);
+    const int lane = static_cast<int>(threadIdx.x % 32);
+    for (int k = lane; k < kWords; k += 32) sh.words[warp][k] = 0;
+    if (lane == 0) sh.flags[warp] = 0;
+    __syncwarp();
+    for (long long b = from + warp * 32; b < to; b += blockDim.x) {
+        const long long r = b + lane;
+        const bool live = r < to;
+        const S v = wf::bit_cast<S>(static_cast<Bits>(live ? record(r) : 0));
+        warp_add_values<S>(v, live, sh.words[warp], &sh.flags[warp]);
+    }
+    __syncthreads();
+    for (int k = threadIdx.x; k < kWords; k += blockDim.x) {
+        wf::i64 total = 0;
+        for (int w = 0; w < kWarps; ++w) total += sh.words[w][k];
+        if (total != 0) atomicAdd(reinterpret_cast<unsigned long long*>(acc + k), static_cast<unsigned long long>(total));
+    }
+    if (threadIdx.x == 0) {
+        wf::u32 f = 0;
+        for (int w = 0; w < kWarps; ++w) f |= sh.flags[w];
+        if (f != 0) atomicOr(acc_flags, f);
+    }
+    __threadfence();  // this block's additions before its piece is counted
+    __syncthreads();
+    if (threadIdx.x == 0) {
+        sh.last = atomicAdd(done, 1u) == pieces - 1 ? 1 : 0;
+        __threadfence();  // the other blocks' additions before the reads below
+    }
+    __syncthreads();
+    if (sh.last) {  // the same for the whole block
+        for (int k = threadIdx.x; k < kWords; k += blockDim.x) sh.words[0][k] = __ldcg(acc + k);
+        if (threadIdx.x == 0) sh.flags[0] = __ldcg(acc_flags);
+        __syncthreads();
+        if (threadIdx.x == 0) {
+            T* element = record_element<T>(t, slot);
+            *element = wf::resolve_sum<T>(sh.words[0], sh.flags[0], *element);
+        }
+    }
+    __syncthreads();  // the words are read before the next piece's sums reset them
+}
+
+template <class T>
+__device__ void sum_long_records(wf::DetTarget t, const int* ends, const wf::u64* grouped, wf::i64* long_words,
+                                 wf::u32* long_flags, unsigned* long_done, unsigned block, unsigned blocks) {
+    constexpr int kWords = wf::Exact<T>::kWords;
+    __shared__ SumShared<T> sh;
     __shared__ long long seg[2];  // the two segments' slots, -1 where not long
     __shared__ long long from[2], to[2];  // their records within the chunk
     __shared__ long long id[2];  // their accumulators
     __shared__ unsigned pieces[2];  // the chunks each segment spans
-    __shared__ int last;  // whether this block added the segment's last piece
     if (overflowed(t)) return;
     const long long n = emitted(t);
-    const int warp = static_cast<int>(threadIdx.x / 32);
-    const int lane = static_cast<int>(threadIdx.x % 32);
-    for (long long c0 = static_cast<long long>(blockIdx.x) * kSumChunk; c0 < n;
-         c0 += static_cast<long long>(gridDim.x) * kSumChunk) {
+    for (long long c0 = static_cast<long long>(block) * kSumChunk; c0 < n; c0 += static_cast<long long>(blocks) * kSumChunk) {
         const long long c1 = c0 + kSumChunk < n ? c0 + kSumChunk : n;
         if (threadIdx.x < 2) {
             const int j = static_cast<int>(threadIdx.x);
@@ -318,57 +379,41 @@ __device__ void sum_long_records(wf::DetTarget t, const int* ends, const wf::u64
         __syncthreads();
         for (int j = 0; j < 2; ++j) {
             if (seg[j] < 0 || (j == 1 && seg[1] == seg[0])) continue;  // the same for the whole block
-            for (int k = lane; k < kWords; k += 32) words[warp][k] = 0;
-            if (lane == 0) flags[warp] = 0;
-            __syncwarp();
-            for (long long b = from[j] + warp * 32; b < to[j]; b += blockDim.x) {
-                const long long r = b + lane;
-                const bool live = r < to[j];
-                const S v = wf::bit_cast<S>(static_cast<Bits>(live ? grouped[r] : 0));
-                warp_add_values<S>(v, live, words[warp], &flags[warp]);
-            }
-            __syncthreads();
-            wf::i64* acc = long_words + id[j] * kWords;
-            for (int k = threadIdx.x; k < kWords; k += blockDim.x) {
-                wf::i64 total = 0;
-                for (int w = 0; w < kWarps; ++w) total += words[w][k];
-                if (total != 0) atomicAdd(reinterpret_cast<unsigned long long*>(acc + k), static_cast<unsigned long long>(total));
-            }
-            if (threadIdx.x == 0) {
-                wf::u32 f = 0;
-                for (int w = 0; w < kWarps; ++w) f |= flags[w];
-                if (f != 0) atomicOr(long_flags + id[j], f);
-            }
-            __threadfence();  // this block's additions before its piece is counted
-            __syncthreads();
-            if (threadIdx.x == 0) {
-                last = atomicAdd(long_done + id[j], 1u) == pieces[j] - 1 ? 1 : 0;
-                __threadfence();  // the other blocks' additions before the reads below
-            }
-            __syncthreads();
-            if (last) {  // the same for the whole block
-                for (int k = threadIdx.x; k < kWords; k += blockDim.x) words[0][k] = __ldcg(acc + k);
-                if (threadIdx.x == 0) flags[0] = __ldcg(long_flags + id[j]);
-                __syncthreads();
-                if (threadIdx.x == 0) {
-                    T* element = record_element<T>(t, seg[j]);
-                    *element = wf::resolve_sum<T>(words[0], flags[0], *element);
-                }
-            }
-            __syncthreads();  // the words are read before the next segment's sums reset them
+            add_piece<T>(t, from[j], to[j], [&](long long r) { return grouped[r]; }, long_words + id[j] * kWords,
+                         long_flags + id[j], long_done + id[j], pieces[j], seg[j], sh);
         }
         __syncthreads();  // every thread has read seg before the next chunk's are written
     }
 }
 
+// A one-element target's records need no counting or grouping: they are all one segment, summed
+// as emitted (found in their regions) by blocks striding over chunks of kSumChunk. The counting
+// kernel does not run, so this one reports an overflow.
+template <class T>
+__device__ void sum_one_element(wf::DetTarget t, wf::i64* acc, wf::u32* acc_flags, unsigned* done, wf::u64* report) {
+    __shared__ Regions regions;
+    __shared__ SumShared<T> sh;
+    load_regions(t, regions);
+    if (blockIdx.x == 0 && threadIdx.x == 0 && regions.overflowed) atomicMax(report, regions.total);
+    if (regions.overflowed) return;
+    const long long n = regions.end[regions.count - 1];
+    const auto pieces = static_cast<unsigned>((n + kSumChunk - 1) / kSumChunk);
+    for (long long c0 = static_cast<long long>(blockIdx.x) * kSumChunk; c0 < n;
+         c0 += static_cast<long long>(gridDim.x) * kSumChunk) {
+        const long long c1 = c0 + kSumChunk < n ? c0 + kSumChunk : n;
+        add_piece<T>(t, c0, c1, [&](long long r) { return t.records[record_index(t, regions, r)]; }, acc, acc_flags,
+                     done, pieces, 0, sh);
+    }
+}
+
 // Step 4: one warp per slot sums its group exactly in shared memory, then rounds once.
 template <class T>
-__device__ void reduce_records(wf::DetTarget t, const int* ends, const wf::u64* grouped) {
+__device__ void reduce_records(wf::DetTarget t, const int* ends, const wf::u64* grouped, unsigned block) {
     __shared__ wf::i64 words[kWarps][wf::Exact<T>::kWords];
     __shared__ wf::u32 flags[kWarps];
     const int warp = threadIdx.x / 32;
     const int lane = threadIdx.x % 32;
-    const long long slot = (static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x) / 32;
+    const long long slot = (static_cast<long long>(block) * blockDim.x + threadIdx.x) / 32;
     if (overflowed(t) || slot >= t.count) return;
     const int begin = slot == 0 ? 0 : ends[slot - 1];
     const int end = ends[slot];
@@ -388,6 +433,9 @@ __device__ void reduce_records(wf::DetTarget t, const int* ends, const wf::u64* 
 
 using namespace wf_records;
 
+extern "C" __global__ void det_publish_records(wf::DetTarget* s, wf::DetTarget t, int words) {
+    publish_records(s, t, words);
+}
 extern "C" __global__ void det_count_records(wf::DetTarget t, int* counts, wf::u64* report, BlockHot* block_hot) {
     count_records(t, counts, report, block_hot);
 }
@@ -395,16 +443,26 @@ extern "C" __global__ void det_group_records(wf::DetTarget t, int* counts, const
                                              const BlockHot* block_hot) {
     group_records(t, counts, ends, grouped, block_hot);
 }
-#define WEFT_RECORDS(SUFFIX, T)                                                                             \
-    extern "C" __global__ void det_sum_long_records_##SUFFIX(wf::DetTarget t, const int* ends,             \
-                                                              const wf::u64* grouped, wf::i64* long_words, \
-                                                              wf::u32* long_flags, unsigned* long_done) {  \
-        sum_long_records<T>(t, ends, grouped, long_words, long_flags, long_done);                          \
-    }                                                                                                       \
-    extern "C" __global__ void det_reduce_records_##SUFFIX(wf::DetTarget t, const int* ends,               \
-                                                            const wf::u64* grouped) {                       \
-        reduce_records<T>(t, ends, grouped);                                                               \
+// Step 4 in one kernel (one node of a captured graph): the first `sum_blocks` blocks sum the long
+// segments (4b), the others reduce the short ones.
+#define WEFT_RECORDS(SUFFIX, T)                                                                              \
+    extern "C" __global__ void det_sum_records_##SUFFIX(wf::DetTarget t, const int* ends, const wf::u64* grouped, \
+                                                        wf::i64* long_words, wf::u32* long_flags,                \
+                                                        unsigned* long_done, unsigned sum_blocks) {              \
+        if (blockIdx.x < sum_blocks)                                                                          \
+            sum_long_records<T>(t, ends, grouped, long_words, long_flags, long_done, blockIdx.x, sum_blocks);  \
+        else                                                                                                  \
+            reduce_records<T>(t, ends, grouped, blockIdx.x - sum_blocks);                                     \
     }
+#define WEFT_ONE_ELEMENT(SUFFIX, T)                                                                    \
+    extern "C" __global__ void det_sum_one_element_##SUFFIX(wf::DetTarget t, wf::i64* acc, wf::u32* acc_flags, \
+                                                            unsigned* done, wf::u64* report) {               \
+        sum_one_element<T>(t, acc, acc_flags, done, report);                                                 \
+    }
+WEFT_ONE_ELEMENT(f32, float)
+WEFT_ONE_ELEMENT(f64, double)
+WEFT_ONE_ELEMENT(f16, wf::f16)
+WEFT_ONE_ELEMENT(bf16, wf::bf16)
 WEFT_RECORDS(f32, float)
 WEFT_RECORDS(f64, double)
 WEFT_RECORDS(f16, wf::f16)

@@ -4,9 +4,9 @@
 
 namespace weft::runtime::det {
 
-// Device source defining the records kernels (det_count_records, det_group_records,
-// det_reduce_records_*, det_sum_long_records_*, det_resolve_long_records_*); it follows the
-// device prelude in the library module's source.
+// Device source defining the records kernels (det_publish_records, det_count_records,
+// det_group_records, det_sum_records_*); it follows the device prelude in the library module's
+// source.
 const char* records_kernels();
 
 }  // namespace weft::runtime::det
