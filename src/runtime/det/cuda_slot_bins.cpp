@@ -21,7 +21,7 @@ namespace cu = runtime::cuda;
 
 namespace {
 
-constexpr long long kTile = 4096;
+constexpr long long kTile = 2048;
 constexpr int kThreads = 256;
 constexpr int kHistThreads = 1024;
 constexpr long long kBins = 256;
@@ -43,7 +43,7 @@ const char* const kKernels = R"(
 namespace {
 constexpr int kThreads = 256;
 constexpr int kWarps = kThreads / 32;
-constexpr int kRounds = 16;  // items per lane
+constexpr int kRounds = 8;  // items per lane
 constexpr long long kTile = kThreads * kRounds;
 constexpr int kWarpItems = kTile / kWarps;
 constexpr int kHistThreads = 1024;
@@ -275,7 +275,7 @@ extern "C" __global__ void slot_bins_publish(GroupSpan* table, int first, int co
     for (int i = 0; i < count; ++i) table[first + i] = chunk.spans[i];
 }
 
-// Partition, step 1: per tile of 4,096 positions, how many reservations fall in each bucket (the
+// Partition, step 1: per tile of 2,048 positions, how many reservations fall in each bucket (the
 // key's high byte), as an exclusive prefix over the tiles of this block's group; positions that
 // reach no element get offset 0. The last block to finish turns the groups' counts into
 // exclusive prefixes and writes each bucket's start and total.
@@ -432,8 +432,8 @@ extern "C" __global__ void __launch_bounds__(kThreads)
     }
 }
 
-// The offsets: tiles of 4,096 reservations (partitioned, or in position order: one bucket), taken
-// in order by a ticket. Warp w walks its 512 in rounds of 32, keeping the running sum of each low
+// The offsets: tiles of 2,048 reservations (partitioned, or in position order: one bucket), taken
+// in order by a ticket. Warp w walks its 256 in rounds of 32, keeping the running sum of each low
 // byte of the open bucket; a tile's per-byte sums for its last bucket are chained by decoupled
 // look-back (a segmented scan: a tile where a bucket starts publishes its prefix at once). Each
 // reservation's offset is the counts before it on its element, in position order, and a bucket
