@@ -21,7 +21,7 @@ namespace cu = runtime::cuda;
 
 namespace {
 
-constexpr long long kTile = 4096;
+constexpr long long kTile = 2048;
 constexpr int kThreads = 256;
 constexpr int kHistThreads = 1024;
 constexpr long long kBins = 256;
@@ -43,7 +43,7 @@ const char* const kKernels = R"(
 namespace {
 constexpr int kThreads = 256;
 constexpr int kWarps = kThreads / 32;
-constexpr int kRounds = 16;  // items per lane
+constexpr int kRounds = 8;  // items per lane
 constexpr long long kTile = kThreads * kRounds;
 constexpr int kWarpItems = kTile / kWarps;
 constexpr int kHistThreads = 1024;
@@ -96,29 +96,38 @@ __device__ bool overflowed(const wf::SlotLaunch* launch) {
     return (*launch->status & wf::kSlotsOverflow) != 0;
 }
 
-// The compact key of reservation position i, or kNone: a position its thread left unused, or an
-// element outside every span (an index out of range without bounds_check).
-__device__ unsigned bin_key(const wf::SlotLaunch* launch, const GroupSpan* spans, long long span_count,
-                            unsigned per_thread, unsigned i) {
-    const unsigned thread = i / per_thread;
-    const int made = launch->reserved[thread];
-    const unsigned long long raw = launch->keys[i];  // loaded with `made`, not after it
-    if (static_cast<int>(i - thread * per_thread) >= made) return kNone;
-    const unsigned long long id = raw >> 40, element = raw & kElementMask;
-    if (id >= static_cast<unsigned long long>(span_count) ||
-        element >= static_cast<unsigned long long>(spans[id].count))
-        return kNone;
-    return static_cast<unsigned>(spans[id].first + element);
+// What the counting pass recorded at a reservation position: its key word, its thread's
+// reservation count, its count (0 where the thread left the position unused, slots.h).
+struct Recorded {
+    unsigned long long raw;
+    int made;
+    int count;
+};
+
+// Loads position i (which the caller keeps in range) without a branch, so that a thread issues
+// all its positions' loads before it waits for any.
+__device__ Recorded load_recorded(const wf::SlotLaunch* launch, unsigned per_thread, unsigned i) {
+    return {launch->keys[i], launch->reserved[i / per_thread], launch->counts[i]};
 }
 
-__device__ Item load_item(const wf::SlotLaunch* launch, const BinInput& in, long long i) {
-    if (in.records) {
-        const unsigned long long r = in.records[i];
-        return {static_cast<unsigned>(r), static_cast<int>(r >> 32), in.positions[i]};
-    }
-    const int count = launch->counts[i];  // 0 where the thread left the position unused (slots.h)
-    const unsigned key = bin_key(launch, in.spans, in.span_count, in.per_thread, static_cast<unsigned>(i));
-    return {key, key != kNone ? count : 0, static_cast<unsigned>(i)};
+// The compact key of position i, or kNone: a position its thread left unused, or an element
+// outside every span (an index out of range without bounds_check).
+__device__ unsigned key_of(const Recorded& r, unsigned i, unsigned per_thread, const GroupSpan* spans,
+                           long long span_count) {
+    const unsigned long long id = r.raw >> 40, element = r.raw & kElementMask;
+    const bool known = id < static_cast<unsigned long long>(span_count);
+    const GroupSpan& span = spans[known ? id : 0];
+    const bool used = static_cast<int>(i % per_thread) < r.made;
+    return used && known && element < static_cast<unsigned long long>(span.count)
+               ? static_cast<unsigned>(span.first + element)
+               : kNone;
+}
+
+// The span table in shared memory when it fits (every block reads it per reservation).
+__device__ const GroupSpan* stage_spans(const GroupSpan* spans, long long span_count, GroupSpan* shared) {
+    if (threadIdx.x < span_count && threadIdx.x < kSpansPerPublish) shared[threadIdx.x] = spans[threadIdx.x];
+    __syncthreads();
+    return span_count <= kSpansPerPublish ? shared : spans;
 }
 
 // The lanes of `active` whose `byte` equals this lane's (eight ballots); `mine`: this lane is in
@@ -266,7 +275,7 @@ extern "C" __global__ void slot_bins_publish(GroupSpan* table, int first, int co
     for (int i = 0; i < count; ++i) table[first + i] = chunk.spans[i];
 }
 
-// Partition, step 1: per tile of 4,096 positions, how many reservations fall in each bucket (the
+// Partition, step 1: per tile of 2,048 positions, how many reservations fall in each bucket (the
 // key's high byte), as an exclusive prefix over the tiles of this block's group; positions that
 // reach no element get offset 0. The last block to finish turns the groups' counts into
 // exclusive prefixes and writes each bucket's start and total.
@@ -279,6 +288,8 @@ extern "C" __global__ void __launch_bounds__(kHistThreads)
     __shared__ int partial[kHistThreads / kBins][kBins];
     __shared__ int scratch[32];
     __shared__ bool last;
+    __shared__ GroupSpan shared_spans[kSpansPerPublish];
+    const GroupSpan* const table = stage_spans(spans, span_count, shared_spans);
     const unsigned lane = threadIdx.x % 32;
     int running = 0;  // thread d < kBins: bucket d's reservations in the group's earlier tiles
     const long long first_tile = static_cast<long long>(blockIdx.x) * group_tiles;
@@ -286,10 +297,15 @@ extern "C" __global__ void __launch_bounds__(kHistThreads)
     for (long long tile = first_tile; tile < end_tile; ++tile) {
         if (threadIdx.x < kBins) counts[threadIdx.x] = 0;
         __syncthreads();
+        Recorded recorded[kTile / kHistThreads];
+        for (int q = 0; q < kTile / kHistThreads; ++q) {
+            const long long i = tile * kTile + q * kHistThreads + threadIdx.x;
+            recorded[q] = load_recorded(launch, per_thread, static_cast<unsigned>(min(i, n - 1)));
+        }
         unsigned key[kTile / kHistThreads];
         for (int q = 0; q < kTile / kHistThreads; ++q) {
             const long long i = tile * kTile + q * kHistThreads + threadIdx.x;
-            key[q] = i < n ? bin_key(launch, spans, span_count, per_thread, static_cast<unsigned>(i)) : kNone;
+            key[q] = i < n ? key_of(recorded[q], static_cast<unsigned>(i), per_thread, table, span_count) : kNone;
             if (i < n && key[q] == kNone) launch->offsets[i] = 0;
         }
         for (int q = 0; q < kTile / kHistThreads; ++q) {
@@ -357,18 +373,24 @@ extern "C" __global__ void __launch_bounds__(kThreads)
     __shared__ int tile_items;
     __shared__ unsigned staged_key[kTile];  // (position in the tile << 16) | compact key
     __shared__ int staged_count[kTile];
+    __shared__ GroupSpan shared_spans[kSpansPerPublish];
     const unsigned lane = threadIdx.x % 32, warp = threadIdx.x / 32;
     for (int w = 0; w < kWarps; ++w) warp_counts[w][threadIdx.x] = 0;
-    __syncthreads();
+    const GroupSpan* const table = stage_spans(spans, span_count, shared_spans);
     const long long tile = blockIdx.x;
     const long long first = tile * kTile + warp * kWarpItems;
     unsigned key[kRounds];
     int count[kRounds];
     int rank[kRounds];
-    for (int r = 0; r < kRounds; ++r) {
-        const long long i = first + r * 32 + lane;
-        count[r] = i < n ? launch->counts[i] : 0;
-        key[r] = i < n ? bin_key(launch, spans, span_count, per_thread, static_cast<unsigned>(i)) : kNone;
+    {
+        Recorded recorded[kRounds];
+        for (int r = 0; r < kRounds; ++r)
+            recorded[r] = load_recorded(launch, per_thread, static_cast<unsigned>(min(first + r * 32 + lane, n - 1)));
+        for (int r = 0; r < kRounds; ++r) {
+            const long long i = first + r * 32 + lane;
+            key[r] = i < n ? key_of(recorded[r], static_cast<unsigned>(i), per_thread, table, span_count) : kNone;
+            count[r] = recorded[r].count;
+        }
     }
     for (int r = 0; r < kRounds; ++r) {
         const bool mine = key[r] != kNone;
@@ -410,8 +432,8 @@ extern "C" __global__ void __launch_bounds__(kThreads)
     }
 }
 
-// The offsets: tiles of 4,096 reservations (partitioned, or in position order: one bucket), taken
-// in order by a ticket. Warp w walks its 512 in rounds of 32, keeping the running sum of each low
+// The offsets: tiles of 2,048 reservations (partitioned, or in position order: one bucket), taken
+// in order by a ticket. Warp w walks its 256 in rounds of 32, keeping the running sum of each low
 // byte of the open bucket; a tile's per-byte sums for its last bucket are chained by decoupled
 // look-back (a segmented scan: a tile where a bucket starts publishes its prefix at once). Each
 // reservation's offset is the counts before it on its element, in position order, and a bucket
@@ -424,9 +446,10 @@ extern "C" __global__ void __launch_bounds__(kThreads)
     __shared__ long long sums[kWarps][kBins];  // per warp; after the walk, each warp's carry in
     __shared__ bool any[kWarps], cont[kWarps], head[kWarps];
     __shared__ unsigned tile_taken;
+    __shared__ GroupSpan shared_spans[kSpansPerPublish];
     if (threadIdx.x == 0) tile_taken = atomicAdd(ticket, 1u);
     for (int w = 0; w < kWarps; ++w) sums[w][threadIdx.x] = 0;
-    __syncthreads();
+    const GroupSpan* const table = stage_spans(in.spans, in.span_count, shared_spans);
     const long long tile = tile_taken;
     const long long count = in.records ? in.partition->items : n;  // reservations to walk
     if (tile * kTile >= count) return;
@@ -437,11 +460,27 @@ extern "C" __global__ void __launch_bounds__(kThreads)
     // (these arrays in local memory): unrolled, NVRTC takes seconds over this kernel.
     Item item_of[kRounds];
     long long excl[kRounds];
+    // In range, so that the loads need no branch; lanes past u1 get no key.
+    const auto at = [&](int r) { return static_cast<unsigned>(min(u0 + r * 32 + lane, max(u1 - 1, u0))); };
+    if (in.records) {
 #pragma unroll
-    for (int r = 0; r < kRounds; ++r) {
-        const long long i = u0 + r * 32 + lane;
-        item_of[r] = i < u1 ? load_item(launch, in, i) : Item{kNone, 0, 0};
+        for (int r = 0; r < kRounds; ++r) {
+            const unsigned long long record = in.records[at(r)];
+            item_of[r] = {static_cast<unsigned>(record), static_cast<int>(record >> 32), in.positions[at(r)]};
+        }
+    } else {
+        Recorded recorded[kRounds];
+#pragma unroll
+        for (int r = 0; r < kRounds; ++r) recorded[r] = load_recorded(launch, in.per_thread, at(r));
+#pragma unroll
+        for (int r = 0; r < kRounds; ++r) {
+            const unsigned key = key_of(recorded[r], at(r), in.per_thread, table, in.span_count);
+            item_of[r] = {key, key != kNone ? recorded[r].count : 0, at(r)};
+        }
     }
+#pragma unroll
+    for (int r = 0; r < kRounds; ++r)
+        if (u0 + r * 32 + lane >= u1) item_of[r] = {kNone, 0, 0};
     bool warp_cont = false, warp_head = false, deferred = false;
     unsigned first = 0;
     if (u0 < u1) {

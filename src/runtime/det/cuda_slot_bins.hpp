@@ -35,7 +35,7 @@ private:
     long long elements_;   // compact keys
     long long span_count_;
     bool partitioned_;           // more than 256 elements: partition by the key's high byte first
-    long long tiles_;            // of 4,096 positions (and of 4,096 partitioned reservations)
+    long long tiles_;            // of 2,048 positions (and of 2,048 partitioned reservations)
     long long group_tiles_ = 1;  // tiles per block of the histogram kernel
     long long groups_ = 0;       // blocks of the histogram kernel
     std::shared_ptr<detail::Allocation> state_;  // everything below lies in it
