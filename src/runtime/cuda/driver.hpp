@@ -34,52 +34,52 @@ inline constexpr int CU_STREAM_CAPTURE_MODE_RELAXED = 2;
 
 // name, return type, parameters. Each is resolved with cuGetProcAddress for the CUDA 12.0 ABI,
 // which picks the right versioned symbol (cuMemAlloc -> cuMemAlloc_v2 and so on).
-#define WEFT_CUDA_DRIVER_FUNCTIONS(X)                                                                   \
-    X(cuInit, unsigned)                                                                                 \
-    X(cuDriverGetVersion, int*)                                                                         \
-    X(cuGetErrorString, CUresult, const char**)                                                         \
-    X(cuDeviceGetCount, int*)                                                                           \
-    X(cuDeviceGet, CUdevice*, int)                                                                      \
-    X(cuDeviceGetName, char*, int, CUdevice)                                                            \
-    X(cuDeviceGetAttribute, int*, int, CUdevice)                                                        \
-    X(cuDeviceTotalMem, size_t*, CUdevice)                                                              \
-    X(cuDevicePrimaryCtxRetain, CUcontext*, CUdevice)                                                   \
-    X(cuDeviceGetDefaultMemPool, CUmemoryPool*, CUdevice)                                               \
-    X(cuMemPoolSetAttribute, CUmemoryPool, int, void*)                                                  \
-    X(cuCtxSetCurrent, CUcontext)                                                                       \
-    X(cuCtxSynchronize)                                                                                 \
-    X(cuMemAllocAsync, CUdeviceptr*, size_t, CUstream)                                                  \
-    X(cuMemFreeAsync, CUdeviceptr, CUstream)                                                            \
-    X(cuMemAlloc, CUdeviceptr*, size_t)                                                                 \
-    X(cuMemFree, CUdeviceptr)                                                                           \
-    X(cuThreadExchangeStreamCaptureMode, int*)                                                          \
-    X(cuMemcpyHtoDAsync, CUdeviceptr, const void*, size_t, CUstream)                                    \
-    X(cuMemcpyDtoHAsync, void*, CUdeviceptr, size_t, CUstream)                                          \
-    X(cuMemcpyDtoDAsync, CUdeviceptr, CUdeviceptr, size_t, CUstream)                                    \
-    X(cuMemsetD8Async, CUdeviceptr, unsigned char, size_t, CUstream)                                    \
-    X(cuModuleLoadData, CUmodule*, const void*)                                                         \
-    X(cuModuleUnload, CUmodule)                                                                         \
-    X(cuModuleGetFunction, CUfunction*, CUmodule, const char*)                                          \
-    X(cuLaunchKernel, CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, \
-      CUstream, void**, void**)                                                                         \
-    X(cuLaunchCooperativeKernel, CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned,          \
-      unsigned, unsigned, CUstream, void**)                                                             \
-    X(cuOccupancyMaxActiveBlocksPerMultiprocessor, int*, CUfunction, int, size_t)                       \
-    X(cuStreamCreate, CUstream*, unsigned)                                                              \
-    X(cuStreamDestroy, CUstream)                                                                        \
-    X(cuStreamSynchronize, CUstream)                                                                    \
-    X(cuStreamWaitEvent, CUstream, CUevent, unsigned)                                                   \
-    X(cuStreamBeginCapture, CUstream, int)                                                              \
-    X(cuStreamEndCapture, CUstream, CUgraph*)                                                           \
-    X(cuStreamIsCapturing, CUstream, int*)                                                              \
-    X(cuGraphInstantiateWithFlags, CUgraphExec*, CUgraph, unsigned long long)                           \
-    X(cuGraphLaunch, CUgraphExec, CUstream)                                                             \
-    X(cuGraphExecDestroy, CUgraphExec)                                                                  \
-    X(cuGraphDestroy, CUgraph)                                                                          \
-    X(cuEventCreate, CUevent*, unsigned)                                                                \
-    X(cuEventDestroy, CUevent)                                                                          \
-    X(cuEventRecord, CUevent, CUstream)                                                                 \
-    X(cuEventSynchronize, CUevent)                                                                      \
+#define WEFT_CUDA_DRIVER_FUNCTIONS(X)                                                                    \
+    X(cuInit, unsigned)                                                                                  \
+    X(cuDriverGetVersion, int*)                                                                          \
+    X(cuGetErrorString, CUresult, const char**)                                                          \
+    X(cuDeviceGetCount, int*)                                                                            \
+    X(cuDeviceGet, CUdevice*, int)                                                                       \
+    X(cuDeviceGetName, char*, int, CUdevice)                                                             \
+    X(cuDeviceGetAttribute, int*, int, CUdevice)                                                         \
+    X(cuDeviceTotalMem, size_t*, CUdevice)                                                               \
+    X(cuDevicePrimaryCtxRetain, CUcontext*, CUdevice)                                                    \
+    X(cuDeviceGetDefaultMemPool, CUmemoryPool*, CUdevice)                                                \
+    X(cuMemPoolSetAttribute, CUmemoryPool, int, void*)                                                   \
+    X(cuCtxSetCurrent, CUcontext)                                                                        \
+    X(cuCtxSynchronize)                                                                                  \
+    X(cuMemAllocAsync, CUdeviceptr*, size_t, CUstream)                                                   \
+    X(cuMemFreeAsync, CUdeviceptr, CUstream)                                                             \
+    X(cuMemAlloc, CUdeviceptr*, size_t)                                                                  \
+    X(cuMemFree, CUdeviceptr)                                                                            \
+    X(cuThreadExchangeStreamCaptureMode, int*)                                                           \
+    X(cuMemcpyHtoDAsync, CUdeviceptr, const void*, size_t, CUstream)                                     \
+    X(cuMemcpyDtoHAsync, void*, CUdeviceptr, size_t, CUstream)                                           \
+    X(cuMemcpyDtoDAsync, CUdeviceptr, CUdeviceptr, size_t, CUstream)                                     \
+    X(cuMemsetD8Async, CUdeviceptr, unsigned char, size_t, CUstream)                                     \
+    X(cuModuleLoadData, CUmodule*, const void*)                                                          \
+    X(cuModuleUnload, CUmodule)                                                                          \
+    X(cuModuleGetFunction, CUfunction*, CUmodule, const char*)                                           \
+    X(cuLaunchKernel, CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned,  \
+      CUstream, void**, void**)                                                                          \
+    X(cuLaunchCooperativeKernel, CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, \
+      unsigned, CUstream, void**)                                                                        \
+    X(cuOccupancyMaxActiveBlocksPerMultiprocessor, int*, CUfunction, int, size_t)                        \
+    X(cuStreamCreate, CUstream*, unsigned)                                                               \
+    X(cuStreamDestroy, CUstream)                                                                         \
+    X(cuStreamSynchronize, CUstream)                                                                     \
+    X(cuStreamWaitEvent, CUstream, CUevent, unsigned)                                                    \
+    X(cuStreamBeginCapture, CUstream, int)                                                               \
+    X(cuStreamEndCapture, CUstream, CUgraph*)                                                            \
+    X(cuStreamIsCapturing, CUstream, int*)                                                               \
+    X(cuGraphInstantiateWithFlags, CUgraphExec*, CUgraph, unsigned long long)                            \
+    X(cuGraphLaunch, CUgraphExec, CUstream)                                                              \
+    X(cuGraphExecDestroy, CUgraphExec)                                                                   \
+    X(cuGraphDestroy, CUgraph)                                                                           \
+    X(cuEventCreate, CUevent*, unsigned)                                                                 \
+    X(cuEventDestroy, CUevent)                                                                           \
+    X(cuEventRecord, CUevent, CUstream)                                                                  \
+    X(cuEventSynchronize, CUevent)                                                                       \
     X(cuEventElapsedTime, float*, CUevent, CUevent)
 
 struct Driver {
