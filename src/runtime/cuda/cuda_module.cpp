@@ -115,7 +115,7 @@ bool CudaModule::launch_resolving(size_t function, const LaunchGrid& grid, void*
     // separate resolve costs.
     const auto block = static_cast<int64_t>(options.block_dim);
     const int64_t blocks = (std::max<int64_t>(grid.total(), resolve.slots) + block - 1) / block;
-    if (blocks > static_cast<int64_t>(context(ordinal_).sm_count) * resident_blocks(f, block)) return false;
+    if (!one_wave(f, blocks, block)) return false;
     return launch_with(function, f, static_cast<unsigned>(blocks), grid, args, options, &resolve, true);
 }
 
@@ -126,9 +126,7 @@ bool CudaModule::launch_fused(size_t function, const LaunchGrid& grid, void* con
     // The grid the two passes use (their block totals are sized for it), only where it is one
     // wave of the fused entry anyway: capping a larger grid would cost its loops.
     const unsigned blocks = entry_blocks(ordinal_, grid.total(), options.block_dim);
-    if (static_cast<int64_t>(blocks) >
-        static_cast<int64_t>(context(ordinal_).sm_count) * resident_blocks(f, options.block_dim))
-        return false;
+    if (!one_wave(f, blocks, options.block_dim)) return false;
     return launch_with(function, f, blocks, grid, args, options, nullptr, true);
 }
 
@@ -143,6 +141,10 @@ int CudaModule::resident_blocks(CUfunction f, int64_t block) const {
         "cuOccupancyMaxActiveBlocksPerMultiprocessor");
     occupancy_.emplace_back(f, static_cast<int>(block), blocks);
     return blocks;
+}
+
+bool CudaModule::one_wave(CUfunction f, int64_t blocks, int64_t block) const {
+    return blocks <= static_cast<int64_t>(context(ordinal_).sm_count) * resident_blocks(f, block);
 }
 
 void CudaModule::launch(size_t function, const LaunchGrid& grid, void* const* args,

@@ -54,6 +54,9 @@ private:
     // How many blocks of `block` threads of `f` (a resolving or fused entry) one multiprocessor
     // holds at once.
     int resident_blocks(CUfunction f, int64_t block) const;
+    // Whether `blocks` blocks of `block` threads of `f` are all resident at once (one wave), as a
+    // cooperative launch's grid barrier needs.
+    bool one_wave(CUfunction f, int64_t blocks, int64_t block) const;
 
     // Function `function`'s resolving entry (null: none), its module compiled and loaded at the
     // first call.

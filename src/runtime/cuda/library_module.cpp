@@ -50,4 +50,14 @@ CUfunction library_function(int ordinal, const std::string& module, const std::s
     return f;
 }
 
+void launch_library_kernel(int ordinal, const std::string& module, const std::string& source,
+                           const char* name, unsigned blocks, unsigned threads, void** params,
+                           const std::string& what) {
+    const CUfunction f = library_function(ordinal, module, source, name);
+    const auto stream = current_stream(ordinal);
+    check(require_driver().cuLaunchKernel(f, blocks, 1, 1, threads, 1, 1, 0, stream->stream, params, nullptr),
+          name);
+    note_launch(*stream, what);
+}
+
 }  // namespace weft::runtime::cuda

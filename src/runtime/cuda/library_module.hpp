@@ -12,4 +12,10 @@ namespace weft::runtime::cuda {
 CUfunction library_function(int ordinal, const std::string& module, const std::string& source,
                             const std::string& name);
 
+// Queues that kernel on GPU `ordinal`'s current stream, `blocks` blocks of `threads`, and notes it
+// there as `what` for the report of an asynchronous failure.
+void launch_library_kernel(int ordinal, const std::string& module, const std::string& source,
+                           const char* name, unsigned blocks, unsigned threads, void** params,
+                           const std::string& what);
+
 }  // namespace weft::runtime::cuda

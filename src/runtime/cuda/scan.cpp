@@ -169,12 +169,8 @@ constexpr long long kChainTile = 2048;  // the chained scan's kChainThreads (= k
 constexpr int64_t kChainedMost = int64_t{1} << 19;
 
 void launch(int ordinal, const char* name, unsigned blocks, void** params) {
-    const CUfunction f = library_function(ordinal, "scan", kSource, name);
-    const auto stream = current_stream(ordinal);
-    check(
-        require_driver().cuLaunchKernel(f, blocks, 1, 1, kThreads, 1, 1, 0, stream->stream, params, nullptr),
-        name);
-    note_launch(*stream, std::string("array_scan (") + name + ")");
+    launch_library_kernel(ordinal, "scan", kSource, name, blocks, kThreads, params,
+                          std::string("array_scan (") + name + ")");
 }
 
 }  // namespace

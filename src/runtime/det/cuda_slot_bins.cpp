@@ -706,13 +706,9 @@ void CudaSlotBins::add_totals(wf::u64* report) {
 }
 
 void CudaSlotBins::run(const char* name, long long blocks, int threads, void** params) const {
-    const cu::CUfunction f = cu::library_function(ordinal_, "slot_bins", library_source(), name);
-    const auto stream = cu::current_stream(ordinal_);
-    cu::check(cu::require_driver().cuLaunchKernel(f, static_cast<unsigned>(blocks), 1, 1,
-                                                  static_cast<unsigned>(threads), 1, 1, 0, stream->stream,
-                                                  params, nullptr),
-              name);
-    cu::note_launch(*stream, std::string("slot allocation (") + name + ")");
+    cu::launch_library_kernel(ordinal_, "slot_bins", library_source(), name, static_cast<unsigned>(blocks),
+                              static_cast<unsigned>(threads), params,
+                              std::string("slot allocation (") + name + ")");
 }
 
 }  // namespace weft::runtime::det

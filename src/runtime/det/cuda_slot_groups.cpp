@@ -445,13 +445,9 @@ CudaSlotGroups::Memory CudaSlotGroups::allocate(size_t bytes) const {
 }
 
 void CudaSlotGroups::run(const char* name, long long blocks, void** params) const {
-    const cu::CUfunction f = cu::library_function(ordinal_, "slot_groups", library_source(), name);
-    const auto stream = cu::current_stream(ordinal_);
-    cu::check(cu::require_driver().cuLaunchKernel(f, static_cast<unsigned>(blocks), 1, 1,
-                                                  static_cast<unsigned>(kThreads), 1, 1, 0, stream->stream,
-                                                  params, nullptr),
-              name);
-    cu::note_launch(*stream, std::string("slot allocation (") + name + ")");
+    cu::launch_library_kernel(ordinal_, "slot_groups", library_source(), name, static_cast<unsigned>(blocks),
+                              static_cast<unsigned>(kThreads), params,
+                              std::string("slot allocation (") + name + ")");
 }
 
 }  // namespace weft::runtime::det

@@ -294,12 +294,8 @@ private:
     }
 
     void run(const char* name, void** params, long long blocks) const {
-        const cu::CUfunction f = cu::library_function(ordinal_, "slots", library_source(), name);
-        const auto stream = cu::current_stream(ordinal_);
-        cu::check(cu::require_driver().cuLaunchKernel(f, static_cast<unsigned>(blocks), 1, 1, 256, 1, 1, 0,
-                                                      stream->stream, params, nullptr),
-                  name);
-        cu::note_launch(*stream, site_.kernel + " (slot allocation " + name + ")");
+        cu::launch_library_kernel(ordinal_, "slots", library_source(), name, static_cast<unsigned>(blocks),
+                                  256, params, site_.kernel + " (slot allocation " + name + ")");
     }
 
     int ordinal_;
