@@ -9,6 +9,7 @@ using i32 = int;
 using u32 = unsigned int;
 using i64 = long long;
 using u64 = unsigned long long;
+using u8 = unsigned char;
 static_assert(sizeof(i64) == 8 && sizeof(u32) == 4 && sizeof(void*) == 8, "unexpected widths");
 
 struct DetTarget;
@@ -63,6 +64,9 @@ struct alignas(16) CompactCell {  // 16-byte aligned: one vector load, one 128-b
     u32 unused;  // keeps cells 16-byte aligned, a cell within one memory sector
 };
 constexpr int kSpillWords = 7;  // a compact slot's spill block: 48-bit digits in 64-bit words
+// A slot without a kept anchor. Above every anchor (at most 253 - 8 for float32), so that a
+// contribution's shift from it is always negative: the window test alone sends it elsewhere.
+constexpr u8 kNoAnchor = 255;
 // Record cursors of a regioned records target: at most kMaxRegions, kCursorStride words (128
 // bytes) apart so that each has its own cache line.
 constexpr int kMaxRegions = 64;
@@ -103,6 +107,11 @@ struct DetTarget {
     // selects another strategy.
     CompactCell* cells;
     i64* spill;
+    // Compact targets whose state serves several launches: each slot's anchor kept from the
+    // launches before (kNoAnchor: none), written only between launches, so that a contribution
+    // reads it through the read-only cache (docs/design/0025). Null: no anchor is kept (on a
+    // GPU, also until a resolve kernel has first written the array).
+    u8* anchors;
 };
 
 // Deterministic slot allocation: one launch's reservation state.

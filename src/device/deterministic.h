@@ -448,11 +448,32 @@ WEFT_FUNC bool first_contribution(CompactCell* cell, u32 anchored, i64 v, u32& m
 #endif
 }
 
-// Adds a finite, nonzero float32 (the split of a state-type value) to a compact slot: in the
-// common case one read of the cell's meta word and one non-returning atomic on its window; a
-// slot's first contribution is one compare-and-swap on sm_90.
-WEFT_FUNC void compact_add(CompactCell* cell, const DetTarget* t, i64 slot, const Split<float>& s,
-                           bool carrying) {
+// The anchor kept for `slot` from the launches before (kNoAnchor: none). The array is written
+// only between launches (the publishing and resolving kernels), so on a GPU it is read through
+// the read-only cache: for targets of up to some 10^5 slots an L1 hit, not a second L2 request.
+WEFT_FUNC int kept_anchor(const u8* anchors, i64 slot) {
+#if defined(__CUDACC__)
+    return __ldg(anchors + slot);
+#else
+    return anchors[slot];
+#endif
+}
+
+// Adds a finite, nonzero float32 (the split of a state-type value) to a compact slot. Where the
+// slot kept its anchor (`anchors`) and the contribution lies in its window: a read of the anchor
+// and one non-returning atomic on the window (the cell's meta word holds that anchor: see
+// resolve_compact_slot). Else one read of the meta word and one non-returning atomic; a slot's
+// first contribution is one compare-and-swap on sm_90.
+WEFT_FUNC void compact_add(CompactCell* cell, const DetTarget* t, const u8* anchors, i64 slot,
+                           const Split<float>& s, bool carrying) {
+    if (anchors && !carrying) {
+        const int kept = s.position - kept_anchor(anchors, slot);  // negative for kNoAnchor
+        if (kept >= 0 && kept <= kCompactSpan) {
+            const i64 magnitude = static_cast<i64>(s.significand << kept);
+            add_global_word(&cell->window, s.negative ? -magnitude : magnitude);
+            return;
+        }
+    }
     u32 meta = peek_meta(&cell->meta);
     if (meta == 0 && !carrying) {  // the slot's first contribution, probably: set the anchor
         const int anchor = s.position > kCompactBelow ? s.position - kCompactBelow : 0;
@@ -592,13 +613,14 @@ WEFT_FUNC u64 take_record(u64* cursor) {
 
 // The compact strategy: adds `v` (a float32, the state type of every compact target) to a cell.
 template <class T>
-WEFT_FUNC void compact_contribute(CompactCell* cell, const DetTarget* t, i64 slot, T v, bool carrying) {
+WEFT_FUNC void compact_contribute(CompactCell* cell, const DetTarget* t, const u8* anchors, i64 slot, T v,
+                                  bool carrying) {
     const u32 flag = special_flag(v);
     const Split<T> s = split(v);
     if (flag)
         or_flag(&cell->meta, flag);
     else if (s.significand != 0)
-        compact_add(cell, t, slot, Split<float>{s.negative, s.significand, s.position}, carrying);
+        compact_add(cell, t, anchors, slot, Split<float>{s.negative, s.significand, s.position}, carrying);
 }
 
 // Appends (slot, value bits) to a records target: in the region of the thread where the target
@@ -629,7 +651,7 @@ WEFT_FUNC void det_add_to_slot(Ctx& ctx, DetTarget* t, i64 slot, T v) {
     // Compact: float32 state only (the runtime never gives float64 targets cells, and their
     // kernels need no compact code).
     if (sizeof(T) == 4 && t->cells) {
-        compact_contribute(t->cells + slot, t, slot, v, t->carrying != 0);
+        compact_contribute(t->cells + slot, t, t->anchors, slot, v, t->carrying != 0);
         return;
     }
     if (t->records) {
@@ -657,12 +679,14 @@ WEFT_FUNC void det_add_to_slot(Ctx& ctx, DetTarget* t, i64 slot, T v) {
 // Adds `v` (already negated for a subtraction) to the slot of element `p` of target `t`.
 template <class T>
 WEFT_FUNC void det_add(Ctx& ctx, DetTarget* t, const T* p, T v) {
-    // The cells' address is read before the slot is found, so that its load overlaps the loads
-    // the slot waits for instead of following them: the meta word's load waits for both.
+    // The cells' and anchors' addresses are read before the slot is found, so that their loads
+    // overlap the loads the slot waits for instead of following them: the anchor's load waits
+    // for both.
     CompactCell* const cells = t->cells;
+    const u8* const anchors = t->anchors;
     const i64 slot = slot_of(t, reinterpret_cast<const char*>(p), static_cast<i64>(sizeof(T)));
     if (sizeof(typename StateOf<T>::type) == 4 && cells)
-        compact_contribute(cells + slot, t, slot, StateOf<T>::of(v), t->carrying != 0);
+        compact_contribute(cells + slot, t, anchors, slot, StateOf<T>::of(v), t->carrying != 0);
     else
         det_add_to_slot(ctx, t, slot, StateOf<T>::of(v));
 }
@@ -1138,13 +1162,31 @@ WEFT_FUNC void resolve_exact_slot(const DetTarget& t, i64 slot, bool clean) {
     }
 }
 
-// Resolves slot `slot` of a compact target into its element and zeroes its cell, so that the
-// state can serve the next launch unzeroed: for a GPU's resolve, a kernel of its own or the
-// tail of the user's kernel. The cell is one 16-byte load; a dense target's element is loaded
-// beside it (its address does not depend on the cell), so a touched slot costs one round trip
-// to memory before its store, and an untouched one a load of 4 bytes it does not use.
+// The anchor a compact slot keeps for the next launch, from its cell at the resolve: the anchor
+// of a slot whose contributions all went to its window; none (kNoAnchor) for a slot that spilled
+// (its contributions lay outside the window, perhaps because their magnitudes moved: it anchors
+// afresh next launch) or that only special values reached. Special values say nothing about the
+// magnitudes, so a flagged slot keeps its anchor.
+WEFT_FUNC int next_anchor(u32 meta) {
+    if (!(meta & kAnchored) || (meta & (kSpillClaimed | kSpillReady))) return kNoAnchor;
+    return static_cast<int>(meta >> kAnchorShift);
+}
+
+// Resolves slot `slot` of a compact target into its element and leaves its cell ready for the
+// next launch without zeroing: for a GPU's resolve, a kernel of its own or the tail of the user's
+// kernel. The cell is one 16-byte load; the kept anchor and a dense target's element are loaded
+// beside it (their addresses do not depend on the cell), so a touched slot costs one round trip
+// to memory before its stores, and an untouched one loads 5 bytes it does not use.
+//
+// What the next launch finds, for every slot: either no kept anchor and the cell all zero, or
+// kept anchor a, the cell's window 0 and its meta word kAnchored | a (no flags, spill unclaimed),
+// so that a contribution in a's window can add to the window without reading the meta word.
+// `write_anchors` (the resolve kernel, which runs between launches) keeps the anchor
+// next_anchor gives, writing it where it changes (`anchors` null: none is kept). Without it (the user's
+// kernel resolving itself: its contributions read the array through the read-only cache, so it must not
+// change during the kernel) the array stays as it is and the cell follows it.
 template <class T>
-WEFT_FUNC void resolve_compact_slot(const DetTarget& t, i64 slot) {
+WEFT_FUNC void resolve_compact_slot(const DetTarget& t, i64 slot, bool write_anchors) {
 #if defined(__CUDACC__)
     // One vector load: as a struct copy the window's load would wait for the meta word's test.
     const ulonglong2 raw = *reinterpret_cast<const ulonglong2*>(t.cells + slot);
@@ -1152,18 +1194,29 @@ WEFT_FUNC void resolve_compact_slot(const DetTarget& t, i64 slot) {
 #else
     const CompactCell cell = t.cells[slot];
 #endif
+    const int kept = t.anchors ? t.anchors[slot] : kNoAnchor;
     T* element = reinterpret_cast<T*>(t.base + slot * static_cast<i64>(sizeof(T)));
     T initial = t.dims == 0 ? *element : T();
-    if (cell.meta == 0) return;
-    if (t.dims != 0) {
-        element = reinterpret_cast<T*>(slot_address(t, slot, static_cast<i64>(sizeof(T))));
-        initial = *element;
+    if (cell.meta == 0) return;  // no contribution reached it (so no anchor is kept)
+    const u32 kept_meta = kAnchored | (static_cast<u32>(kept) << kAnchorShift);
+    if (kept != kNoAnchor && cell.meta == kept_meta && cell.window == 0) return;  // nothing arrived
+    // Only an anchor and a zero window: contributions that cancelled exactly, which leave the
+    // element alone (as resolve_window does).
+    if ((cell.meta & ~(~0u << kAnchorShift)) != kAnchored || cell.window != 0) {
+        if (t.dims != 0) {
+            element = reinterpret_cast<T*>(slot_address(t, slot, static_cast<i64>(sizeof(T))));
+            initial = *element;
+        }
+        *element = resolve_compact<T>(cell, t.spill + slot * kSpillWords, initial);
     }
-    *element = resolve_compact<T>(cell, t.spill + slot * kSpillWords, initial);
+    const bool writes = write_anchors && t.anchors;
+    const int next = writes ? next_anchor(cell.meta) : kept;
+    if (writes && next != kept) t.anchors[slot] = static_cast<u8>(next);
+    const u32 meta = next == kNoAnchor ? 0u : kAnchored | (static_cast<u32>(next) << kAnchorShift);
 #if defined(__CUDACC__)
-    *reinterpret_cast<ulonglong2*>(t.cells + slot) = ulonglong2{0, 0};
+    *reinterpret_cast<ulonglong2*>(t.cells + slot) = ulonglong2{0, meta};
 #else
-    t.cells[slot] = CompactCell{0, 0, 0};
+    t.cells[slot] = CompactCell{0, meta, 0};
 #endif
 }
 

@@ -34,7 +34,7 @@ __device__ __forceinline__ void resolve_in_kernel(DetTarget* t) {
     const i64 stride = static_cast<i64>(gridDim.x) * blockDim.x;
     for (i64 slot = static_cast<i64>(blockIdx.x) * blockDim.x + threadIdx.x; slot < count; slot += stride) {
         if (t->cells)
-            resolve_compact_slot<T>(*t, slot);
+            resolve_compact_slot<T>(*t, slot, false);  // (the kernel read the anchors: kept as they are)
         else
             resolve_exact_slot<T>(*t, slot, true);
     }

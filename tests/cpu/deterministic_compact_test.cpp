@@ -306,7 +306,7 @@ TEST(DeterministicCompact, ContributionsRacingToAnchorFreshSlotsAreExact) {
                     wf::det_add(ctx, &target, out.data() + i % (kSlots - 1), per_thread[t][i]);
             });
         for (auto& th : threads) th.join();
-        for (int slot = 0; slot < kSlots; ++slot) wf::resolve_compact_slot<float>(target, slot);
+        for (int slot = 0; slot < kSlots; ++slot) wf::resolve_compact_slot<float>(target, slot, true);
         for (int slot = 0; slot < kSlots - 1; ++slot) {
             std::vector<float> values;
             for (const auto& mine : per_thread)
@@ -345,7 +345,7 @@ TEST(DeterministicCompact, AStridedTargetResolvesIntoItsOwnElements) {
         per_slot[slot].push_back(v);
         wf::det_add(ctx, &target, array.data() + 2 * slot, v);
     }
-    for (int slot = 0; slot < kSlots; ++slot) wf::resolve_compact_slot<float>(target, slot);
+    for (int slot = 0; slot < kSlots; ++slot) wf::resolve_compact_slot<float>(target, slot, true);
     for (int slot = 0; slot < kSlots; ++slot) {
         EXPECT_TRUE(same_value(array[2 * slot], exact_sum(7.0f, per_slot[slot]))) << "slot " << slot;
         EXPECT_EQ(array[2 * slot + 1], 7.0f) << "between slots " << slot << " and " << slot + 1;

@@ -262,7 +262,10 @@ int64_t workspace_bytes(const TargetPlan& p) {
     if (p.records)  // + the cursors, counts, ends, grouped
         return bytes + record_cursor_words(p) * 8 + 12 * p.capacity + 8 * n + 8 * p.capacity;
     if (p.carrying) bytes += 8;
-    if (p.compact) return bytes + (static_cast<int64_t>(sizeof(wf::CompactCell)) + 8 * wf::kSpillWords) * n;
+    // (+ 1 byte per slot of kept anchors where the state serves several launches: not carrying)
+    if (p.compact)
+        return bytes +
+               (static_cast<int64_t>(sizeof(wf::CompactCell)) + 8 * wf::kSpillWords + !p.carrying) * n;
     if (p.target.family != detail::AtomicOp::Add) return bytes + 8 * n;
     return bytes + (p.target.dtype == DType::Float64 ? 66 * 8 + 4 : 9 * 8 + 4) * n;
 }

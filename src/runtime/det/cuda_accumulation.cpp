@@ -79,17 +79,20 @@ __device__ void resolve_exact(wf::DetTarget t, int family, wf::u64* report, bool
     }
 }
 
-// Compact: the cells zeroed (spill blocks are zeroed where a slot first spills), the state
-// published, its grid barrier word and a carrying target's count of slots out of range cleared:
-// one kernel, so one node of a captured graph.
+// Compact: the cells zeroed and no anchor kept (spill blocks are zeroed where a slot first
+// spills), the state published, its grid barrier word and a carrying target's count of slots out
+// of range cleared: one kernel, so one node of a captured graph.
 __device__ void publish_compact(wf::DetTarget* state, wf::DetTarget t, wf::u32* barrier) {
     const long long i = static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x;
     if (i == 0) {
         *state = t;
+        state->anchors = nullptr;  // published by the first resolve kernel (resolve_compact)
         *barrier = 0;
         if (t.cursor) *t.cursor = 0;
     }
-    if (i < t.count) t.cells[i] = wf::CompactCell{0, 0, 0};
+    if (i >= t.count) return;
+    t.cells[i] = wf::CompactCell{0, 0, 0};
+    if (t.anchors) t.anchors[i] = wf::kNoAnchor;
 }
 
 __device__ void count_compact_out_of_range(wf::DetTarget t) {
@@ -98,16 +101,20 @@ __device__ void count_compact_out_of_range(wf::DetTarget t) {
         atomicAdd(reinterpret_cast<unsigned long long*>(t.cursor), 1ull);
 }
 
-// Only the slots a contribution reached are read beyond their cell; their cells are zeroed once
-// read, so that the state can serve the next launch without zeroing.
+// Only the slots a contribution reached are read beyond their cell; their cells are left as the
+// next launch needs them (zeroed, or holding the anchor kept for the slot), so that the state can
+// serve it without zeroing. The kept anchors' array is published in the state the kernels read
+// (`state`) once a resolve kernel has written it: until then (a state only ever resolved by its
+// kernels, which keep no anchor) a contribution does not read it.
 template <class T>
-__device__ void resolve_compact(wf::DetTarget t, wf::u64* report) {
+__device__ void resolve_compact(wf::DetTarget* state, wf::DetTarget t, wf::u64* report) {
     const long long slot = static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x;
+    if (slot == 0 && t.anchors) state->anchors = t.anchors;
     if (t.carrying && *t.cursor != 0) {  // out of range: the target keeps its value
         if (slot == 0) atomicMax(report, *t.cursor);
         return;
     }
-    if (slot < t.count) wf::resolve_compact_slot<T>(t, slot);
+    if (slot < t.count) wf::resolve_compact_slot<T>(t, slot, true);
 }
 
 }  // namespace
@@ -123,14 +130,14 @@ extern "C" __global__ void det_publish_compact(wf::DetTarget* s, wf::DetTarget t
     publish_compact(s, t, barrier);
 }
 extern "C" __global__ void det_count_compact_out_of_range(wf::DetTarget t) { count_compact_out_of_range(t); }
-extern "C" __global__ void det_resolve_compact_f32(wf::DetTarget t, wf::u64* report) {
-    resolve_compact<float>(t, report);
+extern "C" __global__ void det_resolve_compact_f32(wf::DetTarget* s, wf::DetTarget t, wf::u64* report) {
+    resolve_compact<float>(s, t, report);
 }
-extern "C" __global__ void det_resolve_compact_f16(wf::DetTarget t, wf::u64* report) {
-    resolve_compact<wf::f16>(t, report);
+extern "C" __global__ void det_resolve_compact_f16(wf::DetTarget* s, wf::DetTarget t, wf::u64* report) {
+    resolve_compact<wf::f16>(s, t, report);
 }
-extern "C" __global__ void det_resolve_compact_bf16(wf::DetTarget t, wf::u64* report) {
-    resolve_compact<wf::bf16>(t, report);
+extern "C" __global__ void det_resolve_compact_bf16(wf::DetTarget* s, wf::DetTarget t, wf::u64* report) {
+    resolve_compact<wf::bf16>(s, t, report);
 }
 extern "C" __global__ void det_resolve_f32(wf::DetTarget t, int family, wf::u64* report, int clean) {
     resolve_exact<float>(t, family, report, clean != 0);
@@ -354,7 +361,10 @@ private:
         const size_t state_at = layout.add(1, sizeof(wf::DetTarget));
         const size_t zero_from = layout.bytes();
         const size_t cursor_at = cursor ? layout.add(p.records ? record_zeroed_words(t) : 1, 8) : 0;
-        size_t words_at = 0, flags_at = 0, records_at = 0, record_slots_at = 0, cells_at = 0, spill_at = 0;
+        size_t words_at = 0, flags_at = 0, records_at = 0, record_slots_at = 0, cells_at = 0, spill_at = 0,
+               anchors_at = 0;
+        // Anchors kept between launches: only where the state serves more than one.
+        const bool keeps_anchors = p.compact && self_cleaning(p);
         int64_t n = 0;
         if (p.records) {
             records_at = layout.add(p.capacity, 8);
@@ -362,6 +372,7 @@ private:
         } else if (p.compact) {
             cells_at = layout.add(m.count, sizeof(wf::CompactCell));
             spill_at = layout.add(__builtin_mul_overflow(m.count, int64_t{wf::kSpillWords}, &n) ? -1 : n, 8);
+            if (keeps_anchors) anchors_at = layout.add(m.count, 1);
         } else {
             const int64_t per_slot = !add ? 1 : f32_state(t) ? kWordsF32 : kWordsF64;
             words_at = layout.add(__builtin_mul_overflow(m.count, per_slot, &n) ? -1 : n, 8);
@@ -384,10 +395,11 @@ private:
         void* state_ptr = t.state;
         void* barrier_ptr = t.barrier;
         if (p.compact) {
-            // Cells zeroed by the publishing kernel (and the barrier and cursor); spill blocks
-            // where a slot first spills.
+            // Cells zeroed and anchors cleared by the publishing kernel (and the barrier and
+            // cursor); spill blocks where a slot first spills.
             t.value.cells = reinterpret_cast<wf::CompactCell*>(base + cells_at);
             t.value.spill = reinterpret_cast<wf::i64*>(base + spill_at);
+            if (keeps_anchors) t.value.anchors = reinterpret_cast<wf::u8*>(base + anchors_at);
             void* params[] = {&state_ptr, &t.value, &barrier_ptr};
             launch("det_publish_compact", m.count, params, kThreads, on);
             if (once) wait(on);
@@ -436,7 +448,7 @@ private:
             launch("det_count_compact_out_of_range", t.plan.slots.count, check_params);
         }
         wf::u64* report = ticket.word();
-        void* params[] = {&t.value, &report};
+        void* params[] = {&t.state, &t.value, &report};
         launch(resolve_kernel(t, "det_resolve_compact").c_str(), t.plan.slots.count, params);
     }
 
