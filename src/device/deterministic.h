@@ -450,7 +450,8 @@ WEFT_FUNC bool first_contribution(CompactCell* cell, u32 anchored, i64 v, u32& m
 
 // The anchor kept for `slot` from the launches before (kNoAnchor: none). The array is written
 // only between launches (the publishing and resolving kernels), so on a GPU it is read through
-// the read-only cache: for targets of up to some 10^5 slots an L1 hit, not a second L2 request.
+// the read-only cache: one byte a slot, mostly an L1 hit where an SM sees many contributions per
+// 128-byte line of it, instead of a request to L2 for the cell's meta word.
 WEFT_FUNC int kept_anchor(const u8* anchors, i64 slot) {
 #if defined(__CUDACC__)
     return __ldg(anchors + slot);
@@ -1181,9 +1182,9 @@ WEFT_FUNC int next_anchor(u32 meta) {
 // What the next launch finds, for every slot: either no kept anchor and the cell all zero, or
 // kept anchor a, the cell's window 0 and its meta word kAnchored | a (no flags, spill unclaimed),
 // so that a contribution in a's window can add to the window without reading the meta word.
-// `write_anchors` (the resolve kernel, which runs between launches) keeps the anchor
-// next_anchor gives, writing it where it changes (`anchors` null: none is kept). Without it (the user's
-// kernel resolving itself: its contributions read the array through the read-only cache, so it must not
+// `write_anchors` (the resolve kernel, which runs between launches) keeps the anchor next_anchor
+// gives, writing it where it changes (`anchors` null: none is kept). Without it (the user's kernel
+// resolving itself: its contributions read the array through the read-only cache, so it must not
 // change during the kernel) the array stays as it is and the cell follows it.
 template <class T>
 WEFT_FUNC void resolve_compact_slot(const DetTarget& t, i64 slot, bool write_anchors) {
