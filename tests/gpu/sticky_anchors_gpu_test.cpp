@@ -1,14 +1,18 @@
 // Sticky anchors on a GPU (docs/design/0025): the lanes of a warp racing on cells whose anchor
 // was kept from the launch before, some adding to the window through the read-only array, others
 // (outside the window, or special values) through the meta word and the spill: the CPU's bits.
+// Direct launches small enough to resolve in their kernel leave the anchors to the resolve kernel
+// on a fresh state and once in 16 launches.
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <limits>
+#include <mutex>
 #include <string>
 #include <vector>
 #include <weft/weft.hpp>
 
+#include "runtime/cuda/context.hpp"
 #include "support/deterministic_cases.hpp"
 
 namespace {
@@ -55,6 +59,40 @@ TEST(StickyAnchorsGpu, LanesRacingOnKeptAnchorsGiveTheCpusBits) {
         const std::vector<float> got = out.to_vector();
         EXPECT_TRUE(matches_oracle(got, oracle(Op::Add, c.initial, c.index, c.values)));
         EXPECT_TRUE(same_bits_all(got, run(kernels.get(Op::Add), c, cpu))) << "CPU vs GPU";
+    }
+}
+
+// Whether the launches since the stream's last synchronization queued the compact resolve kernel.
+bool queued_the_resolve_kernel() {
+    const auto stream = weft::runtime::cuda::current_stream(0);
+    std::lock_guard lock(stream->mutex);
+    for (const std::string& k : stream->unsynchronized)
+        if (k.find("(deterministic det_resolve_compact") != std::string::npos) return true;
+    return false;
+}
+
+// One-wave direct launches into one compact target: the first (a fresh state) and every 16th
+// after it are resolved by the resolve kernel, which keeps or forgets anchors; the others by the
+// kernel itself, which keeps them as they are. The magnitudes move every few launches, so that
+// anchors kept by the resolve kernel stop fitting; every launch gives the CPU's bits.
+TEST(StickyAnchorsGpu, OneWaveLaunchesLeaveTheAnchorsToTheResolveKernelOnceIn16) {
+    weft::Module m{
+        "sticky_anchors_one_wave",
+        {.deterministic = Deterministic::RunToRun, .deterministic_strategy = DeterministicStrategy::Compact}};
+    const OpKernels<float> kernels(m);
+    constexpr int kSlots = 16384, kWrites = 32768;  // one resident wave: resolved in the kernel
+    auto out = weft::zeros<float>(kSlots, gpu);
+    for (int launch = 0; launch < 36; ++launch) {
+        SCOPED_TRACE("launch " + std::to_string(launch));
+        const int centre = launch / 5 % 3 * 12 - 12;
+        auto c = random_case<float>("one wave", kWrites, kSlots, centre - 3, centre + 3,
+                                    900 + static_cast<uint64_t>(launch));
+        weft::copy(out, weft::from_vector(c.initial, gpu));
+        weft::synchronize(gpu);
+        weft::launch(kernels.get(Op::Add), kWrites, weft::from_vector(c.values, gpu),
+                     weft::from_vector(c.index, gpu), out);
+        EXPECT_EQ(queued_the_resolve_kernel(), launch % 16 == 0);
+        EXPECT_TRUE(same_bits_all(out.to_vector(), run(kernels.get(Op::Add), c, cpu))) << "CPU vs GPU";
     }
 }
 

@@ -184,7 +184,15 @@ struct Cached {
     wf::DetTarget value;
     wf::DetTarget* state;
     wf::u32* barrier;
+    int in_kernel_left;
 };
+
+// A compact state's kept anchors are changed only by the resolve kernel (the kernel resolving
+// itself keeps them as they are: docs/design/0025), so a direct launch that could resolve in its
+// kernel leaves that to the resolve kernel where the state is fresh (its anchors are kept from
+// its first launch on) and once in this many launches (slots whose magnitudes moved anchor
+// afresh).
+constexpr int kInKernelRuns = 16;
 
 // What a cached state must match: the described target (its slot map, before any buffer is
 // set), its strategy and element type, its stream and device. Compared bytewise: a described
@@ -247,6 +255,7 @@ public:
             }
             in_kernel = in_kernel && self_cleaning(p) && p.target.dtype != DType::Float64;
             targets_.push_back(make_target(std::move(p), *stream, captured));
+            in_kernel = in_kernel && (!targets_.back().value.anchors || targets_.back().in_kernel_left > 0);
             owner_index_.push_back(targets_.size() - 1);
         }
         if (!in_kernel) return;
@@ -272,7 +281,10 @@ public:
                 resolve_compact(t);
             else if (!resolved_in_kernel_)
                 resolve_exact(t);
-            if (t.cache_key) state_cache().put(*t.cache_key, {t.memory, t.value, t.state, t.barrier});
+            if (t.value.anchors)
+                t.in_kernel_left = resolved_in_kernel_ ? t.in_kernel_left - 1 : kInKernelRuns - 1;
+            if (t.cache_key)
+                state_cache().put(*t.cache_key, {t.memory, t.value, t.state, t.barrier, t.in_kernel_left});
         }
         targets_.clear();  // freed in stream order, after the resolve kernels
     }
@@ -284,6 +296,7 @@ private:
         wf::DetTarget value{};
         wf::DetTarget* state = nullptr;
         wf::u32* barrier = nullptr;         // the grid barrier's word of a kernel resolving it (sums)
+        int in_kernel_left = 0;             // launches it may resolve in the kernel (kInKernelRuns)
         std::optional<CacheKey> cache_key;  // set when the state goes back to the cache after the resolve
     };
 
@@ -352,6 +365,7 @@ private:
                 t.value = c->value;
                 t.state = c->state;
                 t.barrier = c->barrier;
+                t.in_kernel_left = c->in_kernel_left;
                 return t;
             }
         }
