@@ -298,9 +298,10 @@ WEFT_FUNC bool swap_meta(u32* m, u32& expected, u32 desired) {
 #endif
 }
 
-// The slot's anchor, set from `position` (a contribution's lowest bit) if it has none.
-WEFT_FUNC int anchor_of(CompactCell* cell, int position) {
-    u32 meta = load_meta(&cell->meta);
+// The slot's anchor, set from `position` (a contribution's lowest bit) if it has none. `meta` is
+// the meta word as the caller last read it: an anchor, once set, stays for the launch, and a stale
+// word only makes the compare-and-swap fail and return the word as it is.
+WEFT_FUNC int anchor_of(CompactCell* cell, int position, u32 meta) {
     const int wanted = position > kCompactBelow ? position - kCompactBelow : 0;
     while (!(meta & kAnchored)) {
         if (swap_meta(&cell->meta, meta, meta | kAnchored | (static_cast<u32>(wanted) << kAnchorShift)))
@@ -398,9 +399,9 @@ WEFT_COLD void compact_carry(CompactCell* cell, i64* block, i64 now, int anchor)
 // has no anchor yet, the contribution lies outside the window, or the window may carry (kept out
 // of the hot path: inline, it took two more registers in kernels with loops).
 WEFT_COLD void compact_add_slow(CompactCell* cell, const DetTarget* t, i64 slot, bool negative,
-                                u64 significand, int position, bool carrying) {
+                                u64 significand, int position, bool carrying, u32 meta) {
     i64* const block = t->spill + slot * kSpillWords;  // read here: the hot path does not need it
-    const int anchor = anchor_of(cell, position);
+    const int anchor = anchor_of(cell, position, meta);
     const int shift = position - anchor;
     if (shift < 0 || shift > kCompactSpan) {
         const i64 sig = static_cast<i64>(significand);
@@ -468,10 +469,16 @@ WEFT_FUNC int kept_anchor(const u8* anchors, i64 slot) {
 WEFT_FUNC void compact_add(CompactCell* cell, const DetTarget* t, const u8* anchors, i64 slot,
                            const Split<float>& s, bool carrying) {
     if (anchors && !carrying) {
-        const int kept = s.position - kept_anchor(anchors, slot);  // negative for kNoAnchor
-        if (kept >= 0 && kept <= kCompactSpan) {
-            const i64 magnitude = static_cast<i64>(s.significand << kept);
+        const int kept = kept_anchor(anchors, slot);
+        const int shift = s.position - kept;  // negative for kNoAnchor
+        if (shift >= 0 && shift <= kCompactSpan) {
+            const i64 magnitude = static_cast<i64>(s.significand << shift);
             add_global_word(&cell->window, s.negative ? -magnitude : magnitude);
+            return;
+        }
+        if (kept != kNoAnchor) {  // anchored since the launch began: no need to read the meta word
+            compact_add_slow(cell, t, slot, s.negative, s.significand, s.position, false,
+                             kAnchored | (static_cast<u32>(kept) << kAnchorShift));
             return;
         }
     }
@@ -489,7 +496,7 @@ WEFT_FUNC void compact_add(CompactCell* cell, const DetTarget* t, const u8* anch
         add_global_word(&cell->window, s.negative ? -magnitude : magnitude);
         return;
     }
-    compact_add_slow(cell, t, slot, s.negative, s.significand, s.position, carrying);
+    compact_add_slow(cell, t, slot, s.negative, s.significand, s.position, carrying, meta);
 }
 
 #if defined(__CUDACC__)
