@@ -33,8 +33,11 @@ struct Generated {
     std::vector<std::string> resolving_entries;
     std::string resolving_source;
     // Per function, a GPU entry that runs the counting pass and then this execution pass in one
-    // cooperative kernel, with a grid barrier between them (one slot counter element), or empty.
+    // cooperative kernel, each block waiting for every block's count between them (one slot
+    // counter element), or empty. In `fused_source` (as `resolving_source` is built; empty when
+    // there are none), compiled only when a launch would use one.
     std::vector<std::string> fused_entries;
+    std::string fused_source;
 };
 
 // The prelude's text (src/device/prelude.h), compiled into every module.
