@@ -373,10 +373,6 @@ TEST(Codegen, AGpuEntryOnOneCounterElementCanRunBothPassesInOneKernel) {
         << gpu.source;
     EXPECT_EQ(gpu.source.find("slot_join"), std::string::npos) << gpu.source;
     const std::string& f = gpu.fused_source;
-        FILE* o = std::fopen("/tmp/slotsb_fused.cu", "w");
-        std::fputs((weft::codegen::prelude() + f).c_str(), o);
-        std::fclose(o);
-    }
     EXPECT_NE(f.find("void f0_k("), std::string::npos) << f;
     EXPECT_EQ(f.find("void weft_kernel_0("), std::string::npos) << f;
     const size_t fused = f.find("void weft_kernel_0_fused(");
