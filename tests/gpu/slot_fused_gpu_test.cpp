@@ -1,7 +1,8 @@
 // Slot allocation on one counter element whose grid is one resident wave: both passes run as one
-// cooperative kernel with a grid barrier between them (docs/design/0021). Its slots equal the CPU
-// backend's; an overflow and a divergence leave the state clean; graph replays (which keep the two
-// passes) equal direct launches (which fuse them); larger grids keep the two passes.
+// cooperative kernel, each block waiting for every block's count between them (docs/design/0021).
+// Its slots equal the CPU backend's, negative counts too; an overflow, a divergence and 2^31 slots
+// leave the state clean; graph replays equal direct launches; larger grids keep the two passes;
+// the fused entries' module is compiled at their first use only.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -77,7 +78,7 @@ TEST(SlotFusedGpu, BothPassesInOneKernelEqualTheCpuBackend) {
             SCOPED_TRACE(std::to_string(n) + " threads");
             const auto amounts = compact_amounts(n, static_cast<uint32_t>(n * 3 + block), 5);
             const CompactResult want = launch_on(k, cpu, amounts, 9);
-            // Twice: the second launch reuses the first one's state (and its barrier word).
+            // Twice: the second launch reuses the first one's state (its epoch and tagged totals).
             for (int round = 0; round < 2; ++round) {
                 int kernels = 0;
                 EXPECT_EQ(launch_on(k, gpu, amounts, 9, &kernels), want) << "round " << round;
@@ -298,7 +299,7 @@ TEST(SlotFusedGpu, TheFusedModuleIsCompiledAtItsFirstUseOnly) {
     EXPECT_EQ(fused_modules(1000), 0);
 }
 
-// Captured work keeps the two passes; its replays equal the direct launches, which fuse them.
+// Graph replays (fused where captures take cooperative launches) equal direct launches (fused).
 TEST(SlotFusedGpu, FortyGraphReplaysEqualDirectLaunches) {
     weft::Module m{"fused_graph", {.deterministic = Deterministic::RunToRun}};
     const CompactKernel k = compact_kernel(m, "fused_compact");
