@@ -712,6 +712,19 @@ std::vector<bool> functions_that_print(const ir::Program& p) {
     return prints;
 }
 
+// Whether the program's code uses deterministic atomics: a reservation or a deterministic
+// accumulation in any function, or an entry that sets up either (src/device/deterministic.h on).
+bool uses_deterministic_atomics(const ir::Program& p, const plan::ProgramPlan& plan) {
+    for (const plan::KernelPlan& k : plan.kernels)
+        if (!k.det_targets.empty() || !k.slots.counters.empty()) return true;
+    bool any = false;
+    for (const auto& fn : p.functions)
+        ir::for_each_node(fn->body, [&](const ir::Node& n) {
+            any = any || n.kind == ir::NodeKind::Reserve || n.kind == ir::NodeKind::Accumulate;
+        });
+    return any;
+}
+
 }  // namespace
 
 Generated emit(const ir::Program& program, const plan::ProgramPlan& plan, const EmitOptions& options) {
@@ -766,8 +779,13 @@ Generated emit(const ir::Program& program, const plan::ProgramPlan& plan, const 
     if (any(g.fused_entries)) g.fused_source = fused_module.str();
     for (const auto& fn : program.functions) g.params.push_back(fn->params.size());
     g.prints = functions_that_print(program);
+    g.deterministic = uses_deterministic_atomics(program, plan);
     g.source = s.str();
     return g;
+}
+
+const std::string& prelude_for(const Generated& g) {
+    return g.deterministic ? prelude() : plain_prelude();
 }
 
 }  // namespace weft::codegen

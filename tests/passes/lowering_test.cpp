@@ -401,4 +401,32 @@ TEST(Codegen, AGpuEntryOnOneCounterElementCanRunBothPassesInOneKernel) {
         "");
 }
 
+// A module without deterministic atomics compiles only the plain prelude (the deterministic
+// headers are most of NVRTC's time); one with slot reservations or deterministic sums, the whole.
+TEST(Codegen, OnlyDeterministicCodeCompilesTheDeterministicPrelude) {
+    const std::string& whole = weft::codegen::prelude();
+    const std::string& plain = weft::codegen::plain_prelude();
+    EXPECT_LT(plain.size(), whole.size());
+    EXPECT_EQ(whole.compare(0, plain.size(), plain), 0) << "the plain prelude is the whole one's start";
+    for (const char* only_deterministic : {"slot_join_begin", "resolve_in_kernel", "reserve_count"}) {
+        EXPECT_EQ(plain.find(only_deterministic), std::string::npos) << only_deterministic;
+        EXPECT_NE(whole.find(only_deterministic), std::string::npos) << only_deterministic;
+    }
+    const weft::Options run_to_run{.deterministic = Deterministic::RunToRun};
+    for (const weft::codegen::Dialect dialect : {weft::codegen::Dialect::Cpu, weft::codegen::Dialect::Cuda}) {
+        const weft::transforms::Lowered plain_sums = weft::transforms::lower(accumulating(), {});
+        const weft::codegen::Generated g =
+            weft::codegen::emit(plain_sums.program, plain_sums.plan, {.dialect = dialect});
+        EXPECT_FALSE(g.deterministic);
+        EXPECT_EQ(&weft::codegen::prelude_for(g), &plain);
+        for (Program p : {accumulating(), compacting(false), compacting(true)}) {
+            const weft::transforms::Lowered det = weft::transforms::lower(std::move(p), run_to_run);
+            const weft::codegen::Generated d =
+                weft::codegen::emit(det.program, det.plan, {.dialect = dialect});
+            EXPECT_TRUE(d.deterministic);
+            EXPECT_EQ(&weft::codegen::prelude_for(d), &whole);
+        }
+    }
+}
+
 }  // namespace

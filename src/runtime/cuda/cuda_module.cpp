@@ -62,8 +62,8 @@ std::shared_ptr<CudaModule> CudaModule::load(codegen::Generated generated, const
     m->arch_ = c.cc_major * 10 + c.cc_minor;
     m->flags_ = nvrtc_flags(options);
     const Driver& d = require_driver();
-    m->module_ = build_and_load(codegen::prelude() + "\n" + m->generated_.source, m->module_name_, m->arch_,
-                                m->flags_, m->from_cache_);
+    m->module_ = build_and_load(codegen::prelude_for(m->generated_) + "\n" + m->generated_.source,
+                                m->module_name_, m->arch_, m->flags_, m->from_cache_);
     const auto function_of = [&](const std::string& symbol) {
         CUfunction f = nullptr;
         if (!symbol.empty())
