@@ -82,6 +82,7 @@ CUfunction CudaModule::lazy_function(LazyEntries& lazy, const std::string& sourc
     if (symbols[function].empty()) return nullptr;
     std::lock_guard lock(lazy.mutex);
     if (!lazy.module) {
+        const UnsafeCallsAllowed unsafe;  // first used inside a graph capture, it loads here
         const auto start = std::chrono::steady_clock::now();
         const std::string name = module_name_ + " (" + what + ")";
         bool hit = false;
