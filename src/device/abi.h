@@ -48,10 +48,9 @@ struct InKernelResolve {
 // A launch that runs a slot-allocating kernel's two passes in one kernel, its fused entry
 // (src/device/slots.h: one counter element, one tile of blockDim threads per block, all blocks
 // resident at once: a cooperative launch). The words lie in the launch's slot state, zeroed with
-// it and left valid by every launch, so that they serve the next launch unreset.
+// it and set back to 0 by every launch's last block, so that they serve the next launch as they are.
 struct FusedSlots {
-    u64* totals;    // per block: its counting phase's total and overflow, tagged with the epoch
-    u32* epoch;     // the launches so far (modulo 2^32): a launch's tag is epoch + 1
+    u64* totals;    // per block: its counting phase's total and overflow, 0 until published
     u64* finished;  // blocks finished (low half) and how many of them diverged (high half)
     i32* single;    // the counter element, advanced by the launch's total by its last block
     u64* report;    // the stream's status word: kSlotsOverflow, kSlotsTooMany, kSlotsDiverged

@@ -5,20 +5,17 @@
 namespace wf {
 
 #if defined(__CUDACC__)
-// A block's total word (FusedSlots::totals): the launch's tag in the top 20 bits, then the
-// block's overflow bit, then its total as a 43-bit two's complement number (at most 1,024
-// threads of one reservation each, of at most 2^31 - 1 slots or as many negative). A word of the
-// previous launch carries the previous tag, so no word needs resetting.
+// A block's total word (FusedSlots::totals): a ready bit on top, then the block's overflow bit,
+// then its total as a 43-bit two's complement number (at most 1,024 threads of one reservation
+// each, of at most 2^31 - 1 slots or as many negative). 0 until the block publishes it; the
+// launch's last block sets every word back to 0.
 constexpr int kJoinedTotalBits = 43;
-constexpr int kJoinedTagShift = kJoinedTotalBits + 1;
-constexpr u32 kJoinedTagMask = (1u << (64 - kJoinedTagShift)) - 1;
+constexpr u64 kJoinedReady = 1ull << 63;
 constexpr u64 kJoinedOverflow = 1ull << kJoinedTotalBits;
 constexpr u64 kJoinedTotalMask = kJoinedOverflow - 1;
 
 // What a thread of the fused entry carries from step to step (registers: one tile per block).
 struct SlotJoin {
-    u32 epoch;   // the launch's epoch, read at the start
-    u32 tag;     // this launch's tag, (epoch + 1) modulo 2^20
     u32 slot;    // the counter's value before the launch, then plus the slots before the thread
     i32 asked;   // the slots the counting phase's reservation asked for (0: none)
     i32 made;    // the reservations the counting phase made (0 or 1)
@@ -42,12 +39,10 @@ __device__ __forceinline__ void store_relaxed(u64* p, u64 v) {
     asm volatile("st.relaxed.gpu.global.u64 [%0], %1;" ::"l"(p), "l"(v) : "memory");
 }
 
-// At the start, every thread: the epoch and the counter's value (nothing writes either before
-// the last block's end), read while the counting phase runs.
+// At the start, every thread: the counter's value (nothing writes it before the last block's
+// end), read while the counting phase runs.
 WEFT_FUNC SlotJoin slot_join_begin(const FusedSlots& s) {
     SlotJoin j{};
-    j.epoch = load_relaxed(s.epoch);
-    j.tag = (j.epoch + 1) & kJoinedTagMask;
     j.slot = load_relaxed(reinterpret_cast<const u32*>(s.single));
     return j;
 }
@@ -73,13 +68,12 @@ WEFT_FUNC void slot_join_counted(const FusedSlots& s, SlotJoin& j, const Ctx& ct
     if (threadIdx.x == 0) {
         i64 total = 0;
         for (unsigned w = 0; w < blockDim.x / 32; ++w) total += warp_sums[w];
-        store_relaxed(&s.totals[blockIdx.x], static_cast<u64>(j.tag) << kJoinedTagShift |
-                                                 (overflow ? kJoinedOverflow : 0) |
+        store_relaxed(&s.totals[blockIdx.x], kJoinedReady | (overflow ? kJoinedOverflow : 0) |
                                                  (static_cast<u64>(total) & kJoinedTotalMask));
     }
 }
 
-// Every thread: waits for every block's total of this launch (all blocks are resident), and adds
+// Every thread: waits for every block's total (all blocks are resident), and adds
 // those before its block and all of them (one barrier). Every block finds the same `failed`.
 WEFT_FUNC void slot_join_wait(const FusedSlots& s, SlotJoin& j) {
     __shared__ i64 warp_before[32], warp_all[32];
@@ -98,7 +92,7 @@ WEFT_FUNC void slot_join_wait(const FusedSlots& s, SlotJoin& j) {
         for (unsigned k = 0; k < kLoads; ++k) {
             const unsigned b = first + k * blockDim.x;
             if (b >= blocks) continue;
-            while (static_cast<u32>(w[k] >> kJoinedTagShift) != j.tag) {
+            while ((w[k] & kJoinedReady) == 0) {
                 __nanosleep(32);
                 w[k] = load_relaxed(&s.totals[b]);
             }
@@ -134,25 +128,34 @@ WEFT_FUNC bool slot_join_diverged(const Ctx& ctx, const SlotJoin& j) {
 }
 
 // At the end, every thread of the block: the block counts itself finished (after a barrier, with
-// release and acquire order, so that every read of the counter in the launch comes first); the
-// last block reports a failure or advances the counter, moves the epoch on and resets the count.
+// release and acquire order, so that every read of the counter and of the block totals in the
+// launch comes first); the last block reports a failure or advances the counter, and sets the
+// count and the block totals back to 0 for the next launch.
 WEFT_FUNC void slot_join_end(const FusedSlots& s, const SlotJoin& j, bool diverged) {
+    __shared__ bool last;
     const bool block_diverged = __syncthreads_or(diverged) != 0;
-    if (threadIdx.x != 0) return;
-    const u64 mine = 1ull | (block_diverged ? 1ull << 32 : 0ull);
-    u64 earlier;
-    asm volatile("atom.acq_rel.gpu.global.add.u64 %0, [%1], %2;"
-                 : "=l"(earlier)
-                 : "l"(s.finished), "l"(mine)
-                 : "memory");
-    if (static_cast<u32>(earlier) != gridDim.x - 1) return;
-    *s.finished = 0;
-    *s.epoch = j.epoch + 1;
-    const u32 failed = j.failed ? j.failed : (earlier >> 32) != 0 || block_diverged ? kSlotsDiverged : 0u;
-    if (failed)
-        atomicOr(s.report, static_cast<u64>(failed));
-    else
-        atomicAdd(reinterpret_cast<u32*>(s.single), j.total);
+    if (threadIdx.x == 0) {
+        const u64 mine = 1ull | (block_diverged ? 1ull << 32 : 0ull);
+        u64 earlier;
+        asm volatile("atom.acq_rel.gpu.global.add.u64 %0, [%1], %2;"
+                     : "=l"(earlier)
+                     : "l"(s.finished), "l"(mine)
+                     : "memory");
+        last = static_cast<u32>(earlier) == gridDim.x - 1;
+        if (last) {
+            *s.finished = 0;
+            const u32 failed = j.failed                                 ? j.failed
+                               : (earlier >> 32) != 0 || block_diverged ? kSlotsDiverged
+                                                                        : 0u;
+            if (failed)
+                atomicOr(s.report, static_cast<u64>(failed));
+            else
+                atomicAdd(reinterpret_cast<u32*>(s.single), j.total);
+        }
+    }
+    __syncthreads();
+    if (last)
+        for (unsigned b = threadIdx.x; b < gridDim.x; b += blockDim.x) s.totals[b] = 0;
 }
 #endif
 

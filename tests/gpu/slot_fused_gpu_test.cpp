@@ -78,7 +78,7 @@ TEST(SlotFusedGpu, BothPassesInOneKernelEqualTheCpuBackend) {
             SCOPED_TRACE(std::to_string(n) + " threads");
             const auto amounts = compact_amounts(n, static_cast<uint32_t>(n * 3 + block), 5);
             const CompactResult want = launch_on(k, cpu, amounts, 9);
-            // Twice: the second launch reuses the first one's state (its epoch and tagged totals).
+            // Twice: the second launch reuses the first one's state (its block totals, set back to 0).
             for (int round = 0; round < 2; ++round) {
                 int kernels = 0;
                 EXPECT_EQ(launch_on(k, gpu, amounts, 9, &kernels), want) << "round " << round;

@@ -155,7 +155,6 @@ public:
         const size_t counted_at = take(8);
         const bool chained = plan_.single_element && !tiled_;
         const size_t words_at = take(chained ? static_cast<size_t>(cu::chained_scan_words(n)) * 8 : 0);
-        const size_t epoch_at = take(fused_blocks ? 8 : 0);
         const size_t finished_at = take(fused_blocks ? 8 : 0);
         const size_t fused_totals_at = take(static_cast<size_t>(fused_blocks) * 8);
         const size_t zeroed_end = bytes;
@@ -202,7 +201,6 @@ public:
         }
         if (fused_blocks)
             fused_ = {reinterpret_cast<wf::u64*>(base + fused_totals_at),
-                      reinterpret_cast<wf::u32*>(base + epoch_at),
                       reinterpret_cast<wf::u64*>(base + finished_at), value.single, value.report};
         counts_ = value.counts;
         offsets_ = value.offsets;
