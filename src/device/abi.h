@@ -51,6 +51,7 @@ struct InKernelResolve {
 // it and set back to 0 by every launch's last block, so that they serve the next launch as they are.
 struct FusedSlots {
     u64* totals;    // per block: its counting phase's total and overflow, 0 until published
+    u64* groups;    // per group of 32 blocks (grids past 256 blocks): their total and overflow
     u64* finished;  // blocks finished (low half) and how many of them diverged (high half)
     i32* single;    // the counter element, advanced by the launch's total by its last block
     u64* report;    // the stream's status word: kSlotsOverflow, kSlotsTooMany, kSlotsDiverged

@@ -5,14 +5,20 @@
 namespace wf {
 
 #if defined(__CUDACC__)
-// A block's total word (FusedSlots::totals): a ready bit on top, then the block's overflow bit,
-// then its total as a 43-bit two's complement number (at most 1,024 threads of one reservation
-// each, of at most 2^31 - 1 slots or as many negative). 0 until the block publishes it; the
-// launch's last block sets every word back to 0.
-constexpr int kJoinedTotalBits = 43;
+// A block's total word (FusedSlots::totals), and a group's (FusedSlots::groups): a ready bit on
+// top, then an overflow bit, then the total as a 61-bit two's complement number (a block has at
+// most 1,024 threads of one reservation each, of at most 2^31 - 1 slots or as many negative; a
+// group 32 blocks). 0 until published; the launch's last block sets every word back to 0.
+constexpr int kJoinedTotalBits = 61;
 constexpr u64 kJoinedReady = 1ull << 63;
 constexpr u64 kJoinedOverflow = 1ull << kJoinedTotalBits;
 constexpr u64 kJoinedTotalMask = kJoinedOverflow - 1;
+// Up to this many blocks every block reads every block's word; past it, each block reads the
+// words of the blocks before it in its group of kJoinedGroup, and every group's word, which the
+// group's last block publishes (16 times fewer reads and polls at 1,024 blocks, one more round
+// trip on the way).
+constexpr unsigned kJoinedFlat = 256;
+constexpr unsigned kJoinedGroup = 32;
 
 // What a thread of the fused entry carries from step to step (registers: one tile per block).
 struct SlotJoin {
@@ -37,6 +43,14 @@ __device__ __forceinline__ u64 load_relaxed(const u64* p) {
 
 __device__ __forceinline__ void store_relaxed(u64* p, u64 v) {
     asm volatile("st.relaxed.gpu.global.u64 [%0], %1;" ::"l"(p), "l"(v) : "memory");
+}
+
+WEFT_FUNC i64 joined_total(u64 w) {
+    return static_cast<i64>(w << (64 - kJoinedTotalBits)) >> (64 - kJoinedTotalBits);
+}
+
+WEFT_FUNC u64 joined_word(i64 total, bool overflow) {
+    return kJoinedReady | (overflow ? kJoinedOverflow : 0) | (static_cast<u64>(total) & kJoinedTotalMask);
 }
 
 // At the start, every thread: the counter's value (nothing writes it before the last block's
@@ -68,45 +82,78 @@ WEFT_FUNC void slot_join_counted(const FusedSlots& s, SlotJoin& j, const Ctx& ct
     if (threadIdx.x == 0) {
         i64 total = 0;
         for (unsigned w = 0; w < blockDim.x / 32; ++w) total += warp_sums[w];
-        store_relaxed(&s.totals[blockIdx.x], kJoinedReady | (overflow ? kJoinedOverflow : 0) |
-                                                 (static_cast<u64>(total) & kJoinedTotalMask));
+        store_relaxed(&s.totals[blockIdx.x], joined_word(total, overflow));
     }
 }
 
-// Every thread: waits for every block's total (all blocks are resident), and adds
-// those before its block and all of them (one barrier). Every block finds the same `failed`.
-WEFT_FUNC void slot_join_wait(const FusedSlots& s, SlotJoin& j) {
-    __shared__ i64 warp_before[32], warp_all[32];
-    constexpr unsigned kLoads = 4;  // words a thread reads at once
-    const unsigned blocks = gridDim.x;
-    i64 before = 0, all = 0;
-    bool overflow = false;
-    for (unsigned first = threadIdx.x; first < blocks; first += kLoads * blockDim.x) {
+// The words [0, count) of `words` once ready, read by the block's threads four at a time: this
+// thread's share of their totals (those before `mine` in `before`, all in `all`) and overflow.
+WEFT_FUNC void joined_read(const u64* words, unsigned count, unsigned mine, i64& before, i64& all,
+                           bool& overflow) {
+    constexpr unsigned kLoads = 4;
+    for (unsigned first = threadIdx.x; first < count; first += kLoads * blockDim.x) {
         u64 w[kLoads];
 #pragma unroll
         for (unsigned k = 0; k < kLoads; ++k) {
             const unsigned b = first + k * blockDim.x;
-            w[k] = b < blocks ? load_relaxed(&s.totals[b]) : 0;
+            w[k] = b < count ? load_relaxed(&words[b]) : 0;
         }
 #pragma unroll
         for (unsigned k = 0; k < kLoads; ++k) {
             const unsigned b = first + k * blockDim.x;
-            if (b >= blocks) continue;
+            if (b >= count) continue;
             while ((w[k] & kJoinedReady) == 0) {
                 __nanosleep(32);
-                w[k] = load_relaxed(&s.totals[b]);
+                w[k] = load_relaxed(&words[b]);
             }
-            const i64 v = static_cast<i64>(w[k] << (64 - kJoinedTotalBits)) >> (64 - kJoinedTotalBits);
-            if (b < blockIdx.x) before += v;
+            const i64 v = joined_total(w[k]);
+            if (b < mine) before += v;
             all += v;
             overflow = overflow || (w[k] & kJoinedOverflow) != 0;
         }
+    }
+}
+
+// Every thread: waits for every block's total (all blocks are resident), and adds those before
+// its block and all of them (one barrier). Every block finds the same `failed`.
+WEFT_FUNC void slot_join_wait(const FusedSlots& s, SlotJoin& j) {
+    __shared__ i64 warp_before[32], warp_all[32];
+    const unsigned blocks = gridDim.x;
+    const unsigned lane = threadIdx.x % 32, warp = threadIdx.x / 32;
+    i64 before = 0, all = 0;
+    bool overflow = false;
+    if (blocks <= kJoinedFlat) {
+        joined_read(s.totals, blocks, blockIdx.x, before, all, overflow);
+    } else {
+        // The first warp: the words of the group's blocks before this one (all of the group's,
+        // in its last block, which publishes their sum); then every thread: the groups' words.
+        const unsigned group = blockIdx.x / kJoinedGroup, first = group * kJoinedGroup;
+        const unsigned end = first + kJoinedGroup < blocks ? first + kJoinedGroup : blocks;
+        if (warp == 0) {
+            const unsigned b = first + lane;
+            const bool closes = blockIdx.x == end - 1;
+            const bool read = b < end && (closes || b < blockIdx.x);
+            u64 w = read ? load_relaxed(&s.totals[b]) : kJoinedReady;
+            while ((w & kJoinedReady) == 0) {
+                __nanosleep(32);
+                w = load_relaxed(&s.totals[b]);
+            }
+            i64 in_group = read ? joined_total(w) : 0;
+            i64 earlier = b < blockIdx.x ? in_group : 0;
+            for (int offset = 16; offset > 0; offset >>= 1) {
+                in_group += __shfl_xor_sync(0xffffffffu, in_group, offset);
+                earlier += __shfl_xor_sync(0xffffffffu, earlier, offset);
+            }
+            const bool group_overflow = __any_sync(0xffffffffu, read && (w & kJoinedOverflow) != 0);
+            if (closes && lane == 0) store_relaxed(&s.groups[group], joined_word(in_group, group_overflow));
+            if (lane == 0) before = earlier;
+        }
+        joined_read(s.groups, (blocks + kJoinedGroup - 1) / kJoinedGroup, group, before, all, overflow);
     }
     for (int offset = 16; offset > 0; offset >>= 1) {
         before += __shfl_xor_sync(0xffffffffu, before, offset);
         all += __shfl_xor_sync(0xffffffffu, all, offset);
     }
-    const unsigned lane = threadIdx.x % 32, warp = threadIdx.x / 32;
     if (lane == 0) {
         warp_before[warp] = before;
         warp_all[warp] = all;
@@ -154,8 +201,11 @@ WEFT_FUNC void slot_join_end(const FusedSlots& s, const SlotJoin& j, bool diverg
         }
     }
     __syncthreads();
-    if (last)
-        for (unsigned b = threadIdx.x; b < gridDim.x; b += blockDim.x) s.totals[b] = 0;
+    if (!last) return;
+    for (unsigned b = threadIdx.x; b < gridDim.x; b += blockDim.x) s.totals[b] = 0;
+    if (gridDim.x > kJoinedFlat)
+        for (unsigned g = threadIdx.x; g < (gridDim.x + kJoinedGroup - 1) / kJoinedGroup; g += blockDim.x)
+            s.groups[g] = 0;
 }
 #endif
 

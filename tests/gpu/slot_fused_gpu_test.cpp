@@ -232,42 +232,46 @@ TEST(SlotFusedGpu, NegativeBlockTotalsEqualTheCpuBackend) {
 }
 
 // 2^31 - 1 slots in one launch fit; one more is an error that writes nothing; the next launch
-// is clean.
+// is clean. 65,536 threads are 256 blocks of 256 (each block reads every block's total),
+// 262,144 are 1,024 (groups of 32 blocks, the one past 2^31 - 1 in the last group).
 TEST(SlotFusedGpu, TwoToThe31MinusOneSlotsFitAndOneMoreIsAnError) {
     weft::Module m{"fused_too_many", {.deterministic = Deterministic::RunToRun}};
     const Amounts k = amounts_kernel(m, "fused_too_many");
-    const int n = 65536;
-    std::vector<int> amounts(n, 1);
-    amounts[300] = 2147483647 - (n - 1);  // (a block other than the first)
-    auto count = weft::full<int>(1, 0, gpu);
-    auto slots = weft::full<int>(n, -1, gpu);
-    const auto values = weft::from_vector(amounts, gpu);
-    weft::launch(k, n, values, count, slots);
-    if (surely_fused(n)) EXPECT_EQ(queued("fused_too_many"), 1);
-    EXPECT_NO_THROW(weft::synchronize(gpu));
-    EXPECT_EQ(count.to_vector(), std::vector<int>{2147483647});
-    std::vector<int> got = slots.to_vector();
-    EXPECT_EQ(got[300], 300);
-    EXPECT_EQ(got[301], 300 + amounts[300]);
-    EXPECT_EQ(got[n - 1], 2147483646);
-
-    amounts[n - 1] = 2;
-    weft::copy(count, weft::full<int>(1, 0, gpu));
-    weft::copy(slots, weft::full<int>(n, -1, gpu));
-    weft::launch(k, n, weft::from_vector(amounts, gpu), count, slots);
-    try {
+    for (int n : {65536, 262144}) {
+        SCOPED_TRACE(std::to_string(n) + " threads");
+        std::vector<int> amounts(static_cast<size_t>(n), 1);
+        amounts[300] = 2147483647 - (n - 1);  // (a block other than the first)
+        auto count = weft::full<int>(1, 0, gpu);
+        auto slots = weft::full<int>(n, -1, gpu);
+        const auto values = weft::from_vector(amounts, gpu);
         weft::synchronize(gpu);
-        ADD_FAILURE() << "2^31 slots were not reported";
-    } catch (const weft::Error& e) {
-        EXPECT_TRUE(has(e.message(), "2^31 - 1 slots")) << e.message();
-    }
-    EXPECT_EQ(count.to_vector(), std::vector<int>{0}) << "the counter keeps its value";
-    EXPECT_EQ(slots.to_vector(), std::vector<int>(n, -1)) << "nothing is written";
+        weft::launch(k, n, values, count, slots);
+        if (surely_fused(n)) EXPECT_EQ(queued("fused_too_many"), 1);
+        EXPECT_NO_THROW(weft::synchronize(gpu));
+        EXPECT_EQ(count.to_vector(), std::vector<int>{2147483647});
+        const std::vector<int> got = slots.to_vector();
+        EXPECT_EQ(got[300], 300);
+        EXPECT_EQ(got[301], 300 + amounts[300]);
+        EXPECT_EQ(got[static_cast<size_t>(n - 1)], 2147483646);
 
-    weft::launch(k, n, values, count, slots);
-    EXPECT_NO_THROW(weft::synchronize(gpu)) << "the next launch starts clean";
-    EXPECT_EQ(count.to_vector(), std::vector<int>{2147483647});
-    EXPECT_EQ(slots.to_vector(), got);
+        amounts[static_cast<size_t>(n - 1)] = 2;
+        weft::copy(count, weft::full<int>(1, 0, gpu));
+        weft::copy(slots, weft::full<int>(n, -1, gpu));
+        weft::launch(k, n, weft::from_vector(amounts, gpu), count, slots);
+        try {
+            weft::synchronize(gpu);
+            ADD_FAILURE() << "2^31 slots were not reported";
+        } catch (const weft::Error& e) {
+            EXPECT_TRUE(has(e.message(), "2^31 - 1 slots")) << e.message();
+        }
+        EXPECT_EQ(count.to_vector(), std::vector<int>{0}) << "the counter keeps its value";
+        EXPECT_EQ(slots.to_vector(), std::vector<int>(static_cast<size_t>(n), -1)) << "nothing is written";
+
+        weft::launch(k, n, values, count, slots);
+        EXPECT_NO_THROW(weft::synchronize(gpu)) << "the next launch starts clean";
+        EXPECT_EQ(count.to_vector(), std::vector<int>{2147483647});
+        EXPECT_EQ(slots.to_vector(), got);
+    }
 }
 
 // The fused entries are a module of their own: a kernel launched only on grids that could never

@@ -157,6 +157,7 @@ public:
         const size_t words_at = take(chained ? static_cast<size_t>(cu::chained_scan_words(n)) * 8 : 0);
         const size_t finished_at = take(fused_blocks ? 8 : 0);
         const size_t fused_totals_at = take(static_cast<size_t>(fused_blocks) * 8);
+        const size_t fused_groups_at = take(static_cast<size_t>((fused_blocks + 31) / 32) * 8);
         const size_t zeroed_end = bytes;
         const size_t blocks_at = take(static_cast<size_t>(blocks) * 8);
         const size_t counts_at = take(static_cast<size_t>(n) * 4);
@@ -201,6 +202,7 @@ public:
         }
         if (fused_blocks)
             fused_ = {reinterpret_cast<wf::u64*>(base + fused_totals_at),
+                      reinterpret_cast<wf::u64*>(base + fused_groups_at),
                       reinterpret_cast<wf::u64*>(base + finished_at), value.single, value.report};
         counts_ = value.counts;
         offsets_ = value.offsets;
