@@ -652,11 +652,12 @@ void cuda_entry(std::ostringstream& s, const ir::Program& p, const Entry& e, siz
     s << "}\n";
 }
 
-// The fused entry (Entry::fuses_passes, src/device/slots.h): the counting pass's tiles, the block
-// totals, a grid barrier, each block's prefix, then the execution pass's tiles. Every thread of
-// every block reaches the barrier exactly once: nothing returns before it, and the guards (the
-// launch's end, a skipped execution) are around the kernel's code only. Launched cooperatively
-// only, on at most one wave of resident blocks (CudaModule::launch_fused).
+// The fused entry (Entry::fuses_passes, src/device/fused_slots.h): one tile per block, the
+// counting phase, its block's total published, the wait for every block's, then the execution
+// phase, each thread's reservation kept in registers from one to the other. Every thread of
+// every block reaches every step's barrier: the entry has no return, and the guards (the
+// launch's end, a failed counting phase) are around the kernel's code only. Launched
+// cooperatively only, with one block per tile, all resident (CudaModule::launch_fused).
 void cuda_fused_entry(std::ostringstream& s, const ir::Program& p, const Entry& e, size_t index,
                       const std::string& symbol) {
     const ir::Function& fn = *p.functions[index];
@@ -668,29 +669,30 @@ void cuda_fused_entry(std::ostringstream& s, const ir::Program& p, const Entry& 
         s << c_type(fn.type_of(fn.params[i])) << " a" << i << ", ";
         args += ", a" + std::to_string(i);
     }
-    const std::string det_arg = "a" + std::to_string(e.counter()) + ".det";
-    const std::string tid =
-        fn.tid_ndim ? "        wf::set_tid<" + std::to_string(fn.tid_ndim) + ">(ctx, launch, i);\n" : "";
+    const auto tid = [&fn](const char* indent) {
+        return fn.tid_ndim ? indent + ("wf::set_tid<" + std::to_string(fn.tid_ndim) + ">(ctx, launch, i);\n")
+                           : std::string();
+    };
     s << "const wf::Launch launch) {\n"
-      << "    wf::SlotTiles tiles = wf::slot_tiles(" << det_arg << ", launch.total, true);\n"
-      << "    for (wf::i64 tile = tiles.first; tile < tiles.last; ++tile) {\n"
-      << "        const wf::i64 i = tile * blockDim.x + threadIdx.x;\n"
-      << "        if (i >= launch.total) continue;\n"
-      << "        wf::Ctx ctx{{0, 0, 0, 0}, launch.error, nullptr, i, 0};\n"
-      << tid << "        f" << counting << "_" << identifier(counting_fn.name) << "(ctx" << args << ");\n"
-      << "        wf::reservations_end(ctx, " << det_arg << ", true);\n"
-      << "        wf::slot_tile_count(" << det_arg << ", tiles, ctx);\n"
+      << "    const wf::i64 i = static_cast<wf::i64>(blockIdx.x) * blockDim.x + threadIdx.x;\n"
+      << "    wf::SlotJoin join = wf::slot_join_begin(launch.slots);\n"
+      << "    {\n"
+      << "        wf::Ctx ctx{{0, 0, 0, 0}, launch.error, nullptr, i, 0, 0, true};\n"
+      << "        if (i < launch.total) {\n"
+      << tid("            ") << "            f" << counting << "_" << identifier(counting_fn.name) << "(ctx"
+      << args << ");\n"
+      << "        }\n"
+      << "        wf::slot_join_counted(launch.slots, join, ctx);\n"
       << "    }\n"
-      << "    const bool skipped = wf::slot_tiles_joined(" << det_arg << ", tiles);\n"
-      << "    for (wf::i64 tile = tiles.first; tile < tiles.last; ++tile) {\n"
-      << "        const wf::i64 i = tile * blockDim.x + threadIdx.x;\n"
-      << "        const wf::i32 slot = wf::slot_tile_begin(" << det_arg << ", tiles, i, launch.total);\n"
-      << "        if (i >= launch.total || skipped) continue;\n"
-      << "        wf::Ctx ctx{{0, 0, 0, 0}, launch.error, nullptr, i, 0, slot};\n"
-      << tid << "        f" << index << "_" << identifier(fn.name) << "(ctx" << args << ");\n"
-      << "        wf::slot_tile_end(ctx, " << det_arg << ", tiles);\n"
+      << "    wf::slot_join_wait(launch.slots, join);\n"
+      << "    bool diverged = false;\n"
+      << "    if (i < launch.total && join.failed == 0) {\n"
+      << "        wf::Ctx ctx{{0, 0, 0, 0}, launch.error, nullptr, i, 0,\n"
+      << "                    static_cast<wf::i32>(join.slot), true, false, join.asked};\n"
+      << tid("        ") << "        f" << index << "_" << identifier(fn.name) << "(ctx" << args << ");\n"
+      << "        diverged = wf::slot_join_diverged(ctx, join);\n"
       << "    }\n"
-      << "    wf::slots_executed(" << det_arg << ");\n}\n";
+      << "    wf::slot_join_end(launch.slots, join, diverged);\n}\n";
 }
 
 std::vector<bool> functions_that_print(const ir::Program& p) {
@@ -709,6 +711,19 @@ std::vector<bool> functions_that_print(const ir::Program& p) {
     return prints;
 }
 
+// Whether the program's code uses deterministic atomics: a reservation or a deterministic
+// accumulation in any function, or an entry that sets up either (src/device/deterministic.h on).
+bool uses_deterministic_atomics(const ir::Program& p, const plan::ProgramPlan& plan) {
+    for (const plan::KernelPlan& k : plan.kernels)
+        if (!k.det_targets.empty() || !k.slots.counters.empty()) return true;
+    bool any = false;
+    for (const auto& fn : p.functions)
+        ir::for_each_node(fn->body, [&](const ir::Node& n) {
+            any = any || n.kind == ir::NodeKind::Reserve || n.kind == ir::NodeKind::Accumulate;
+        });
+    return any;
+}
+
 }  // namespace
 
 Generated emit(const ir::Program& program, const plan::ProgramPlan& plan, const EmitOptions& options) {
@@ -722,9 +737,11 @@ Generated emit(const ir::Program& program, const plan::ProgramPlan& plan, const 
         FunctionEmitter(program, plan, i, options, g).body(s);
         s << "}\n";
     }
-    // The resolving entries are a module of their own, compiled only when a launch needs one.
-    std::ostringstream resolving_module;
+    // The resolving entries and the fused entries are modules of their own (the functions again,
+    // then those entries), each compiled only when a launch needs one of its entries.
+    std::ostringstream resolving_module, fused_module;
     resolving_module << s.str();
+    fused_module << s.str();
     for (size_t i = 0; i < program.functions.size(); ++i) {
         if (!program.functions[i]->is_kernel) {
             g.entries.emplace_back();
@@ -750,17 +767,24 @@ Generated emit(const ir::Program& program, const plan::ProgramPlan& plan, const 
             cuda_entry(resolving_module, program, entry, i, g.resolving_entries.back(), true);
         }
         if (fused) {
-            s << "\n";
-            cuda_fused_entry(s, program, entry, i, g.fused_entries.back());
+            fused_module << "\n";
+            cuda_fused_entry(fused_module, program, entry, i, g.fused_entries.back());
         }
     }
-    if (std::any_of(g.resolving_entries.begin(), g.resolving_entries.end(),
-                    [](const auto& e) { return !e.empty(); }))
-        g.resolving_source = resolving_module.str();
+    const auto any = [](const std::vector<std::string>& entries) {
+        return std::any_of(entries.begin(), entries.end(), [](const auto& e) { return !e.empty(); });
+    };
+    if (any(g.resolving_entries)) g.resolving_source = resolving_module.str();
+    if (any(g.fused_entries)) g.fused_source = fused_module.str();
     for (const auto& fn : program.functions) g.params.push_back(fn->params.size());
     g.prints = functions_that_print(program);
+    g.deterministic = uses_deterministic_atomics(program, plan);
     g.source = s.str();
     return g;
+}
+
+const std::string& prelude_for(const Generated& g) {
+    return g.deterministic ? prelude() : plain_prelude();
 }
 
 }  // namespace weft::codegen

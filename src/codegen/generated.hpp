@@ -33,11 +33,22 @@ struct Generated {
     std::vector<std::string> resolving_entries;
     std::string resolving_source;
     // Per function, a GPU entry that runs the counting pass and then this execution pass in one
-    // cooperative kernel, with a grid barrier between them (one slot counter element), or empty.
+    // cooperative kernel, each block waiting for every block's count between them (one slot
+    // counter element), or empty. In `fused_source` (as `resolving_source` is built; empty when
+    // there are none), compiled only when a launch would use one.
     std::vector<std::string> fused_entries;
+    std::string fused_source;
+
+    // Whether the code uses deterministic atomics (slot reservations, deterministic sums): then
+    // its module needs the whole prelude, else the plain one suffices.
+    bool deterministic = false;
 };
 
-// The prelude's text (src/device/prelude.h), compiled into every module.
+// The prelude's text (src/device/*.h), compiled before a module's code: the whole of it (the
+// library's own kernels use this), the plain part without the deterministic headers, and the one
+// `g` needs. The deterministic headers are most of the prelude's compile time (NVRTC).
 const std::string& prelude();
+const std::string& plain_prelude();
+const std::string& prelude_for(const Generated& g);
 
 }  // namespace weft::codegen

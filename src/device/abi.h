@@ -46,6 +46,18 @@ struct InKernelResolve {
     i64 slots;     // the most slots of one target: the grid covers them (launches of few threads)
 };
 
+// A launch that runs a slot-allocating kernel's two passes in one kernel, its fused entry
+// (src/device/slots.h: one counter element, one tile of blockDim threads per block, all blocks
+// resident at once: a cooperative launch). The words lie in the launch's slot state, zeroed with
+// it and set back to 0 by every launch's last block, so that they serve the next launch as they are.
+struct FusedSlots {
+    u64* totals;    // per block: its counting phase's total and overflow, 0 until published
+    u64* groups;    // per group of 32 blocks (grids past 256 blocks): their total and overflow
+    u64* finished;  // blocks finished (low half) and how many of them diverged (high half)
+    i32* single;    // the counter element, advanced by the launch's total by its last block
+    u64* report;    // the stream's status word: kSlotsOverflow, kSlotsTooMany, kSlotsDiverged
+};
+
 // What every kernel entry receives besides its arguments.
 struct Launch {
     i64 dims[4];
@@ -54,6 +66,7 @@ struct Launch {
     i32 pad;
     Error* error;  // null unless bounds checking is on
     InKernelResolve resolve;
+    FusedSlots slots;  // a fused slot entry's state (null words for every other entry)
 };
 
 // A slot of the compact strategy (src/device/deterministic.h): a window of the exact sum in
@@ -137,9 +150,6 @@ struct SlotLaunch {
     // clean from launch to launch (docs/design/0021).
     i64* blocks;
     u32* counted;
-    // The fused entry's grid barrier word (wf::grid_barrier; one cooperative kernel runs both
-    // passes): zeroed with the state, left valid by every barrier.
-    u32* barrier;
 };
 
 // kSlotsTooMany: a counter element would pass 2^31 - 1 slots in one launch (found on a GPU).

@@ -38,6 +38,12 @@ struct Ctx {
     // A GPU's passes on one counter element with one position per thread (src/device/slots.h):
     // the counting pass's count of slots the thread asked for; the execution pass's slot for it.
     i32 slot;
+    // The fused entry (both passes in one kernel, fused_slots.h): the reservation stays here, not in
+    // the launch's state; the execution phase checks it against `asked` (the counting phase's
+    // count) and notes a mismatch in `diverged`.
+    bool joined;
+    bool diverged;
+    i32 asked;
 };
 
 // The thread index of each of the launch's N dimensions (row-major); N is a compile-time

@@ -21,6 +21,10 @@ WEFT_FUNC u64 slot_key(const SlotCounter* c, const i32* p) {
 
 // Counting pass: records the reservation; the slot it returns is a placeholder.
 WEFT_FUNC i32 reserve_count(Ctx& ctx, void* det, i32* p, i32 n) {
+    if (ctx.joined) {  // the fused entry: one position, in the context (a second one overflows)
+        if (ctx.reservations++ == 0) ctx.slot = n;
+        return 0;
+    }
     const SlotCounter* c = static_cast<const SlotCounter*>(det);
     SlotLaunch* launch = c->launch;
     const i64 at = ctx.reservations++;
@@ -38,6 +42,11 @@ WEFT_FUNC i32 reserve_count(Ctx& ctx, void* det, i32* p, i32 n) {
 // Execution pass: the slot, after checking the reservation matches the counting pass's. The
 // counter still holds its value from before the launch (it is updated after this pass).
 WEFT_FUNC i32 reserve(Ctx& ctx, void* det, i32* p, i32 n) {
+    if (ctx.joined) {
+        if (ctx.reservations++ == 0 && n == ctx.asked) return ctx.slot;
+        ctx.diverged = true;
+        return 0;
+    }
     const SlotCounter* c = static_cast<const SlotCounter*>(det);
     SlotLaunch* launch = c->launch;
     const i64 at = ctx.reservations++;
@@ -213,34 +222,6 @@ WEFT_FUNC void slot_tiles_counted(void* det, const SlotTiles& t) {
         if (all > 2147483647ll) set_status(launch->status, kSlotsTooMany);
         *launch->counted = 0;
     }
-}
-
-// The fused entry (both passes in one cooperative kernel, at most one resident wave), between its
-// counting and its execution phase, with every thread of every block: the block's total, a grid
-// barrier, then each block sums the totals before its own (at most a wave of them) and all of
-// them, so no block scans for the others. Returns whether the execution phase must skip the
-// kernel's code (an overflowed counting phase, or past 2^31 - 1 slots); every block finds the
-// same. Block 0 writes the total (and kSlotsTooMany), which the last block of slots_executed reads.
-WEFT_FUNC bool slot_tiles_joined(void* det, SlotTiles& t) {
-    SlotLaunch* launch = static_cast<const SlotCounter*>(det)->launch;
-    const i64 block_total = slot_block_sum(t.counted);
-    if (threadIdx.x == 0) launch->blocks[blockIdx.x] = block_total;
-    grid_barrier(launch->barrier);
-    i64 before = 0, all = 0;
-    for (i64 b = threadIdx.x; b < static_cast<i64>(gridDim.x); b += blockDim.x) {
-        const i64 v = __ldcg(&launch->blocks[b]);
-        if (b < static_cast<i64>(blockIdx.x)) before += v;
-        all += v;
-    }
-    before = slot_block_sum(before);
-    all = slot_block_sum(all);
-    const bool too_many = all > 2147483647ll;
-    if (blockIdx.x == 0 && threadIdx.x == 0) {
-        *launch->total = static_cast<i32>(static_cast<u32>(all));
-        if (too_many) set_status(launch->status, kSlotsTooMany);
-    }
-    t.before = static_cast<u32>(before) + static_cast<u32>(__ldcg(launch->single));
-    return too_many || (__ldcg(launch->status) & kSlotsOverflow) != 0;
 }
 
 // Execution pass, at each of the block's tiles (all its threads, before the kernel's code): the

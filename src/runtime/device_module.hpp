@@ -40,11 +40,12 @@ public:
         return false;
     }
     // Runs a slot-allocating kernel's counting and execution passes (`function`: the execution
-    // pass) as one kernel; returns false, having queued nothing, where it cannot (the CPU, an
-    // entry without the fused twin, a grid larger than one wave, a refused cooperative launch).
+    // pass) as one kernel on the state `slots`; returns false, having queued nothing, where it
+    // cannot (the CPU, an entry without the fused twin, a grid larger than one wave, a refused
+    // cooperative launch).
     virtual bool launch_fused(size_t function, const LaunchGrid& grid, void* const* args,
-                              const Options& options) const {
-        (void)function, (void)grid, (void)args, (void)options;
+                              const Options& options, const wf::FusedSlots& slots) const {
+        (void)function, (void)grid, (void)args, (void)options, (void)slots;
         return false;
     }
 

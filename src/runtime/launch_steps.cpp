@@ -81,9 +81,10 @@ void KernelLaunch::run(Step step) {
         case Step::Prepare: return prepare();
         case Step::Count:
             // One kernel for both passes where it can (the execution step then has nothing to do).
-            fused_ = slots_->passes_may_fuse() && !accumulation_ && !request_.options->deterministic_debug &&
-                     request_.code->launch_fused(kernel.variants.forward, request_.grid, pointers_.data(),
-                                                 *request_.options);
+            if (const wf::FusedSlots* fused = accumulation_ ? nullptr : slots_->fused_state())
+                fused_ = !request_.options->deterministic_debug &&
+                         request_.code->launch_fused(kernel.variants.forward, request_.grid, pointers_.data(),
+                                                     *request_.options, *fused);
             if (fused_) return;
             return request_.code->launch(static_cast<size_t>(kernel.variants.counting), request_.grid,
                                          pointers_.data(), *request_.options);

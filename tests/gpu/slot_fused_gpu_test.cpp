@@ -1,19 +1,22 @@
 // Slot allocation on one counter element whose grid is one resident wave: both passes run as one
-// cooperative kernel with a grid barrier between them (docs/design/0021). Its slots equal the CPU
-// backend's; an overflow and a divergence leave the state clean; graph replays (which keep the two
-// passes) equal direct launches (which fuse them); larger grids keep the two passes.
+// cooperative kernel, each block waiting for every block's count between them (docs/design/0021).
+// Its slots equal the CPU backend's, negative counts too; an overflow, a divergence and 2^31 slots
+// leave the state clean; graph replays equal direct launches; larger grids keep the two passes;
+// the fused entries' module is compiled at their first use only.
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <cstdint>
 #include <mutex>
 #include <string>
+#include <utility>
 #include <vector>
 #include <weft/weft.hpp>
 
 #include "runtime/cuda/context.hpp"
 #include "support/errors.hpp"
 #include "support/slot_compact.hpp"
+#include "support/xorshift.hpp"
 
 namespace {
 
@@ -75,7 +78,7 @@ TEST(SlotFusedGpu, BothPassesInOneKernelEqualTheCpuBackend) {
             SCOPED_TRACE(std::to_string(n) + " threads");
             const auto amounts = compact_amounts(n, static_cast<uint32_t>(n * 3 + block), 5);
             const CompactResult want = launch_on(k, cpu, amounts, 9);
-            // Twice: the second launch reuses the first one's state (and its barrier word).
+            // Twice: the second launch reuses the first one's state (its block totals, set back to 0).
             for (int round = 0; round < 2; ++round) {
                 int kernels = 0;
                 EXPECT_EQ(launch_on(k, gpu, amounts, 9, &kernels), want) << "round " << round;
@@ -178,7 +181,129 @@ TEST(SlotFusedGpu, ADivergenceIsReportedAndTheNextLaunchIsClean) {
     }
 }
 
-// Captured work keeps the two passes; its replays equal the direct launches, which fuse them.
+// slot = atomic_add(count, 0, amounts[t]); slots[t] = slot (any amount, negative ones too).
+using Amounts = weft::Kernel<Array<int>, Array<int>, Array<int>>;
+
+Amounts amounts_kernel(weft::Module& m, const std::string& name) {
+    return m.kernel(name, {"amounts", "count", "slots"},
+                    [](Array<int> amounts, Array<int> count, Array<int> slots) {
+                        auto t = weft::tid();
+                        slots[t] = weft::atomic_add(count, 0, amounts[t]);
+                    });
+}
+
+// The launch's counter and slots, from a counter at `initial` (`name`: the kernel's).
+std::pair<std::vector<int>, std::vector<int>> amounts_on(const Amounts& k, const std::string& name,
+                                                         weft::Device device, const std::vector<int>& amounts,
+                                                         int initial) {
+    const auto n = static_cast<int64_t>(amounts.size());
+    auto count = weft::full<int>(1, initial, device);
+    auto slots = weft::full<int>(n, -1, device);
+    if (device.is_cuda()) weft::synchronize(device);
+    weft::launch(k, n, weft::from_vector(amounts, device), count, slots);
+    if (device.is_cuda() && surely_fused(n)) EXPECT_EQ(queued(name), 1) << "one kernel for both passes";
+    return {count.to_vector(), slots.to_vector()};
+}
+
+// Negative counts make whole blocks' totals negative (each block's total travels as a 43-bit
+// two's complement number): slots and counter equal the CPU backend's.
+TEST(SlotFusedGpu, NegativeBlockTotalsEqualTheCpuBackend) {
+    for (int block : {32, 256, 1024}) {
+        SCOPED_TRACE("block_dim " + std::to_string(block));
+        weft::Module m{"fused_negative_" + std::to_string(block),
+                       {.deterministic = Deterministic::RunToRun, .block_dim = block}};
+        const Amounts k = amounts_kernel(m, "fused_negative");
+        for (int n : {65536, 100003}) {
+            SCOPED_TRACE(std::to_string(n) + " threads");
+            std::vector<int> amounts(static_cast<size_t>(n));
+            uint32_t x = static_cast<uint32_t>(n + block);
+            for (int i = 0; i < n; ++i) {
+                // Runs of 3,000 threads reserving -1 to -7000 slots, then runs reserving 0 to 3.
+                const uint32_t r = weft::test::xorshift(x);
+                amounts[static_cast<size_t>(i)] =
+                    (i / 3000) % 2 == 0 ? -static_cast<int>(1 + r % 7000) : static_cast<int>(r % 4);
+            }
+            const auto want = amounts_on(k, "fused_negative", cpu, amounts, 2000000000);
+            for (int round = 0; round < 2; ++round)
+                EXPECT_EQ(amounts_on(k, "fused_negative", gpu, amounts, 2000000000), want)
+                    << "round " << round;
+        }
+    }
+}
+
+// 2^31 - 1 slots in one launch fit; one more is an error that writes nothing; the next launch
+// is clean. 65,536 threads are 256 blocks of 256 (each block reads every block's total),
+// 262,144 are 1,024 (groups of 32 blocks, the one past 2^31 - 1 in the last group).
+TEST(SlotFusedGpu, TwoToThe31MinusOneSlotsFitAndOneMoreIsAnError) {
+    weft::Module m{"fused_too_many", {.deterministic = Deterministic::RunToRun}};
+    const Amounts k = amounts_kernel(m, "fused_too_many");
+    for (int n : {65536, 262144}) {
+        SCOPED_TRACE(std::to_string(n) + " threads");
+        std::vector<int> amounts(static_cast<size_t>(n), 1);
+        amounts[300] = 2147483647 - (n - 1);  // (a block other than the first)
+        auto count = weft::full<int>(1, 0, gpu);
+        auto slots = weft::full<int>(n, -1, gpu);
+        const auto values = weft::from_vector(amounts, gpu);
+        weft::synchronize(gpu);
+        weft::launch(k, n, values, count, slots);
+        if (surely_fused(n)) EXPECT_EQ(queued("fused_too_many"), 1);
+        EXPECT_NO_THROW(weft::synchronize(gpu));
+        EXPECT_EQ(count.to_vector(), std::vector<int>{2147483647});
+        const std::vector<int> got = slots.to_vector();
+        EXPECT_EQ(got[300], 300);
+        EXPECT_EQ(got[301], 300 + amounts[300]);
+        EXPECT_EQ(got[static_cast<size_t>(n - 1)], 2147483646);
+
+        amounts[static_cast<size_t>(n - 1)] = 2;
+        weft::copy(count, weft::full<int>(1, 0, gpu));
+        weft::copy(slots, weft::full<int>(n, -1, gpu));
+        weft::launch(k, n, weft::from_vector(amounts, gpu), count, slots);
+        try {
+            weft::synchronize(gpu);
+            ADD_FAILURE() << "2^31 slots were not reported";
+        } catch (const weft::Error& e) {
+            EXPECT_TRUE(has(e.message(), "2^31 - 1 slots")) << e.message();
+        }
+        EXPECT_EQ(count.to_vector(), std::vector<int>{0}) << "the counter keeps its value";
+        EXPECT_EQ(slots.to_vector(), std::vector<int>(static_cast<size_t>(n), -1)) << "nothing is written";
+
+        weft::launch(k, n, values, count, slots);
+        EXPECT_NO_THROW(weft::synchronize(gpu)) << "the next launch starts clean";
+        EXPECT_EQ(count.to_vector(), std::vector<int>{2147483647});
+        EXPECT_EQ(slots.to_vector(), got);
+    }
+}
+
+// The fused entries are a module of their own: a kernel launched only on grids that could never
+// be one wave compiles none; its first launch that could fuse compiles it, once.
+TEST(SlotFusedGpu, TheFusedModuleIsCompiledAtItsFirstUseOnly) {
+    weft::Module m{"fused_lazy", {.deterministic = Deterministic::RunToRun, .verbose = true}};
+    const Amounts k = amounts_kernel(m, "fused_lazy");
+    const auto fused_modules = [&](int64_t n) {
+        auto values = weft::full<int>(n, 1, gpu);
+        auto count = weft::zeros<int>(1, gpu);
+        auto slots = weft::full<int>(n, -1, gpu);
+        weft::synchronize(gpu);
+        testing::internal::CaptureStderr();
+        weft::launch(k, n, values, count, slots);
+        weft::synchronize(gpu);
+        const std::string log = testing::internal::GetCapturedStderr();
+        EXPECT_EQ(count.to_vector(), std::vector<int>{static_cast<int>(n)});
+        int lines = 0;
+        for (size_t at = log.find("(fused entries)"); at != std::string::npos;
+             at = log.find("(fused entries)", at + 1))
+            ++lines;
+        return lines;
+    };
+    EXPECT_EQ(fused_modules(3000001), 0) << "a grid past what a device holds: two passes, no fused module";
+    EXPECT_EQ(fused_modules(3000001), 0);
+    if (!weft::runtime::cuda::context(0).cooperative) return;
+    EXPECT_EQ(fused_modules(65536), 1) << "the first launch that can fuse compiles the fused module";
+    EXPECT_EQ(fused_modules(65536), 0) << "and only the first";
+    EXPECT_EQ(fused_modules(1000), 0);
+}
+
+// Graph replays (fused where captures take cooperative launches) equal direct launches (fused).
 TEST(SlotFusedGpu, FortyGraphReplaysEqualDirectLaunches) {
     weft::Module m{"fused_graph", {.deterministic = Deterministic::RunToRun}};
     const CompactKernel k = compact_kernel(m, "fused_compact");

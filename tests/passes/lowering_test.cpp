@@ -358,8 +358,8 @@ TEST(Codegen, AGpuEntryOfFloatSumsCanResolveThemInTheKernel) {
 }
 
 // A slot-allocating kernel on one counter element has a fused GPU entry that runs its counting
-// pass, a grid barrier and its execution pass (docs/design/0021); the CPU entry has none, nor has
-// the counting pass.
+// pass, waits for every block's count and runs its execution pass (docs/design/0021), in a module
+// of its own compiled only when used; the CPU entry has none, nor has the counting pass.
 TEST(Codegen, AGpuEntryOnOneCounterElementCanRunBothPassesInOneKernel) {
     const weft::Options run_to_run{.deterministic = Deterministic::RunToRun};
     const weft::transforms::Lowered slots = weft::transforms::lower(compacting(false), run_to_run);
@@ -368,20 +368,65 @@ TEST(Codegen, AGpuEntryOnOneCounterElementCanRunBothPassesInOneKernel) {
     ASSERT_EQ(gpu.fused_entries.size(), slots.program.functions.size());
     EXPECT_EQ(gpu.fused_entries[0], "weft_kernel_0_fused");
     EXPECT_EQ(gpu.fused_entries[1], "") << "the counting pass has no fused entry";
-    const size_t fused = gpu.source.find("void weft_kernel_0_fused(");
-    ASSERT_NE(fused, std::string::npos) << gpu.source;
-    const size_t counted = gpu.source.find("f1_k__count(ctx", fused);
-    const size_t joined = gpu.source.find("wf::slot_tiles_joined(", fused);
-    const size_t executed = gpu.source.find("f0_k(ctx", fused);
-    EXPECT_LT(counted, joined) << gpu.source;
-    EXPECT_LT(joined, executed) << gpu.source;
-    EXPECT_NE(executed, std::string::npos) << gpu.source;
-    const std::string entry = gpu.source.substr(fused, gpu.source.find("\n}\n", fused) - fused);
-    EXPECT_EQ(entry.find("return"), std::string::npos) << "nothing returns before the barrier\n" << entry;
-    EXPECT_NE(entry.find("wf::slots_executed("), std::string::npos) << entry;
+    EXPECT_EQ(gpu.source.find("weft_kernel_0_fused"), std::string::npos)
+        << "the main module has no fused entry\n"
+        << gpu.source;
+    EXPECT_EQ(gpu.source.find("slot_join"), std::string::npos) << gpu.source;
+    const std::string& f = gpu.fused_source;
+    EXPECT_NE(f.find("void f0_k("), std::string::npos) << f;
+    EXPECT_EQ(f.find("void weft_kernel_0("), std::string::npos) << f;
+    const size_t fused = f.find("void weft_kernel_0_fused(");
+    ASSERT_NE(fused, std::string::npos) << f;
+    const size_t counted = f.find("f1_k__count(ctx", fused);
+    const size_t published = f.find("wf::slot_join_counted(", fused);
+    const size_t waited = f.find("wf::slot_join_wait(", fused);
+    const size_t executed = f.find("f0_k(ctx", fused);
+    const size_t ended = f.find("wf::slot_join_end(", fused);
+    EXPECT_LT(counted, published) << f;
+    EXPECT_LT(published, waited) << f;
+    EXPECT_LT(waited, executed) << f;
+    EXPECT_LT(executed, ended) << f;
+    EXPECT_NE(ended, std::string::npos) << f;
+    const std::string entry = f.substr(fused, f.find("\n}\n", fused) - fused);
+    EXPECT_EQ(entry.find("return"), std::string::npos) << "every thread reaches every barrier\n" << entry;
     const weft::codegen::Generated cpu = weft::codegen::emit(slots.program, slots.plan, {});
     EXPECT_EQ(cpu.fused_entries[0], "");
-    EXPECT_EQ(cpu.source.find("slot_tiles_joined"), std::string::npos) << cpu.source;
+    EXPECT_EQ(cpu.fused_source, "");
+    EXPECT_EQ(cpu.source.find("slot_join"), std::string::npos) << cpu.source;
+
+    // A kernel that allocates no slots has no fused module.
+    const weft::transforms::Lowered sums = weft::transforms::lower(accumulating(), run_to_run);
+    EXPECT_EQ(
+        weft::codegen::emit(sums.program, sums.plan, {.dialect = weft::codegen::Dialect::Cuda}).fused_source,
+        "");
+}
+
+// A module without deterministic atomics compiles only the plain prelude (the deterministic
+// headers are most of NVRTC's time); one with slot reservations or deterministic sums, the whole.
+TEST(Codegen, OnlyDeterministicCodeCompilesTheDeterministicPrelude) {
+    const std::string& whole = weft::codegen::prelude();
+    const std::string& plain = weft::codegen::plain_prelude();
+    EXPECT_LT(plain.size(), whole.size());
+    EXPECT_EQ(whole.compare(0, plain.size(), plain), 0) << "the plain prelude is the whole one's start";
+    for (const char* only_deterministic : {"slot_join_begin", "resolve_in_kernel", "reserve_count"}) {
+        EXPECT_EQ(plain.find(only_deterministic), std::string::npos) << only_deterministic;
+        EXPECT_NE(whole.find(only_deterministic), std::string::npos) << only_deterministic;
+    }
+    const weft::Options run_to_run{.deterministic = Deterministic::RunToRun};
+    for (const weft::codegen::Dialect dialect : {weft::codegen::Dialect::Cpu, weft::codegen::Dialect::Cuda}) {
+        const weft::transforms::Lowered plain_sums = weft::transforms::lower(accumulating(), {});
+        const weft::codegen::Generated g =
+            weft::codegen::emit(plain_sums.program, plain_sums.plan, {.dialect = dialect});
+        EXPECT_FALSE(g.deterministic);
+        EXPECT_EQ(&weft::codegen::prelude_for(g), &plain);
+        for (Program p : {accumulating(), compacting(false), compacting(true)}) {
+            const weft::transforms::Lowered det = weft::transforms::lower(std::move(p), run_to_run);
+            const weft::codegen::Generated d =
+                weft::codegen::emit(det.program, det.plan, {.dialect = dialect});
+            EXPECT_TRUE(d.deterministic);
+            EXPECT_EQ(&weft::codegen::prelude_for(d), &whole);
+        }
+    }
 }
 
 }  // namespace

@@ -29,7 +29,7 @@ std::shared_ptr<CpuModule> CpuModule::load(codegen::Generated generated, const p
     const HostCompiler& compiler = host_compiler();
     const std::vector<std::string> flags = compile_flags(compiler, options);
     base::Hasher key;
-    key.add(codegen::prelude()).add(m->generated_.source).add(compiler.key);
+    key.add(codegen::prelude_for(m->generated_)).add(m->generated_.source).add(compiler.key);
     for (const auto& f : flags) key.add(f);
     const std::string name = "cpu-" + key.hex() + ".so";
 
@@ -37,7 +37,7 @@ std::shared_ptr<CpuModule> CpuModule::load(codegen::Generated generated, const p
         fs::path source;
         try {
             source = create_unique_file(out.string() + ".", ".cpp",
-                                        codegen::prelude() + "\n" + m->generated_.source);
+                                        codegen::prelude_for(m->generated_) + "\n" + m->generated_.source);
         } catch (const FileError& e) {
             throw Error("cannot write the generated source of module '" + m->module_name_ +
                         "': " + e.message() +

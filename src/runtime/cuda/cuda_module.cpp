@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdio>
 
 #include "base/hash.hpp"
 #include "runtime/cache.hpp"
@@ -61,8 +62,8 @@ std::shared_ptr<CudaModule> CudaModule::load(codegen::Generated generated, const
     m->arch_ = c.cc_major * 10 + c.cc_minor;
     m->flags_ = nvrtc_flags(options);
     const Driver& d = require_driver();
-    m->module_ = build_and_load(codegen::prelude() + "\n" + m->generated_.source, m->module_name_, m->arch_,
-                                m->flags_, m->from_cache_);
+    m->module_ = build_and_load(codegen::prelude_for(m->generated_) + "\n" + m->generated_.source,
+                                m->module_name_, m->arch_, m->flags_, m->from_cache_);
     const auto function_of = [&](const std::string& symbol) {
         CUfunction f = nullptr;
         if (!symbol.empty())
@@ -70,35 +71,43 @@ std::shared_ptr<CudaModule> CudaModule::load(codegen::Generated generated, const
         return f;
     };
     for (const std::string& symbol : m->generated_.entries) m->functions_.push_back(function_of(symbol));
-    for (const std::string& symbol : m->generated_.fused_entries)
-        m->fused_functions_.push_back(function_of(symbol));
     m->report(options, ("cuda:" + std::to_string(ordinal)).c_str(),
               std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count());
     return m;
 }
 
-CUfunction CudaModule::resolving_function(size_t function) const {
-    if (generated_.resolving_entries[function].empty()) return nullptr;
-    std::lock_guard lock(resolving_mutex_);
-    if (!resolving_module_) {
+CUfunction CudaModule::lazy_function(LazyEntries& lazy, const std::string& source,
+                                     const std::vector<std::string>& symbols, const char* what,
+                                     size_t function, bool verbose) const {
+    if (symbols[function].empty()) return nullptr;
+    std::lock_guard lock(lazy.mutex);
+    if (!lazy.module) {
+        const UnsafeCallsAllowed unsafe;  // first used inside a graph capture, it loads here
+        const auto start = std::chrono::steady_clock::now();
+        const std::string name = module_name_ + " (" + what + ")";
         bool hit = false;
-        resolving_module_ = build_and_load(codegen::prelude() + "\n" + generated_.resolving_source,
-                                           module_name_ + " (resolving entries)", arch_, flags_, hit);
-        for (const std::string& symbol : generated_.resolving_entries) {
+        lazy.module = build_and_load(codegen::prelude() + "\n" + source, name, arch_, flags_, hit);
+        for (const std::string& symbol : symbols) {
             CUfunction f = nullptr;
             if (!symbol.empty())
-                check(require_driver().cuModuleGetFunction(&f, resolving_module_, symbol.c_str()),
+                check(require_driver().cuModuleGetFunction(&f, lazy.module, symbol.c_str()),
                       "cuModuleGetFunction");
-            resolving_functions_.push_back(f);
+            lazy.functions.push_back(f);
         }
+        if (verbose)
+            std::fprintf(
+                stderr, "weft: module '%s' for cuda:%d %s in %.1f ms\n", name.c_str(), ordinal_,
+                hit ? "loaded from cache" : "compiled",
+                std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count());
     }
-    return resolving_functions_[function];
+    return lazy.functions[function];
 }
 
 CudaModule::~CudaModule() {
     if (!bind_for_release(ordinal_)) return;
     if (module_) driver()->cuModuleUnload(module_);
-    if (resolving_module_) driver()->cuModuleUnload(resolving_module_);
+    if (resolving_.module) driver()->cuModuleUnload(resolving_.module);
+    if (fused_.module) driver()->cuModuleUnload(fused_.module);
 }
 
 unsigned entry_blocks(int ordinal, int64_t total, int block) {
@@ -109,25 +118,37 @@ unsigned entry_blocks(int ordinal, int64_t total, int block) {
 bool CudaModule::launch_resolving(size_t function, const LaunchGrid& grid, void* const* args,
                                   const Options& options, const wf::InKernelResolve& resolve) const {
     if (generated_.resolving_entries[function].empty() || !context(ordinal_).cooperative) return false;
-    const CUfunction f = resolving_function(function);
+    const CUfunction f = lazy_function(resolving_, generated_.resolving_source, generated_.resolving_entries,
+                                       "resolving entries", function, options.verbose);
     // Only a launch whose grid (a thread per launch thread and per slot) is one wave of the
     // resolving entry anyway: a larger one, capped to a wave, would lose more in its loop than the
     // separate resolve costs.
     const auto block = static_cast<int64_t>(options.block_dim);
     const int64_t blocks = (std::max<int64_t>(grid.total(), resolve.slots) + block - 1) / block;
     if (!one_wave(f, blocks, block)) return false;
-    return launch_with(function, f, static_cast<unsigned>(blocks), grid, args, options, &resolve, true);
+    return launch_with(function, f, static_cast<unsigned>(blocks), grid, args, options, &resolve, nullptr,
+                       true);
 }
 
 bool CudaModule::launch_fused(size_t function, const LaunchGrid& grid, void* const* args,
-                              const Options& options) const {
-    const CUfunction f = function < fused_functions_.size() ? fused_functions_[function] : nullptr;
-    if (!f || !context(ordinal_).cooperative || options.bounds_check || options.debug) return false;
-    // The grid the two passes use (their block totals are sized for it), only where it is one
-    // wave of the fused entry anyway: capping a larger grid would cost its loops.
-    const unsigned blocks = entry_blocks(ordinal_, grid.total(), options.block_dim);
-    if (!one_wave(f, blocks, options.block_dim)) return false;
-    return launch_with(function, f, blocks, grid, args, options, nullptr, true);
+                              const Options& options, const wf::FusedSlots& slots) const {
+    if (generated_.fused_entries[function].empty() || !context(ordinal_).cooperative ||
+        options.bounds_check || options.debug)
+        return false;
+    // One block per tile of the launch, only where they can all be resident (so that a grid
+    // that never could compiles no fused module), then where they are for this entry.
+    const auto block = static_cast<int64_t>(options.block_dim);
+    const int64_t blocks = (grid.total() + block - 1) / block;
+    if (blocks > fused_blocks_at_most(ordinal_, block)) return false;
+    const CUfunction f = lazy_function(fused_, generated_.fused_source, generated_.fused_entries,
+                                       "fused entries", function, options.verbose);
+    if (!one_wave(f, blocks, block)) return false;
+    return launch_with(function, f, static_cast<unsigned>(blocks), grid, args, options, nullptr, &slots,
+                       true);
+}
+
+int64_t fused_blocks_at_most(int ordinal, int64_t block) {
+    return static_cast<int64_t>(context(ordinal).sm_count) * std::min<int64_t>(32, 2048 / block);
 }
 
 int CudaModule::resident_blocks(CUfunction f, int64_t block) const {
@@ -150,12 +171,12 @@ bool CudaModule::one_wave(CUfunction f, int64_t blocks, int64_t block) const {
 void CudaModule::launch(size_t function, const LaunchGrid& grid, void* const* args,
                         const Options& options) const {
     launch_with(function, functions_[function], entry_blocks(ordinal_, grid.total(), options.block_dim), grid,
-                args, options, nullptr, false);
+                args, options, nullptr, nullptr, false);
 }
 
 bool CudaModule::launch_with(size_t function, CUfunction f, unsigned blocks, const LaunchGrid& grid,
                              void* const* args, const Options& options, const wf::InKernelResolve* resolve,
-                             bool cooperative) const {
+                             const wf::FusedSlots* slots, bool cooperative) const {
     const auto stream = current_stream(ordinal_);
     const Driver& d = require_driver();
 
@@ -175,6 +196,7 @@ bool CudaModule::launch_with(size_t function, CUfunction f, unsigned blocks, con
     }
     LaunchRecord record = launch_record(grid, fault.fault());
     if (resolve) record.resolve = *resolve;
+    if (slots) record.slots = *slots;
     void* params[64];
     const size_t count = generated_.params[function];
     if (count + 1 > std::size(params))

@@ -131,9 +131,13 @@ public:
         // execution pass hands each thread its own).
         tiled_ = plan_.single_element && plan_.per_thread == 1;
         const unsigned blocks = tiled_ ? cu::entry_blocks(ordinal_, plan_.threads, plan_.block_dim) : 0;
+        // The fused entry's grid, one block per tile, where the device could hold it at once.
+        const int64_t tiles = (plan_.threads + plan_.block_dim - 1) / plan_.block_dim;
+        const int64_t fused_blocks =
+            tiled_ && tiles <= cu::fused_blocks_at_most(ordinal_, plan_.block_dim) ? tiles : 0;
         // One allocation per launch: the launch's state, its counters, then the words the publish
-        // kernel zeroes (the status, the total, the two counts of finished blocks, the fused entry's
-        // barrier word, the chained scan's). Counts need no zeroing: the counting pass writes every
+        // kernel zeroes (the status, the total, the two counts of finished blocks, the chained
+        // scan's, the fused entry's). Counts need no zeroing: the counting pass writes every
         // position, 0 where a thread made no reservation (slots.h); nor do the block totals, which
         // every counting block writes.
         const auto n = static_cast<int64_t>(plan_.threads * plan_.per_thread);
@@ -149,9 +153,11 @@ public:
         const size_t total_at = take(8);
         const size_t done_at = take(8);
         const size_t counted_at = take(8);
-        const size_t barrier_at = take(8);
         const bool chained = plan_.single_element && !tiled_;
         const size_t words_at = take(chained ? static_cast<size_t>(cu::chained_scan_words(n)) * 8 : 0);
+        const size_t finished_at = take(fused_blocks ? 8 : 0);
+        const size_t fused_totals_at = take(static_cast<size_t>(fused_blocks) * 8);
+        const size_t fused_groups_at = take(static_cast<size_t>((fused_blocks + 31) / 32) * 8);
         const size_t zeroed_end = bytes;
         const size_t blocks_at = take(static_cast<size_t>(blocks) * 8);
         const size_t counts_at = take(static_cast<size_t>(n) * 4);
@@ -186,8 +192,7 @@ public:
                              nullptr,
                              reinterpret_cast<wf::u32*>(base + done_at),
                              tiled_ ? reinterpret_cast<wf::i64*>(base + blocks_at) : nullptr,
-                             reinterpret_cast<wf::u32*>(base + counted_at),
-                             tiled_ ? reinterpret_cast<wf::u32*>(base + barrier_at) : nullptr};
+                             reinterpret_cast<wf::u32*>(base + counted_at)};
         // One element: the execution pass's last block adds the total (slots.h), no kernel after it.
         // Its status word's ticket is held until the execution pass is queued (finish()).
         if (plan_.single_element) {
@@ -195,6 +200,10 @@ public:
             value.single = reinterpret_cast<wf::i32*>(plan_.single);
             value.report = ticket_.word();
         }
+        if (fused_blocks)
+            fused_ = {reinterpret_cast<wf::u64*>(base + fused_totals_at),
+                      reinterpret_cast<wf::u64*>(base + fused_groups_at),
+                      reinterpret_cast<wf::u64*>(base + finished_at), value.single, value.report};
         counts_ = value.counts;
         offsets_ = value.offsets;
         total_ = value.total;
@@ -223,10 +232,12 @@ public:
     void* counter(size_t i) const override { return counters_ + i; }
     // Captured work only where captures take cooperative launches (else the capture would fail),
     // and not in a conditional body (not probed).
-    bool passes_may_fuse() const override {
-        if (!tiled_ || !captured_) return tiled_;
-        return cu::current_stream(ordinal_)->conditional_bodies.load() == 0 &&
-               cooperative_launches_capture(ordinal_);
+    const wf::FusedSlots* fused_state() const override {
+        if (!fused_.totals) return nullptr;
+        if (captured_ && (cu::current_stream(ordinal_)->conditional_bodies.load() != 0 ||
+                          !cooperative_launches_capture(ordinal_)))
+            return nullptr;
+        return &fused_;
     }
 
     void assign_slots() override {
@@ -310,6 +321,7 @@ private:
     wf::SlotCounter* counters_ = nullptr;
     wf::i32* counts_ = nullptr;
     wf::i32* offsets_ = nullptr;
+    wf::FusedSlots fused_{};                // the fused entry's words (null: no fused launch)
     wf::i32* total_ = nullptr;              // the single element's total, from the scan
     uint64_t* words_ = nullptr;             // the chained scan's ticket and tile words
     cu::StatusTicket ticket_;               // one element: the status word the execution pass reports to

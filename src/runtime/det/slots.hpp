@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "device/abi.h"
 #include "plan/plan.hpp"
 #include "runtime/det/accumulation.hpp"
 
@@ -45,9 +46,10 @@ public:
     virtual void assign_slots() = 0;
     // After the execution pass: checks it and advances the counters.
     virtual void finish() = 0;
-    // Whether the two passes may run as one kernel (DeviceModule::launch_fused): their state
-    // needs no step between them (a GPU's one counter element, one position per thread).
-    virtual bool passes_may_fuse() const { return false; }
+    // Where the two passes may run as one kernel (DeviceModule::launch_fused), the state it
+    // takes; null where they may not (their state needs a step between them: anything but a
+    // GPU's one counter element with one position per thread).
+    virtual const wf::FusedSlots* fused_state() const { return nullptr; }
 };
 
 // Error messages shared by the backends.
