@@ -328,6 +328,12 @@ const std::string& library_source() {
 
 }  // namespace
 
+bool CudaSlotGroups::resets_status(const SlotPlan& plan) {
+    unsigned long long elements = 0;
+    group_spans(plan, elements);
+    return elements <= CudaSlotBins::kMaxElements;
+}
+
 CudaSlotGroups::CudaSlotGroups(int ordinal, const SlotPlan& plan, void* launch)
     : ordinal_(ordinal), launch_(launch), n_(plan.threads * plan.per_thread) {
     unsigned long long first = 0;

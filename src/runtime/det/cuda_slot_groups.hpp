@@ -20,6 +20,9 @@ namespace weft::runtime::det {
 // kernel is queued on the current stream; a launch whose counting pass overflowed does nothing.
 class CudaSlotGroups {
 public:
+    // Whether the launch's status word is reset by the last kernel of these launches (the
+    // CudaSlotBins path), so that state a graph holds needs no publish node.
+    static bool resets_status(const SlotPlan& plan);
     // `launch` is the device address of the launch's wf::SlotLaunch.
     CudaSlotGroups(int ordinal, const SlotPlan& plan, void* launch);
     // Before the execution pass: writes launch->offsets.
