@@ -140,6 +140,31 @@ TEST(SlotBinsGpu, CountsAroundTheItemWordsLimitEqualTheCpuBackend) {
     }
 }
 
+// Direct launches of one shape keep their state from launch to launch (a changed counter is
+// published again): each equals the CPU backend, on two counters in turn.
+TEST(SlotBinsGpu, DirectLaunchesOfOneShapeOnTwoCountersEqualTheCpuBackend) {
+    for (int elements : {65536, 200}) {
+        SCOPED_TRACE(std::to_string(elements) + " elements");
+        const int n = 50000;
+        const BinCase in = bin_case(n, elements, 61);
+        auto bins = weft::from_vector(in.bins, gpu);
+        auto amounts = weft::from_vector(in.amounts, gpu);
+        std::vector<weft::DeviceArray<int>> counters = {weft::from_vector(in.initial, gpu),
+                                                        weft::from_vector(in.initial, gpu)};
+        std::vector<std::vector<int>> want = {in.initial, in.initial};
+        for (int c : {0, 1, 0, 0, 1}) {
+            BinCase step = in;
+            step.initial = want[c];
+            const BinOutputs cpu_out = launch_on(cpu, step);
+            auto slots = weft::full<int>(n, -1, gpu);
+            weft::launch(bin_kernel(), n, bins, amounts, counters[c], slots);
+            EXPECT_EQ(slots.to_vector(), cpu_out.slots) << "counter " << c;
+            EXPECT_EQ(counters[c].to_vector(), cpu_out.counters) << "counter " << c;
+            want[c] = cpu_out.counters;
+        }
+    }
+}
+
 TEST(SlotBinsGpu, NoThreadReserves) {
     for (int elements : {65536, 100}) {
         BinCase in = bin_case(20000, elements, 3);

@@ -9,6 +9,8 @@
 #include "runtime/det/cuda_slot_bins.hpp"
 
 #include <algorithm>
+#include <cstring>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -18,6 +20,7 @@
 #include "runtime/cuda/driver.hpp"
 #include "runtime/cuda/library_module.hpp"
 #include "runtime/det/cuda_slot_spans.hpp"
+#include "runtime/det/state_cache.hpp"
 
 namespace weft::runtime::det {
 
@@ -545,6 +548,24 @@ void write_outside_capture(void* device, const void* host, size_t bytes) {
     cu::check(waited, "writing slot allocation state for a graph");
 }
 
+// State kept between direct launches of the same shape on the same stream: every launch leaves
+// its words clean, so the next one publishes only a changed span table. A launch takes its entry
+// out while it runs.
+struct Kept {
+    std::shared_ptr<detail::Allocation> memory;
+    std::vector<GroupSpan> table;
+};
+
+// Never destroyed: entries hold device memory that must not be freed after the driver is gone.
+StateCache<std::string, Kept>& state_cache() {
+    static auto* cache = new StateCache<std::string, Kept>;
+    return *cache;
+}
+
+bool same_table(const std::vector<GroupSpan>& a, const std::vector<GroupSpan>& b) {
+    return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(GroupSpan)) == 0;
+}
+
 }  // namespace
 
 CudaSlotBins::CudaSlotBins(int ordinal, const SlotPlan& plan, void* launch)
@@ -578,7 +599,17 @@ CudaSlotBins::CudaSlotBins(int ordinal, const SlotPlan& plan, void* launch)
     const size_t records_at = take(partitioned_ ? n * 4 : 0);
     const size_t positions_at = take(partitioned_ ? n * 4 : 0);
     const size_t totals_at = take(static_cast<size_t>(buckets * kBins) * 4);
-    state_ = detail::allocate(Device::cuda(ordinal_), bytes);
+    std::optional<Kept> kept;
+    if (!cu::capturing(*cu::current_stream(ordinal_))) {
+        const void* stream = cu::current_stream(ordinal_).get();
+        cache_key_.assign(reinterpret_cast<const char*>(&stream), sizeof stream);
+        cache_key_ += std::to_string(ordinal_) + " " + std::to_string(n_) + " " +
+                      std::to_string(per_thread_) + " " + std::to_string(elements_) + " " +
+                      std::to_string(bytes);
+        kept = state_cache().take(cache_key_);
+    }
+    state_ = kept ? kept->memory : detail::allocate(Device::cuda(ordinal_), bytes);
+    table_ = table;
     char* const base = static_cast<char*>(state_->ptr);
     spans_ = base + spans_at;
     control_ = base + zeroed_at;
@@ -597,9 +628,11 @@ CudaSlotBins::CudaSlotBins(int ordinal, const SlotPlan& plan, void* launch)
         write_outside_capture(base, image.data(), image.size());
         return;
     }
-    // Published by a kernel, not a copy from the host, so that the launch queues no host work.
+    if (kept && same_table(kept->table, table)) return;
+    // Published by a kernel, not a copy from the host, so that the launch queues no host work;
+    // kept state has clean words.
     void* zeroed = control_;
-    auto zeroed_words = static_cast<long long>((zeroed_end - zeroed_at) / 8);
+    auto zeroed_words = kept ? 0ll : static_cast<long long>((zeroed_end - zeroed_at) / 8);
     for (size_t at = 0; at < table.size(); at += kSpansPerPublish) {
         SpanChunk chunk{};
         int count = static_cast<int>(std::min<size_t>(kSpansPerPublish, table.size() - at));
@@ -640,6 +673,8 @@ void CudaSlotBins::add_totals(wf::u64* report) {
     const long long for_words = std::min<long long>((tiles_ + chunks_) * kBins / (kThreads * 8), 1024);
     run("slot_bins_totals", std::max({1ll, (elements_ + kThreads - 1) / kThreads, for_words}), kThreads,
         params);
+    // In stream order after the totals kernel, which leaves the words clean.
+    if (!cache_key_.empty()) state_cache().put(std::move(cache_key_), {state_, std::move(table_)});
 }
 
 void CudaSlotBins::run(const char* name, long long blocks, int threads, void** params) const {

@@ -4,8 +4,11 @@
 #pragma once
 
 #include <memory>
+#include <string>
+#include <vector>
 
 #include "device/abi.h"
+#include "runtime/det/cuda_slot_spans.hpp"
 #include "runtime/det/slots.hpp"
 #include "runtime/memory.hpp"
 
@@ -18,7 +21,8 @@ public:
 
     // `launch` is the device address of the launch's wf::SlotLaunch. Queues the publication of
     // the spans and the zeroing of the launch's words, unless the state is a graph's (written
-    // once, outside the capture: every launch leaves its words clean).
+    // once, outside the capture) or kept from the stream's last launch of this shape (every
+    // launch leaves its words clean; a changed span table is published again).
     CudaSlotBins(int ordinal, const SlotPlan& plan, void* launch);
     // Before the execution pass: writes launch->offsets.
     void assign();
@@ -40,13 +44,15 @@ private:
     long long chunks_;  // the offsets kernel's blocks: at least the chunks of 2,048 it may find
     std::shared_ptr<detail::Allocation> state_;  // everything below lies in it
     void* spans_ = nullptr;
-    void* control_ = nullptr;      // digit counts and tickets (zeroed)
-    void* tile_words_ = nullptr;   // the partition's look-back words, 256 per tile (zeroed)
-    void* chunk_words_ = nullptr;  // the offsets kernel's look-back words, 256 per chunk (zeroed)
-    void* items_ = nullptr;        // partitioned: per position, (count << 16) | compact key
-    void* records_ = nullptr;      // partitioned: the item words in bucket order
-    void* positions_ = nullptr;    // partitioned: each record's position
-    void* totals_ = nullptr;       // per compact key, modulo 2^32
+    void* control_ = nullptr;       // digit counts and tickets (zeroed)
+    void* tile_words_ = nullptr;    // the partition's look-back words, 256 per tile (zeroed)
+    void* chunk_words_ = nullptr;   // the offsets kernel's look-back words, 256 per chunk (zeroed)
+    void* items_ = nullptr;         // partitioned: per position, (count << 16) | compact key
+    void* records_ = nullptr;       // partitioned: the item words in bucket order
+    void* positions_ = nullptr;     // partitioned: each record's position
+    void* totals_ = nullptr;        // per compact key, modulo 2^32
+    std::vector<GroupSpan> table_;  // what spans_ holds
+    std::string cache_key_;         // direct launches: the state goes back to the cache after them
 };
 
 }  // namespace weft::runtime::det
