@@ -442,10 +442,12 @@ extern "C" __global__ void __launch_bounds__(kThreads)
             count[r] = recorded[r].count;
         }
     }
-    long long excl[kRounds];
+    // Per item, the counts before it in its warp: in shared memory, not registers (64 registers
+    // a thread, four blocks an SM).
+    __shared__ long long excl[kTile];
 #pragma unroll
     for (int r = 0; r < kRounds; ++r)
-        excl[r] = rank_round(sums[warp], key[r] & 0xffu, key[r] != kNone, count[r], true);
+        excl[r * kThreads + threadIdx.x] = rank_round(sums[warp], key[r] & 0xffu, key[r] != kNone, count[r], true);
     __syncthreads();
     const long long chunk_sum = warps_exclusive(sums);
     const long long before = chain(words, chunk, d, chunk_sum, chunk_first);
@@ -461,7 +463,7 @@ extern "C" __global__ void __launch_bounds__(kThreads)
             continue;
         }
         const unsigned low = key[r] & 0xffu;
-        const long long offset = carry[low] + sums[warp][low] + excl[r];
+        const long long offset = carry[low] + sums[warp][low] + excl[r * kThreads + threadIdx.x];
         too_many = too_many || offset + count[r] > 2147483647ll;
         launch->offsets[position[r]] = static_cast<wf::i32>(offset);
     }
