@@ -19,6 +19,7 @@
 #include "runtime/cuda/cuda_graph.hpp"
 #include "runtime/cuda/driver.hpp"
 #include "runtime/cuda/library_module.hpp"
+#include "runtime/cuda/scan.hpp"
 #include "runtime/det/cuda_slot_spans.hpp"
 #include "runtime/det/state_cache.hpp"
 
@@ -39,11 +40,8 @@ struct SpanChunk {
 
 // Mirrors the kernels' Control: words each launch finds zero and leaves zero.
 struct Control {
-    unsigned digit_items[kBins];
-    unsigned tile_ticket;
     unsigned chunk_ticket;
     unsigned totals_done;
-    unsigned pad;
 };
 
 const char* const kKernels = R"(
@@ -80,26 +78,33 @@ struct SpanChunk {
 
 // Words every launch finds zero and leaves zero (the totals kernel's last block resets them).
 struct Control {
-    unsigned digit_items[kBins];  // partitioned: reservations per bucket (the key's high byte)
-    unsigned tile_ticket;         // the partition's tiles, in the order they start
-    unsigned chunk_ticket;        // the offsets kernel's chunks, in the order they start
-    unsigned totals_done;         // finished blocks of the totals kernel
-    unsigned pad;
+    unsigned chunk_ticket;  // the offsets kernel's chunks, in the order they start
+    unsigned totals_done;   // finished blocks of the totals kernel
 };
 
-// What the offsets kernel walks: partitioned item words and their positions, or (null items)
+// The partition: per bucket (the key's high byte) and tile of positions, where the tile's run of
+// the bucket starts (an exclusive scan of the counts, bucket-major), and the reservations that
+// reach an element.
+struct Partition {
+    const int* bases;
+    const int* items;
+    long long tiles;
+};
+
+// What the offsets kernel walks: partitioned item words and their positions (`bases` set), or
 // the counting pass's records in position order.
 struct BinInput {
+    Partition partition;
     const unsigned* items;
     const unsigned* positions;
     const GroupSpan* spans;
     long long span_count;
-    unsigned per_thread;
 };
 
 // A launch whose counting pass overflowed writes nothing: every step leaves its work undone.
-__device__ bool overflowed(const wf::SlotLaunch* launch) {
-    return (*launch->status & wf::kSlotsOverflow) != 0;
+// Read at a kernel's start, tested after its first loads are on their way.
+__device__ bool overflowed(wf::u32 status) {
+    return (status & wf::kSlotsOverflow) != 0;
 }
 
 // What the counting pass recorded at a reservation position: its key word, its thread's
@@ -112,8 +117,8 @@ struct Recorded {
 
 // Loads position i (which the caller keeps in range) without a branch, so that a thread issues
 // all its positions' loads before it waits for any.
-__device__ Recorded load_recorded(const wf::SlotLaunch* launch, unsigned per_thread, unsigned i) {
-    return {launch->keys[i], launch->reserved[i / per_thread], launch->counts[i]};
+__device__ Recorded load_recorded(const wf::SlotLaunch& launch, unsigned per_thread, unsigned i) {
+    return {launch.keys[i], launch.reserved[i / per_thread], launch.counts[i]};
 }
 
 // The compact key of position i, or kNone: a position its thread left unused, or an element
@@ -269,21 +274,22 @@ extern "C" __global__ void slot_bins_publish(GroupSpan* table, int first, int co
 }
 
 // Partition, step 1, per tile of 2,048 positions: each position's item word (its offset 0 where
-// it reaches no element), and the reservations per bucket (the key's high byte) added to the
-// launch's digit counts.
+// it reaches no element), and the tile's reservations per bucket (bucket-major, for the scan).
 extern "C" __global__ void __launch_bounds__(kThreads)
-    slot_bins_count(const wf::SlotLaunch* launch, const GroupSpan* spans, long long span_count, unsigned per_thread,
-                    long long n, unsigned* items, Control* control) {
-    if (overflowed(launch)) return;
-    __shared__ unsigned counts[kBins];
+    slot_bins_count(wf::SlotLaunch launch, const GroupSpan* spans, long long span_count, long long n,
+                    long long tiles, unsigned* items, int* tile_counts) {
+    __shared__ int counts[kBins];
     __shared__ GroupSpan shared_spans[kSpansPerPublish];
-    counts[threadIdx.x] = 0;
-    const GroupSpan* const table = stage_spans(spans, span_count, shared_spans);
+    const wf::u32 status = *launch.status;
+    const unsigned per_thread = static_cast<unsigned>(launch.per_thread);
     const long long first = static_cast<long long>(blockIdx.x) * kTile + threadIdx.x;
     Recorded recorded[kRounds];
 #pragma unroll
     for (int r = 0; r < kRounds; ++r)
         recorded[r] = load_recorded(launch, per_thread, static_cast<unsigned>(min(first + r * kThreads, n - 1)));
+    counts[threadIdx.x] = 0;
+    const GroupSpan* const table = stage_spans(spans, span_count, shared_spans);
+    if (overflowed(status)) return;
     const unsigned lane = threadIdx.x % 32;
 #pragma unroll
     for (int r = 0; r < kRounds; ++r) {
@@ -292,37 +298,32 @@ extern "C" __global__ void __launch_bounds__(kThreads)
             i < n ? key_of(recorded[r], static_cast<unsigned>(i), per_thread, table, span_count) : kNone;
         if (i < n) {
             items[i] = item_word(key, recorded[r].count);
-            if (key == kNone) launch->offsets[i] = 0;
+            if (key == kNone) launch.offsets[i] = 0;
         }
         const bool mine = key != kNone;
         const unsigned peers = __match_any_sync(kFull, mine ? key >> 8 : kNoPeer);
         if (mine && (peers >> lane) == 1u) atomicAdd(&counts[key >> 8], __popc(peers));
     }
     __syncthreads();
-    if (counts[threadIdx.x] != 0) atomicAdd(&control->digit_items[threadIdx.x], counts[threadIdx.x]);
+    tile_counts[threadIdx.x * tiles + blockIdx.x] = counts[threadIdx.x];
 }
 
-// Partition, step 2: each tile's reservations move to their bucket, in position order within it
-// (stable). Ranked per warp in rounds of 32 consecutive positions; the tiles before it are
-// counted per bucket by decoupled look-back (tiles taken in order by a ticket); staged by bucket
-// in shared memory, then written out in runs.
+// Partition, step 2 (after the scan of the tile counts): each tile's reservations move to their
+// bucket, in position order within it (stable). Ranked per warp in rounds of 32 consecutive
+// positions, staged by bucket in shared memory, then written out in runs.
 extern "C" __global__ void __launch_bounds__(kThreads)
-    slot_bins_partition(const wf::SlotLaunch* launch, const unsigned* items, long long n, Control* control,
-                        unsigned long long* words, unsigned* records, unsigned* positions) {
-    if (overflowed(launch)) return;
+    slot_bins_partition(wf::SlotLaunch launch, const unsigned* items, long long n, Partition partition,
+                        unsigned* records, unsigned* positions) {
     __shared__ long long warp_counts[kWarps][kBins];
     __shared__ int run_start[kBins];
     __shared__ long long destination[kBins];
     __shared__ int scratch[32];
     __shared__ int tile_items;
-    __shared__ unsigned tile_taken;
     __shared__ unsigned staged_word[kTile];
     __shared__ unsigned short staged_at[kTile];  // the position within the tile
-    if (threadIdx.x == 0) tile_taken = atomicAdd(&control->tile_ticket, 1u);
-    for (int w = 0; w < kWarps; ++w) warp_counts[w][threadIdx.x] = 0;
-    __syncthreads();
+    const wf::u32 status = *launch.status;
     const unsigned lane = threadIdx.x % 32, warp = threadIdx.x / 32;
-    const long long tile = tile_taken;
+    const long long tile = blockIdx.x;
     const long long first = tile * kTile + warp * kWarpItems;
     unsigned word[kRounds];
 #pragma unroll
@@ -331,6 +332,11 @@ extern "C" __global__ void __launch_bounds__(kThreads)
         const unsigned w = items[min(i, n - 1)];
         word[r] = i < n ? w : kNone;
     }
+    const unsigned d = threadIdx.x;
+    const int base = partition.bases[d * partition.tiles + tile];
+    for (int w = 0; w < kWarps; ++w) warp_counts[w][threadIdx.x] = 0;
+    __syncthreads();
+    if (overflowed(status)) return;
     int rank[kRounds];
 #pragma unroll
     for (int r = 0; r < kRounds; ++r) {
@@ -338,13 +344,10 @@ extern "C" __global__ void __launch_bounds__(kThreads)
         rank[r] = static_cast<int>(rank_round(warp_counts[warp], (word[r] >> 8) & 0xffu, mine, 0, false));
     }
     __syncthreads();
-    const unsigned d = threadIdx.x;
     const int in_tile = static_cast<int>(warps_exclusive(warp_counts));
-    const long long before = chain(words, tile, d, in_tile, tile == 0);
-    const int digit_start = block_exclusive(static_cast<int>(__ldcg(&control->digit_items[d])), scratch);
     const int start = block_exclusive(in_tile, scratch);
     run_start[d] = start;
-    destination[d] = static_cast<long long>(digit_start) + before - start;
+    destination[d] = static_cast<long long>(base) - start;
     if (d == kBins - 1) tile_items = start + in_tile;
     __syncthreads();
 #pragma unroll
@@ -372,9 +375,8 @@ extern "C" __global__ void __launch_bounds__(kThreads)
 // totals. An element passing 2^31 - 1 slots stops the launch (the execution pass then does
 // nothing).
 extern "C" __global__ void __launch_bounds__(kThreads)
-    slot_bins_offsets(wf::SlotLaunch* launch, BinInput in, long long n, Control* control, unsigned long long* words,
+    slot_bins_offsets(wf::SlotLaunch launch, BinInput in, long long n, Control* control, unsigned long long* words,
                       unsigned* totals) {
-    if (overflowed(launch)) return;
     __shared__ long long sums[kWarps][kBins];
     __shared__ long long carry[kBins];
     __shared__ int scratch[32];
@@ -382,17 +384,24 @@ extern "C" __global__ void __launch_bounds__(kThreads)
     __shared__ long long chunk_begin, chunk_end;
     __shared__ int chunk_bucket;
     __shared__ bool chunk_first, chunk_last;
+    __shared__ int bucket_start[kBins + 1];
     __shared__ GroupSpan shared_spans[kSpansPerPublish];
-    if (threadIdx.x == 0) chunk_taken = atomicAdd(&control->chunk_ticket, 1u);
+    const wf::u32 status = *launch.status;
+    const unsigned d = threadIdx.x;
+    if (in.partition.bases) {
+        bucket_start[d] = in.partition.bases[d * in.partition.tiles];
+        if (d == 0) bucket_start[kBins] = *in.partition.items;
+    }
+    if (threadIdx.x == 0) chunk_taken = overflowed(status) ? 0u : atomicAdd(&control->chunk_ticket, 1u);
     for (int w = 0; w < kWarps; ++w) sums[w][threadIdx.x] = 0;
     const GroupSpan* const table = stage_spans(in.spans, in.span_count, shared_spans);
+    if (overflowed(status)) return;
     const long long chunk = chunk_taken;
-    const unsigned d = threadIdx.x;
-    if (in.items) {
+    if (in.partition.bases) {
         // Bucket d's chunks follow those of the buckets before it.
-        const int items = static_cast<int>(__ldcg(&control->digit_items[d]));
+        const int items = bucket_start[d + 1] - bucket_start[d];
         const int chunks = static_cast<int>((items + kTile - 1) / kTile);
-        const int item_start = block_exclusive(items, scratch);
+        const int item_start = bucket_start[d];
         const int chunk_start = block_exclusive(chunks, scratch);
         if (chunk >= chunk_start && chunk < chunk_start + chunks) {
             const long long j = chunk - chunk_start;
@@ -415,9 +424,10 @@ extern "C" __global__ void __launch_bounds__(kThreads)
     if (begin >= end) return;
     const unsigned lane = threadIdx.x % 32, warp = threadIdx.x / 32;
     const long long first = begin + warp * kWarpItems + lane;
+    const unsigned per_thread = static_cast<unsigned>(launch.per_thread);
     unsigned key[kRounds], position[kRounds];
     int count[kRounds];
-    if (in.items) {
+    if (in.partition.bases) {
 #pragma unroll
         for (int r = 0; r < kRounds; ++r) {
             const long long u = min(first + r * 32, end - 1);
@@ -428,17 +438,16 @@ extern "C" __global__ void __launch_bounds__(kThreads)
         }
 #pragma unroll
         for (int r = 0; r < kRounds; ++r)
-            if (key[r] != kNone && count[r] == static_cast<int>(kBigCount)) count[r] = launch->counts[position[r]];
+            if (key[r] != kNone && count[r] == static_cast<int>(kBigCount)) count[r] = launch.counts[position[r]];
     } else {
         Recorded recorded[kRounds];
 #pragma unroll
         for (int r = 0; r < kRounds; ++r)
-            recorded[r] = load_recorded(launch, in.per_thread, static_cast<unsigned>(min(first + r * 32, end - 1)));
+            recorded[r] = load_recorded(launch, per_thread, static_cast<unsigned>(min(first + r * 32, end - 1)));
 #pragma unroll
         for (int r = 0; r < kRounds; ++r) {
             position[r] = static_cast<unsigned>(first + r * 32);
-            key[r] = first + r * 32 < end ? key_of(recorded[r], position[r], in.per_thread, table, in.span_count)
-                                          : kNone;
+            key[r] = first + r * 32 < end ? key_of(recorded[r], position[r], per_thread, table, in.span_count) : kNone;
             count[r] = recorded[r].count;
         }
     }
@@ -459,32 +468,38 @@ extern "C" __global__ void __launch_bounds__(kThreads)
     for (int r = 0; r < kRounds; ++r) {
         if (first + r * 32 >= end) continue;
         if (key[r] == kNone) {
-            launch->offsets[position[r]] = 0;
+            launch.offsets[position[r]] = 0;
             continue;
         }
         const unsigned low = key[r] & 0xffu;
         const long long offset = carry[low] + sums[warp][low] + excl[r * kThreads + threadIdx.x];
         too_many = too_many || offset + count[r] > 2147483647ll;
-        launch->offsets[position[r]] = static_cast<wf::i32>(offset);
+        launch.offsets[position[r]] = static_cast<wf::i32>(offset);
     }
-    if (__any_sync(kFull, too_many) && lane == 0) wf::set_status(launch->status, wf::kSlotsTooMany);
+    if (__any_sync(kFull, too_many) && lane == 0) wf::set_status(launch.status, wf::kSlotsTooMany);
 }
 
 // After the execution pass: each reached element advances by its total, unless a pass failed;
 // the failure bits go to the stream's status word. Buckets no reservation reached (partitioned)
 // were never written. Then the launch's words are reset for the next launch (or replay): the
-// look-back words the tickets say were used, by every block, and the rest by the last block.
-extern "C" __global__ void slot_bins_totals(wf::SlotLaunch* launch, const GroupSpan* spans, long long span_count,
-                                            int partitioned, long long n, long long elements, const unsigned* totals,
-                                            Control* control, unsigned long long* tile_words,
-                                            unsigned long long* chunk_words, wf::u64* report) {
+// look-back words the ticket says were used and the scan's words, by every block, the rest by the
+// last block.
+extern "C" __global__ void slot_bins_totals(wf::SlotLaunch launch, const GroupSpan* spans, long long span_count,
+                                            Partition partition, long long n, long long elements,
+                                            const unsigned* totals, Control* control,
+                                            unsigned long long* chunk_words, unsigned long long* scan_words,
+                                            long long scan_word_count, wf::u64* report) {
     __shared__ bool last;
-    const wf::u32 status = *launch->status;
+    const wf::u32 status = *launch.status;
     if (status != 0 && blockIdx.x == 0 && threadIdx.x == 0) atomicOr(report, static_cast<wf::u64>(status));
     const long long k = static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x;
-    const unsigned total = status == 0 && n > 0 && k < elements && (!partitioned || control->digit_items[k >> 8] != 0)
-                               ? totals[k]
-                               : 0u;
+    bool reached = status == 0 && n > 0 && k < elements;
+    if (reached && partition.bases) {
+        const long long b = k >> 8;
+        const int end = b + 1 < kBins ? partition.bases[(b + 1) * partition.tiles] : *partition.items;
+        reached = partition.bases[b * partition.tiles] != end;
+    }
+    const unsigned total = reached ? totals[k] : 0u;
     if (total != 0) {
         for (long long s = 0; s < span_count; ++s) {
             const unsigned long long first = spans[s].first;
@@ -496,24 +511,19 @@ extern "C" __global__ void slot_bins_totals(wf::SlotLaunch* launch, const GroupS
         }
     }
     const long long stride = static_cast<long long>(gridDim.x) * blockDim.x;
-    const long long used_tiles = static_cast<long long>(control->tile_ticket) * kBins;
     const long long used_chunks = static_cast<long long>(control->chunk_ticket) * kBins;
-    for (long long i = k; i < used_tiles; i += stride) tile_words[i] = 0;
     for (long long i = k; i < used_chunks; i += stride) chunk_words[i] = 0;
+    for (long long i = k; i < scan_word_count; i += stride) scan_words[i] = 0;
     __syncthreads();
     if (threadIdx.x == 0) {
         __threadfence();
         last = atomicAdd(&control->totals_done, 1u) == gridDim.x - 1;
     }
     __syncthreads();
-    if (!last) return;
-    control->digit_items[threadIdx.x] = 0;
-    if (threadIdx.x == 0) {
-        control->tile_ticket = 0;
-        control->chunk_ticket = 0;
-        control->totals_done = 0;
-        *launch->status = 0;
-    }
+    if (!last || threadIdx.x != 0) return;
+    control->chunk_ticket = 0;
+    control->totals_done = 0;
+    *launch.status = 0;
 }
 )";
 
@@ -523,13 +533,18 @@ const std::string& library_source() {
     return source;
 }
 
-// Mirrors the kernels' BinInput.
+// Mirror the kernels' Partition and BinInput.
+struct Partition {
+    const void* bases;
+    const void* items;
+    long long tiles;
+};
 struct BinInput {
+    Partition partition;
     const void* items;
     const void* positions;
     const void* spans;
     long long span_count;
-    unsigned per_thread;
 };
 
 size_t rounded(size_t bytes) {
@@ -570,7 +585,7 @@ bool same_table(const std::vector<GroupSpan>& a, const std::vector<GroupSpan>& b
 
 }  // namespace
 
-CudaSlotBins::CudaSlotBins(int ordinal, const SlotPlan& plan, void* launch)
+CudaSlotBins::CudaSlotBins(int ordinal, const SlotPlan& plan, const wf::SlotLaunch& launch)
     : ordinal_(ordinal),
       launch_(launch),
       n_(plan.threads * plan.per_thread),
@@ -585,9 +600,11 @@ CudaSlotBins::CudaSlotBins(int ordinal, const SlotPlan& plan, void* launch)
     // A bucket's chunks: its reservations over kTile, rounded up (at most one part-filled each).
     chunks_ = (n_ + kTile - 1) / kTile + (partitioned_ && n_ > 0 ? buckets : 0);
     const auto n = static_cast<size_t>(n_);
-    const auto words = static_cast<size_t>((tiles_ + chunks_) * kBins);
-    // One allocation: the span table, the zeroed words (control, then the partition's and the
-    // chunks' look-back words), the partition's item words and records, the per-key totals.
+    const size_t counts = static_cast<size_t>(tiles_ * kBins);
+    scan_words_ = partitioned_ ? cu::chained_scan_words(static_cast<int64_t>(counts)) : 0;
+    // One allocation: the span table, the zeroed words (control, the chunks' look-back words,
+    // the scan's words), the partition's item words, records, tile counts and bases, and the
+    // per-key totals.
     size_t bytes = 0;
     const auto take = [&bytes](size_t size) {
         const size_t at = bytes;
@@ -595,11 +612,16 @@ CudaSlotBins::CudaSlotBins(int ordinal, const SlotPlan& plan, void* launch)
         return at;
     };
     const size_t spans_at = take(table.size() * sizeof(GroupSpan));
-    const size_t zeroed_at = take(sizeof(Control) + words * 8);
+    const size_t zeroed_at = take(sizeof(Control));
+    const size_t chunk_words_at = take(static_cast<size_t>(chunks_ * kBins) * 8);
+    const size_t scan_words_at = take(static_cast<size_t>(scan_words_) * 8);
     const size_t zeroed_end = bytes;
     const size_t items_at = take(partitioned_ ? n * 4 : 0);
     const size_t records_at = take(partitioned_ ? n * 4 : 0);
     const size_t positions_at = take(partitioned_ ? n * 4 : 0);
+    const size_t tile_counts_at = take(counts * 4);
+    const size_t tile_bases_at = take(counts * 4);
+    const size_t reached_at = take(4);
     const size_t totals_at = take(static_cast<size_t>(buckets * kBins) * 4);
     std::optional<Kept> kept;
     if (!cu::capturing(*cu::current_stream(ordinal_))) {
@@ -615,9 +637,12 @@ CudaSlotBins::CudaSlotBins(int ordinal, const SlotPlan& plan, void* launch)
     char* const base = static_cast<char*>(state_->ptr);
     spans_ = base + spans_at;
     control_ = base + zeroed_at;
-    tile_words_ = base + zeroed_at + sizeof(Control);
-    chunk_words_ = static_cast<char*>(tile_words_) + static_cast<size_t>(tiles_ * kBins) * 8;
+    chunk_words_ = base + chunk_words_at;
+    scan_words_ptr_ = base + scan_words_at;
     items_ = base + items_at;
+    tile_counts_ = base + tile_counts_at;
+    tile_bases_ = base + tile_bases_at;
+    reached_ = base + reached_at;
     records_ = base + records_at;
     positions_ = base + positions_at;
     totals_ = base + totals_at;
@@ -649,30 +674,36 @@ CudaSlotBins::CudaSlotBins(int ordinal, const SlotPlan& plan, void* launch)
 
 void CudaSlotBins::assign() {
     if (n_ == 0) return;
-    void* launch = launch_;
+    wf::SlotLaunch launch = launch_;
     void* spans = spans_;
-    unsigned per_thread = per_thread_;
     long long n = n_;
+    Partition partition{nullptr, nullptr, tiles_};
     if (partitioned_) {
-        void* count_params[] = {&launch, &spans, &span_count_, &per_thread, &n, &items_, &control_};
+        long long tiles = tiles_;
+        void* count_params[] = {&launch, &spans, &span_count_, &n, &tiles, &items_, &tile_counts_};
         run("slot_bins_count", tiles_, kThreads, count_params);
-        void* partition_params[] = {&launch, &items_, &n, &control_, &tile_words_, &records_, &positions_};
+        cu::scan_counts(ordinal_, static_cast<const int32_t*>(tile_counts_),
+                        static_cast<int32_t*>(tile_bases_), tiles_ * kBins,
+                        static_cast<uint64_t*>(scan_words_ptr_), static_cast<int32_t*>(reached_));
+        partition = {tile_bases_, reached_, tiles_};
+        void* partition_params[] = {&launch, &items_, &n, &partition, &records_, &positions_};
         run("slot_bins_partition", tiles_, kThreads, partition_params);
     }
-    BinInput input{partitioned_ ? records_ : nullptr, positions_, spans_, span_count_, per_thread_};
+    // Partitioned, the offsets kernel needs no span table (the keys are compact already).
+    BinInput input{partition, records_, positions_, spans_, partitioned_ ? 0 : span_count_};
     void* offsets_params[] = {&launch, &input, &n, &control_, &chunk_words_, &totals_};
     run("slot_bins_offsets", chunks_, kThreads, offsets_params);
 }
 
 void CudaSlotBins::add_totals(wf::u64* report) {
-    void* launch = launch_;
+    wf::SlotLaunch launch = launch_;
     void* spans = spans_;
-    int partitioned = partitioned_ ? 1 : 0;
-    long long n = n_, elements = elements_;
-    void* params[] = {&launch,  &spans,    &span_count_, &partitioned,  &n,     &elements,
-                      &totals_, &control_, &tile_words_, &chunk_words_, &report};
+    Partition partition{partitioned_ ? tile_bases_ : nullptr, reached_, tiles_};
+    long long n = n_, elements = elements_, scan_words = scan_words_;
+    void* params[] = {&launch,  &spans,    &span_count_,  &partition,       &n,          &elements,
+                      &totals_, &control_, &chunk_words_, &scan_words_ptr_, &scan_words, &report};
     // Enough threads for the elements, and for the look-back words at some 8 a thread.
-    const long long for_words = std::min<long long>((tiles_ + chunks_) * kBins / (kThreads * 8), 1024);
+    const long long for_words = std::min<long long>(chunks_ * kBins / (kThreads * 8), 1024);
     run("slot_bins_totals", std::max({1ll, (elements_ + kThreads - 1) / kThreads, for_words}), kThreads,
         params);
     // In stream order after the totals kernel, which leaves the words clean.

@@ -19,11 +19,11 @@ public:
     // The most compact keys (counter elements) this path takes.
     static constexpr unsigned long long kMaxElements = 1ull << 16;
 
-    // `launch` is the device address of the launch's wf::SlotLaunch. Queues the publication of
+    // `launch`: the launch's wf::SlotLaunch (its words, passed to every kernel). Queues the publication of
     // the spans and the zeroing of the launch's words, unless the state is a graph's (written
     // once, outside the capture) or kept from the stream's last launch of this shape (every
     // launch leaves its words clean; a changed span table is published again).
-    CudaSlotBins(int ordinal, const SlotPlan& plan, void* launch);
+    CudaSlotBins(int ordinal, const SlotPlan& plan, const wf::SlotLaunch& launch);
     // Before the execution pass: writes launch->offsets.
     void assign();
     // After the execution pass: unless the launch's status word is set, each reached element
@@ -34,25 +34,29 @@ private:
     void run(const char* name, long long blocks, int threads, void** params) const;
 
     int ordinal_;
-    void* launch_;
+    wf::SlotLaunch launch_;
     long long n_;          // reservation positions
     unsigned per_thread_;  // positions per thread
     long long elements_;   // compact keys
     long long span_count_;
-    bool partitioned_;  // more than 256 elements: partition by the key's high byte first
-    long long tiles_;   // the partition's, of 2,048 positions
-    long long chunks_;  // the offsets kernel's blocks: at least the chunks of 2,048 it may find
+    bool partitioned_;          // more than 256 elements: partition by the key's high byte first
+    long long tiles_;           // the partition's, of 2,048 positions
+    long long chunks_;          // the offsets kernel's blocks: at least the chunks of 2,048 it may find
+    long long scan_words_ = 0;  // the chained scan's words for the tile counts
     std::shared_ptr<detail::Allocation> state_;  // everything below lies in it
     void* spans_ = nullptr;
-    void* control_ = nullptr;       // digit counts and tickets (zeroed)
-    void* tile_words_ = nullptr;    // the partition's look-back words, 256 per tile (zeroed)
-    void* chunk_words_ = nullptr;   // the offsets kernel's look-back words, 256 per chunk (zeroed)
-    void* items_ = nullptr;         // partitioned: per position, (count << 16) | compact key
-    void* records_ = nullptr;       // partitioned: the item words in bucket order
-    void* positions_ = nullptr;     // partitioned: each record's position
-    void* totals_ = nullptr;        // per compact key, modulo 2^32
-    std::vector<GroupSpan> table_;  // what spans_ holds
-    std::string cache_key_;         // direct launches: the state goes back to the cache after them
+    void* control_ = nullptr;         // the offsets kernel's ticket, the totals kernel's count (zeroed)
+    void* chunk_words_ = nullptr;     // the offsets kernel's look-back words, 256 per chunk (zeroed)
+    void* scan_words_ptr_ = nullptr;  // the scan's (zeroed)
+    void* items_ = nullptr;           // partitioned: per position, (count << 16) | compact key
+    void* records_ = nullptr;         // partitioned: the item words in bucket order
+    void* positions_ = nullptr;       // partitioned: each record's position
+    void* tile_counts_ = nullptr;     // partitioned: per bucket and tile, bucket-major
+    void* tile_bases_ = nullptr;      // partitioned: their exclusive scan
+    void* reached_ = nullptr;         // partitioned: the reservations that reach an element
+    void* totals_ = nullptr;          // per compact key, modulo 2^32
+    std::vector<GroupSpan> table_;    // what spans_ holds
+    std::string cache_key_;           // direct launches: the state goes back to the cache after them
 };
 
 }  // namespace weft::runtime::det

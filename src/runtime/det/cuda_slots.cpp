@@ -219,7 +219,7 @@ public:
             // Published by a kernel, not copied from the host, so that the launch can be captured.
             publish(value, base + status_at, static_cast<long long>((zeroed_end - status_at) / 8));
         }
-        if (!plan_.single_element) groups_.emplace(ordinal_, plan_, launch_);
+        if (!plan_.single_element) groups_.emplace(ordinal_, plan_, launch_, value);
     }
 
     void* counter(size_t i) const override { return counters_ + i; }
