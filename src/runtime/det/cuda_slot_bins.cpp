@@ -490,22 +490,25 @@ extern "C" __global__ void slot_bins_totals(wf::SlotLaunch launch, const GroupSp
                                             unsigned long long* chunk_words, unsigned long long* scan_words,
                                             long long scan_word_count, wf::u64* report) {
     __shared__ bool last;
+    __shared__ GroupSpan shared_spans[kSpansPerPublish];
+    // Every load at once (indices kept in range), then the tests.
     const wf::u32 status = *launch.status;
-    if (status != 0 && blockIdx.x == 0 && threadIdx.x == 0) atomicOr(report, static_cast<wf::u64>(status));
     const long long k = static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x;
-    bool reached = status == 0 && n > 0 && k < elements;
-    if (reached && partition.bases) {
-        const long long b = k >> 8;
-        const int end = b + 1 < kBins ? partition.bases[(b + 1) * partition.tiles] : *partition.items;
-        reached = partition.bases[b * partition.tiles] != end;
-    }
-    const unsigned total = reached ? totals[k] : 0u;
-    if (total != 0) {
+    const long long key = min(k, max(elements - 1, 0ll));
+    const unsigned total = totals[key];
+    const long long b = key >> 8;
+    const bool partitioned = partition.bases != nullptr;
+    const int start = partitioned ? partition.bases[b * partition.tiles] : 0;
+    const int end = partitioned ? (b + 1 < kBins ? partition.bases[(b + 1) * partition.tiles] : *partition.items) : 1;
+    const GroupSpan* const table = stage_spans(spans, span_count, shared_spans);
+    if (status != 0 && blockIdx.x == 0 && threadIdx.x == 0) atomicOr(report, static_cast<wf::u64>(status));
+    // Buckets no reservation reached were never written.
+    if (status == 0 && n > 0 && k < elements && start != end && total != 0) {
         for (long long s = 0; s < span_count; ++s) {
-            const unsigned long long first = spans[s].first;
-            const unsigned long long key = static_cast<unsigned long long>(k);
-            if (key < first || key - first >= static_cast<unsigned long long>(spans[s].count)) continue;
-            wf::i32* at = reinterpret_cast<wf::i32*>(spans[s].base) + (key - first);
+            const unsigned long long first = table[s].first;
+            const unsigned long long at_key = static_cast<unsigned long long>(k);
+            if (at_key < first || at_key - first >= static_cast<unsigned long long>(table[s].count)) continue;
+            wf::i32* at = reinterpret_cast<wf::i32*>(table[s].base) + (at_key - first);
             *at = static_cast<wf::i32>(static_cast<wf::u32>(*at) + total);
             break;
         }
@@ -698,7 +701,8 @@ void CudaSlotBins::assign() {
 void CudaSlotBins::add_totals(wf::u64* report) {
     wf::SlotLaunch launch = launch_;
     void* spans = spans_;
-    Partition partition{partitioned_ ? tile_bases_ : nullptr, reached_, tiles_};
+    // (No partition ran without reservations.)
+    Partition partition{partitioned_ && n_ > 0 ? tile_bases_ : nullptr, reached_, tiles_};
     long long n = n_, elements = elements_, scan_words = scan_words_;
     void* params[] = {&launch,  &spans,    &span_count_,  &partition,       &n,          &elements,
                       &totals_, &control_, &chunk_words_, &scan_words_ptr_, &scan_words, &report};
