@@ -94,21 +94,21 @@ TEST(SlotBinsGpu, AdversarialDistributionsIntoFewerElements) {
     for (int elements : {40000, 4096, 257, 256, 17, 1}) check_distributions(300000, elements);
 }
 
-// Around the 2,048 positions of a partition tile and of an offsets chunk in position order: a
-// part of one, one, one and a bit, several.
+// Around the 2,048 positions of a partition tile and the 2,304 of an offsets chunk in position
+// order: a part of one, one, one and a bit, several.
 TEST(SlotBinsGpu, ThreadCountsAroundTheTile) {
-    for (int n : {1, 31, 2047, 2048, 2049, 4095, 4096, 4097, 6144, 12289})
+    for (int n : {1, 31, 2047, 2048, 2049, 2303, 2304, 2305, 4095, 4096, 4097, 4608, 4609, 12289})
         for (int elements : {65536, 300, 200})
             expect_same_as_cpu(bin_case(n, elements, static_cast<uint32_t>(n + elements)),
                                std::to_string(n) + " threads, " + std::to_string(elements) + " elements");
 }
 
 // Buckets (a key's high byte) whose sizes sit at the edges of the offsets kernel's chunks of
-// 2,048 reservations, among empty buckets: each bucket's reservations in one run of positions,
+// 2,304 reservations, among empty buckets: each bucket's reservations in one run of positions,
 // and scattered over the partition's tiles.
 TEST(SlotBinsGpu, BucketsAtTheChunkEdgesAmongEmptyBuckets) {
-    const std::vector<std::pair<int, int>> buckets = {{0, 2047}, {1, 2048}, {2, 2049},   {7, 1},
-                                                      {8, 4096}, {9, 4097}, {200, 6143}, {255, 2048}};
+    const std::vector<std::pair<int, int>> buckets = {{0, 2303}, {1, 2304}, {2, 2305},   {7, 1},
+                                                      {8, 4608}, {9, 4609}, {200, 6911}, {255, 2304}};
     std::vector<int> bins;
     for (const auto& [bucket, size] : buckets)
         for (int i = 0; i < size; ++i) bins.push_back(bucket * 256 + (i * 37 + i / 256) % 256);

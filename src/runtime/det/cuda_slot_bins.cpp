@@ -3,7 +3,7 @@
 // key (a counting kernel that also packs each position's key and count into one word, then a
 // scatter whose tiles chain their bucket counts by decoupled look-back); then one kernel ranks
 // each bucket's reservations (or, in position order, all of them) by the key's low byte in
-// chunks of 2,048 chained by look-back, and writes each reservation's offset and each element's
+// chunks of 2,304 chained by look-back, and writes each reservation's offset and each element's
 // total. Each launch leaves its words clean, so state a graph holds is written once, outside the
 // capture. Weft's own kernels, compiled by NVRTC.
 #include "runtime/det/cuda_slot_bins.hpp"
@@ -29,7 +29,8 @@ namespace cu = runtime::cuda;
 
 namespace {
 
-constexpr long long kTile = 2048;
+constexpr long long kTile = 2048;   // the partition's positions per block
+constexpr long long kChunk = 2304;  // the offsets kernel's reservations per block
 constexpr int kThreads = 256;
 constexpr long long kBins = 256;
 constexpr int kSpansPerPublish = 32;
@@ -367,9 +368,15 @@ extern "C" __global__ void __launch_bounds__(kThreads)
     }
 }
 
-// The offsets, per chunk of up to 2,048 reservations of one bucket (partitioned), or of 2,048
+// Items per lane in the offsets kernel: the most that fit in 64 registers (four blocks an SM), so
+// that buckets of up to 4,608 reservations take two chunks.
+constexpr int kChunkRounds = 9;
+constexpr long long kChunk = kThreads * kChunkRounds;
+constexpr int kChunkWarpItems = kChunk / kWarps;
+
+// The offsets, per chunk of up to 2,304 reservations of one bucket (partitioned), or of 2,304
 // positions (in position order: one bucket), chunks taken in order by a ticket. Each warp ranks
-// its 256 by the key's low byte in rounds of 32, keeping per-byte running sums of the counts; the
+// its 288 by the key's low byte in rounds of 32, keeping per-byte running sums of the counts; the
 // chunks of a bucket are chained per byte by decoupled look-back. A reservation's offset is the
 // counts before it on its element, in position order; a bucket's last chunk writes its 256
 // totals. An element passing 2^31 - 1 slots stops the launch (the execution pass then does
@@ -400,21 +407,21 @@ extern "C" __global__ void __launch_bounds__(kThreads)
     if (in.partition.bases) {
         // Bucket d's chunks follow those of the buckets before it.
         const int items = bucket_start[d + 1] - bucket_start[d];
-        const int chunks = static_cast<int>((items + kTile - 1) / kTile);
+        const int chunks = static_cast<int>((items + kChunk - 1) / kChunk);
         const int item_start = bucket_start[d];
         const int chunk_start = block_exclusive(chunks, scratch);
         if (chunk >= chunk_start && chunk < chunk_start + chunks) {
             const long long j = chunk - chunk_start;
-            chunk_begin = item_start + j * kTile;
-            chunk_end = min(chunk_begin + kTile, static_cast<long long>(item_start) + items);
+            chunk_begin = item_start + j * kChunk;
+            chunk_end = min(chunk_begin + kChunk, static_cast<long long>(item_start) + items);
             chunk_bucket = static_cast<int>(d);
             chunk_first = j == 0;
             chunk_last = j == chunks - 1;
         }
         if (d == kBins - 1 && chunk >= chunk_start + chunks) chunk_begin = chunk_end = 0;  // no such chunk
     } else if (d == 0) {
-        chunk_begin = chunk * kTile;
-        chunk_end = min(chunk_begin + kTile, n);
+        chunk_begin = chunk * kChunk;
+        chunk_end = min(chunk_begin + kChunk, n);
         chunk_bucket = 0;
         chunk_first = chunk == 0;
         chunk_last = chunk_end == n;
@@ -423,13 +430,13 @@ extern "C" __global__ void __launch_bounds__(kThreads)
     const long long begin = chunk_begin, end = chunk_end;
     if (begin >= end) return;
     const unsigned lane = threadIdx.x % 32, warp = threadIdx.x / 32;
-    const long long first = begin + warp * kWarpItems + lane;
+    const long long first = begin + warp * kChunkWarpItems + lane;
     const unsigned per_thread = static_cast<unsigned>(launch.per_thread);
-    unsigned key[kRounds], position[kRounds];
-    int count[kRounds];
+    unsigned key[kChunkRounds], position[kChunkRounds];
+    int count[kChunkRounds];
     if (in.partition.bases) {
 #pragma unroll
-        for (int r = 0; r < kRounds; ++r) {
+        for (int r = 0; r < kChunkRounds; ++r) {
             const long long u = min(first + r * 32, end - 1);
             const unsigned w = in.items[u];
             position[r] = in.positions[u];
@@ -437,15 +444,15 @@ extern "C" __global__ void __launch_bounds__(kThreads)
             count[r] = static_cast<int>(w >> 16);
         }
 #pragma unroll
-        for (int r = 0; r < kRounds; ++r)
+        for (int r = 0; r < kChunkRounds; ++r)
             if (key[r] != kNone && count[r] == static_cast<int>(kBigCount)) count[r] = launch.counts[position[r]];
     } else {
-        Recorded recorded[kRounds];
+        Recorded recorded[kChunkRounds];
 #pragma unroll
-        for (int r = 0; r < kRounds; ++r)
+        for (int r = 0; r < kChunkRounds; ++r)
             recorded[r] = load_recorded(launch, per_thread, static_cast<unsigned>(min(first + r * 32, end - 1)));
 #pragma unroll
-        for (int r = 0; r < kRounds; ++r) {
+        for (int r = 0; r < kChunkRounds; ++r) {
             position[r] = static_cast<unsigned>(first + r * 32);
             key[r] = first + r * 32 < end ? key_of(recorded[r], position[r], per_thread, table, in.span_count) : kNone;
             count[r] = recorded[r].count;
@@ -453,9 +460,9 @@ extern "C" __global__ void __launch_bounds__(kThreads)
     }
     // Per item, the counts before it in its warp: in shared memory, not registers (64 registers
     // a thread, four blocks an SM).
-    __shared__ long long excl[kTile];
+    __shared__ long long excl[kChunk];
 #pragma unroll
-    for (int r = 0; r < kRounds; ++r)
+    for (int r = 0; r < kChunkRounds; ++r)
         excl[r * kThreads + threadIdx.x] = rank_round(sums[warp], key[r] & 0xffu, key[r] != kNone, count[r], true);
     __syncthreads();
     const long long chunk_sum = warps_exclusive(sums);
@@ -465,7 +472,7 @@ extern "C" __global__ void __launch_bounds__(kThreads)
     __syncthreads();
     bool too_many = false;
 #pragma unroll
-    for (int r = 0; r < kRounds; ++r) {
+    for (int r = 0; r < kChunkRounds; ++r) {
         if (first + r * 32 >= end) continue;
         if (key[r] == kNone) {
             launch.offsets[position[r]] = 0;
@@ -600,8 +607,8 @@ CudaSlotBins::CudaSlotBins(int ordinal, const SlotPlan& plan, const wf::SlotLaun
     partitioned_ = elements_ > kBins;
     tiles_ = partitioned_ ? (n_ + kTile - 1) / kTile : 0;
     const long long buckets = partitioned_ ? (elements_ + kBins - 1) / kBins : 1;
-    // A bucket's chunks: its reservations over kTile, rounded up (at most one part-filled each).
-    chunks_ = (n_ + kTile - 1) / kTile + (partitioned_ && n_ > 0 ? buckets : 0);
+    // A bucket's chunks: its reservations over kChunk, rounded up (at most one part-filled each).
+    chunks_ = (n_ + kChunk - 1) / kChunk + (partitioned_ && n_ > 0 ? buckets : 0);
     const auto n = static_cast<size_t>(n_);
     const size_t counts = static_cast<size_t>(tiles_ * kBins);
     scan_words_ = partitioned_ ? cu::chained_scan_words(static_cast<int64_t>(counts)) : 0;
