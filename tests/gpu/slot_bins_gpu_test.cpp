@@ -128,6 +128,15 @@ TEST(SlotBinsGpu, BucketsAtTheChunkEdgesAmongEmptyBuckets) {
     }
 }
 
+// More than 2^19 tile counts (over 4,194,304 positions): the partition's scan is the three-phase
+// one rather than the chained kernel.
+TEST(SlotBinsGpu, OverFourMillionReservationsEqualTheCpuBackend) {
+    const int n = (1 << 22) + 4097;
+    BinCase in = bin_case(n, 65536, 71);
+    for (int t = 0; t < n; ++t) in.bins[t] = static_cast<int>((t * 2654435761u) >> 9) % 65536;
+    expect_same_as_cpu(in, "uniform, mixed counts");
+}
+
 // Counts around the largest an item word holds (65,533; above it the count is read again from the
 // counting pass's record), and above 3 (no population-count ranking), in both paths.
 TEST(SlotBinsGpu, CountsAroundTheItemWordsLimitEqualTheCpuBackend) {
