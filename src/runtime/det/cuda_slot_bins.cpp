@@ -368,8 +368,8 @@ extern "C" __global__ void __launch_bounds__(kThreads)
     }
 }
 
-// Items per lane in the offsets kernel: the most that fit in 64 registers (four blocks an SM), so
-// that buckets of up to 4,608 reservations take two chunks.
+// Items per lane in the offsets kernel: the most that fit in 64 registers with no spill (four
+// blocks an SM), so that buckets of up to 4,608 reservations take two chunks.
 constexpr int kChunkRounds = 9;
 constexpr long long kChunk = kThreads * kChunkRounds;
 constexpr int kChunkWarpItems = kChunk / kWarps;
@@ -381,7 +381,9 @@ constexpr int kChunkWarpItems = kChunk / kWarps;
 // counts before it on its element, in position order; a bucket's last chunk writes its 256
 // totals. An element passing 2^31 - 1 slots stops the launch (the execution pass then does
 // nothing).
-extern "C" __global__ void __launch_bounds__(kThreads)
+// At most 64 registers (four blocks an SM: a usual launch's chunks in one wave); NVRTC takes 80
+// without the bound, and spills nothing with it.
+extern "C" __global__ void __launch_bounds__(kThreads, 4)
     slot_bins_offsets(wf::SlotLaunch launch, BinInput in, long long n, Control* control, unsigned long long* words,
                       unsigned* totals) {
     __shared__ long long sums[kWarps][kBins];
