@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <functional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "support/errors.hpp"
@@ -93,12 +94,84 @@ TEST(SlotBinsGpu, AdversarialDistributionsIntoFewerElements) {
     for (int elements : {40000, 4096, 257, 256, 17, 1}) check_distributions(300000, elements);
 }
 
-// Not a multiple of the 4,096-reservation tile, a single tile, and a part of one.
+// Around the 2,048 positions of a partition tile and the 2,304 of an offsets chunk in position
+// order: a part of one, one, one and a bit, several.
 TEST(SlotBinsGpu, ThreadCountsAroundTheTile) {
-    for (int n : {1, 31, 4095, 4096, 4097, 12289})
+    for (int n : {1, 31, 2047, 2048, 2049, 2303, 2304, 2305, 4095, 4096, 4097, 4608, 4609, 12289})
         for (int elements : {65536, 300, 200})
             expect_same_as_cpu(bin_case(n, elements, static_cast<uint32_t>(n + elements)),
                                std::to_string(n) + " threads, " + std::to_string(elements) + " elements");
+}
+
+// Buckets (a key's high byte) whose sizes sit at the edges of the offsets kernel's chunks of
+// 2,304 reservations, among empty buckets: each bucket's reservations in one run of positions,
+// and scattered over the partition's tiles.
+TEST(SlotBinsGpu, BucketsAtTheChunkEdgesAmongEmptyBuckets) {
+    const std::vector<std::pair<int, int>> buckets = {{0, 2303}, {1, 2304}, {2, 2305},   {7, 1},
+                                                      {8, 4608}, {9, 4609}, {200, 6911}, {255, 2304}};
+    std::vector<int> bins;
+    for (const auto& [bucket, size] : buckets)
+        for (int i = 0; i < size; ++i) bins.push_back(bucket * 256 + (i * 37 + i / 256) % 256);
+    const auto n = static_cast<int>(bins.size());
+    for (bool scattered : {false, true}) {
+        if (scattered) {
+            uint32_t x = 77;
+            for (int i = n - 1; i > 0; --i)
+                std::swap(bins[i], bins[xorshift(x) % static_cast<uint32_t>(i + 1)]);
+        }
+        BinCase in = bin_case(n, 65536, 43);
+        in.bins = bins;
+        const std::string what = scattered ? "scattered" : "in runs";
+        expect_same_as_cpu(in, what + ", mixed counts");
+        in.amounts.assign(in.amounts.size(), 1);
+        expect_same_as_cpu(in, what + ", one slot each");
+    }
+}
+
+// More than 2^19 tile counts (over 4,194,304 positions): the partition's scan is the three-phase
+// one rather than the chained kernel.
+TEST(SlotBinsGpu, OverFourMillionReservationsEqualTheCpuBackend) {
+    const int n = (1 << 22) + 4097;
+    BinCase in = bin_case(n, 65536, 71);
+    for (int t = 0; t < n; ++t) in.bins[t] = static_cast<int>((t * 2654435761u) >> 9) % 65536;
+    expect_same_as_cpu(in, "uniform, mixed counts");
+}
+
+// Counts around the largest an item word holds (65,533; above it the count is read again from the
+// counting pass's record), and above 3 (no population-count ranking), in both paths.
+TEST(SlotBinsGpu, CountsAroundTheItemWordsLimitEqualTheCpuBackend) {
+    for (int elements : {65536, 100}) {
+        BinCase in = bin_case(30000, elements, 17);
+        const int big[] = {4, 65533, 65534, 65535, 65536, 100000};
+        for (int t = 0; t < 30000; t += 7) in.amounts[t] = big[(t / 7) % 6];
+        for (int t = 0; t < 30000; t += 3) in.bins[t] = elements / 3;  // one element takes many of them
+        expect_same_as_cpu(in, std::to_string(elements) + " elements");
+    }
+}
+
+// Direct launches of one shape keep their state from launch to launch (a changed counter is
+// published again): each equals the CPU backend, on two counters in turn.
+TEST(SlotBinsGpu, DirectLaunchesOfOneShapeOnTwoCountersEqualTheCpuBackend) {
+    for (int elements : {65536, 200}) {
+        SCOPED_TRACE(std::to_string(elements) + " elements");
+        const int n = 50000;
+        const BinCase in = bin_case(n, elements, 61);
+        auto bins = weft::from_vector(in.bins, gpu);
+        auto amounts = weft::from_vector(in.amounts, gpu);
+        std::vector<weft::DeviceArray<int>> counters = {weft::from_vector(in.initial, gpu),
+                                                        weft::from_vector(in.initial, gpu)};
+        std::vector<std::vector<int>> want = {in.initial, in.initial};
+        for (int c : {0, 1, 0, 0, 1}) {
+            BinCase step = in;
+            step.initial = want[c];
+            const BinOutputs cpu_out = launch_on(cpu, step);
+            auto slots = weft::full<int>(n, -1, gpu);
+            weft::launch(bin_kernel(), n, bins, amounts, counters[c], slots);
+            EXPECT_EQ(slots.to_vector(), cpu_out.slots) << "counter " << c;
+            EXPECT_EQ(counters[c].to_vector(), cpu_out.counters) << "counter " << c;
+            want[c] = cpu_out.counters;
+        }
+    }
 }
 
 TEST(SlotBinsGpu, NoThreadReserves) {
@@ -330,6 +403,52 @@ TEST(SlotBinsGpu, ACapturedLaunchReplaysLikeTheCpuBackend) {
                 EXPECT_EQ(counters.to_vector(), want.counters) << "replay " << replay;
                 next.initial = want.counters;
             }
+        }
+    }
+}
+
+// A graph's launch leaves its state clean for the next replay even when the replay fails (an
+// element passing 2^31 - 1 slots): the replays before and after it equal the CPU backend.
+TEST(SlotBinsGpu, AReplayAfterAFailedReplayIsLikeTheCpuBackend) {
+    const int n = 100000;
+    for (int elements : {65536, 200}) {
+        SCOPED_TRACE(std::to_string(elements) + " elements");
+        BinCase in = bin_case(n, elements, 51);
+        BinCase failing = in;
+        for (int t : {5, 50000, 99999}) {
+            failing.bins[t] = elements / 2;
+            failing.amounts[t] = 1 << 30;
+        }
+        auto bins = weft::from_vector(in.bins, gpu);
+        auto amounts = weft::from_vector(in.amounts, gpu);
+        auto counters = weft::from_vector(in.initial, gpu);
+        auto slots = weft::full<int>(n, -1, gpu);
+        weft::launch(bin_kernel(), n, bins, amounts, counters, slots);  // compiled before the capture
+        weft::synchronize(gpu);
+        BinCase next = in;
+        next.initial = launch_on(cpu, in).counters;
+        ASSERT_EQ(counters.to_vector(), next.initial);
+        const weft::Graph graph =
+            weft::capture(gpu, [&] { weft::launch(bin_kernel(), n, bins, amounts, counters, slots); });
+        for (int replay = 0; replay < 4; ++replay) {
+            const bool fails = replay == 1 || replay == 2;
+            weft::copy(amounts, weft::from_vector(fails ? failing.amounts : in.amounts, gpu));
+            weft::copy(bins, weft::from_vector(fails ? failing.bins : in.bins, gpu));
+            if (fails) {
+                const std::vector<int> before = slots.to_vector();
+                const auto error = weft::test::error_by_sync(gpu, [&] { graph.launch(); });
+                ASSERT_TRUE(error.has_value()) << "replay " << replay << " did not fail";
+                EXPECT_TRUE(has(error->what(), "2^31 - 1 slots")) << error->what();
+                EXPECT_EQ(counters.to_vector(), next.initial) << "replay " << replay;
+                EXPECT_EQ(slots.to_vector(), before) << "replay " << replay;
+                continue;
+            }
+            const BinOutputs want = launch_on(cpu, next);
+            graph.launch();
+            weft::synchronize(gpu);
+            EXPECT_EQ(slots.to_vector(), want.slots) << "replay " << replay;
+            EXPECT_EQ(counters.to_vector(), want.counters) << "replay " << replay;
+            next.initial = want.counters;
         }
     }
 }

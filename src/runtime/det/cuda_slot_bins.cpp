@@ -1,19 +1,27 @@
 // Slot allocation into at most 65,536 counter elements on a GPU. Above 256 elements the
 // reservations are first partitioned, stably, into 256 buckets by the high byte of their compact
-// key (a histogram kernel whose last block scans the tile counts, then a scatter); then one kernel
-// walks the reservations (partitioned, or in position order) keeping per-warp running sums for
-// the 256 low bytes of the open bucket, chains tiles by decoupled look-back, and writes each
-// reservation's offset and each element's total. Weft's own kernels, compiled by NVRTC.
+// key (a counting kernel that also packs each position's key and count into one word, then a
+// scatter whose tiles chain their bucket counts by decoupled look-back); then one kernel ranks
+// each bucket's reservations (or, in position order, all of them) by the key's low byte in
+// chunks of 2,304 chained by look-back, and writes each reservation's offset and each element's
+// total. Each launch leaves its words clean, so state a graph holds is written once, outside the
+// capture. Weft's own kernels, compiled by NVRTC.
 #include "runtime/det/cuda_slot_bins.hpp"
 
 #include <algorithm>
+#include <cstring>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "codegen/generated.hpp"
 #include "runtime/cuda/context.hpp"
+#include "runtime/cuda/cuda_graph.hpp"
+#include "runtime/cuda/driver.hpp"
 #include "runtime/cuda/library_module.hpp"
+#include "runtime/cuda/scan.hpp"
 #include "runtime/det/cuda_slot_spans.hpp"
+#include "runtime/det/state_cache.hpp"
 
 namespace weft::runtime::det {
 
@@ -21,22 +29,20 @@ namespace cu = runtime::cuda;
 
 namespace {
 
-constexpr long long kTile = 2048;
+constexpr long long kTile = 2048;   // the partition's positions per block
+constexpr long long kChunk = 2304;  // the offsets kernel's reservations per block
 constexpr int kThreads = 256;
-constexpr int kHistThreads = 1024;
 constexpr long long kBins = 256;
-constexpr long long kMaxGroups = 128;  // blocks of the histogram kernel: its last block scans their counts
 constexpr int kSpansPerPublish = 32;
 
 struct SpanChunk {
     GroupSpan spans[kSpansPerPublish];
 };
 
-// Where the partition puts each bucket: written by the histogram kernel's last block.
-struct Partition {
-    int digit_start[kBins];
-    int digit_total[kBins];
-    long long items;  // reservations that reach an element
+// Mirrors the kernels' Control: words each launch finds zero and leaves zero.
+struct Control {
+    unsigned chunk_ticket;
+    unsigned totals_done;
 };
 
 const char* const kKernels = R"(
@@ -46,14 +52,16 @@ constexpr int kWarps = kThreads / 32;
 constexpr int kRounds = 8;  // items per lane
 constexpr long long kTile = kThreads * kRounds;
 constexpr int kWarpItems = kTile / kWarps;
-constexpr int kHistThreads = 1024;
 constexpr int kBins = 256;
-constexpr int kGroupsPerThread = 32;  // the host's kMaxGroups (128) over four threads per bucket
 constexpr int kSpansPerPublish = 32;
 constexpr int kWindow = 8;  // predecessors one look-back step reads
 constexpr unsigned kFull = 0xffffffffu;
 constexpr unsigned long long kElementMask = (1ull << 40) - 1;
-constexpr unsigned kNone = 0xffffffffu;  // the compact key of a position that reaches no element
+// An item word: the compact key in the low 16 bits, the count above it (kBigCount: read the
+// launch's count at the reservation's position); kNone: a position that reaches no element.
+constexpr unsigned kNone = 0xffffffffu;
+constexpr unsigned kBigCount = 0xfffeu;
+constexpr unsigned kNoPeer = 0x100u;  // what lanes without an item match on (no byte equals it)
 // Look-back words: the state in the top two bits, a signed 62-bit sum below (sums of at most
 // 2^31 - 1 counts of 32 bits fit).
 constexpr unsigned long long kAggregate = 1ull << 62;
@@ -68,32 +76,36 @@ struct GroupSpan {
 struct SpanChunk {
     GroupSpan spans[kSpansPerPublish];
 };
-struct Partition {
-    int digit_start[kBins];
-    int digit_total[kBins];
-    long long items;
+
+// Words every launch finds zero and leaves zero (the totals kernel's last block resets them).
+struct Control {
+    unsigned chunk_ticket;  // the offsets kernel's chunks, in the order they start
+    unsigned totals_done;   // finished blocks of the totals kernel
 };
 
-// Where the offsets kernel reads reservations: partitioned records, or (null records) the
-// counting pass's keys in position order.
+// The partition: per bucket (the key's high byte) and tile of positions, where the tile's run of
+// the bucket starts (an exclusive scan of the counts, bucket-major), and the reservations that
+// reach an element.
+struct Partition {
+    const int* bases;
+    const int* items;
+    long long tiles;
+};
+
+// What the offsets kernel walks: partitioned item words and their positions (`bases` set), or
+// the counting pass's records in position order.
 struct BinInput {
-    const unsigned long long* records;  // (count << 32) | compact key
+    Partition partition;
+    const unsigned* items;
     const unsigned* positions;
-    const Partition* partition;
     const GroupSpan* spans;
     long long span_count;
-    unsigned per_thread;
-};
-
-struct Item {
-    unsigned key;  // compact key, or kNone
-    int count;
-    unsigned position;
 };
 
 // A launch whose counting pass overflowed writes nothing: every step leaves its work undone.
-__device__ bool overflowed(const wf::SlotLaunch* launch) {
-    return (*launch->status & wf::kSlotsOverflow) != 0;
+// Read at a kernel's start, tested after its first loads are on their way.
+__device__ bool overflowed(wf::u32 status) {
+    return (status & wf::kSlotsOverflow) != 0;
 }
 
 // What the counting pass recorded at a reservation position: its key word, its thread's
@@ -106,8 +118,8 @@ struct Recorded {
 
 // Loads position i (which the caller keeps in range) without a branch, so that a thread issues
 // all its positions' loads before it waits for any.
-__device__ Recorded load_recorded(const wf::SlotLaunch* launch, unsigned per_thread, unsigned i) {
-    return {launch->keys[i], launch->reserved[i / per_thread], launch->counts[i]};
+__device__ Recorded load_recorded(const wf::SlotLaunch& launch, unsigned per_thread, unsigned i) {
+    return {launch.keys[i], launch.reserved[i / per_thread], launch.counts[i]};
 }
 
 // The compact key of position i, or kNone: a position its thread left unused, or an element
@@ -123,22 +135,17 @@ __device__ unsigned key_of(const Recorded& r, unsigned i, unsigned per_thread, c
                : kNone;
 }
 
+__device__ unsigned item_word(unsigned key, int count) {
+    if (key == kNone) return kNone;
+    const unsigned field = count >= 0 && count < static_cast<int>(kBigCount) ? static_cast<unsigned>(count) : kBigCount;
+    return field << 16 | key;
+}
+
 // The span table in shared memory when it fits (every block reads it per reservation).
 __device__ const GroupSpan* stage_spans(const GroupSpan* spans, long long span_count, GroupSpan* shared) {
     if (threadIdx.x < span_count && threadIdx.x < kSpansPerPublish) shared[threadIdx.x] = spans[threadIdx.x];
     __syncthreads();
     return span_count <= kSpansPerPublish ? shared : spans;
-}
-
-// The lanes of `active` whose `byte` equals this lane's (eight ballots); `mine`: this lane is in
-// `active`. Every lane of the warp calls it.
-__device__ unsigned match_byte(unsigned active, unsigned byte, bool mine) {
-    unsigned peers = active;
-    for (int b = 0; b < 8; ++b) {
-        const unsigned set = __ballot_sync(kFull, mine && ((byte >> b) & 1u));
-        peers &= ((byte >> b) & 1u) ? set : ~set;
-    }
-    return peers;
 }
 
 // Exclusive prefix sum of v over the block's threads in order; every thread calls it.
@@ -175,8 +182,8 @@ __device__ long long word_value(unsigned long long w) {
     return static_cast<long long>(w << 2) >> 2;
 }
 
-// The sum for low byte l over the tiles before `tile` back to the nearest prefix, kWindow
-// words per step; a word not yet published is polled again. Tile 0 always publishes a prefix.
+// The sum for digit l over the tiles before `tile` back to the nearest prefix, kWindow words per
+// step; a word not yet published is polled again. The first tile of a chain publishes a prefix.
 __device__ long long look_back(const unsigned long long* words, long long tile, unsigned l) {
     long long sum = 0;
     for (long long newest = tile - 1;;) {
@@ -194,8 +201,19 @@ __device__ long long look_back(const unsigned long long* words, long long tile, 
     }
 }
 
+// Publishes this tile's sum for digit l (a prefix where the tile starts its chain), then returns
+// the sum of the tiles before it in the chain and publishes its inclusive prefix.
+__device__ long long chain(unsigned long long* words, long long tile, unsigned l, long long sum, bool starts) {
+    unsigned long long* const word = words + tile * kBins + l;
+    store_word(word, starts ? kPrefix : kAggregate, sum);
+    if (starts) return 0;
+    const long long before = look_back(words, tile, l);
+    store_word(word, kPrefix, before + sum);
+    return before;
+}
+
 // The counts of this lane's peers before it, and of all of them (any counts; out of line: the
-// common case, every count 1, needs only population counts).
+// common case, counts of 0 to 3, needs only population counts).
 __device__ __noinline__ void sum_peers(unsigned peers, int count, long long& before, long long& total) {
     const int lane = static_cast<int>(threadIdx.x % 32);
     before = 0;
@@ -209,63 +227,44 @@ __device__ __noinline__ void sum_peers(unsigned peers, int count, long long& bef
     }
 }
 
-// One segment of a round (lanes of one bucket): each lane in it gets the sum of the counts of
-// the earlier reservations of its key in this warp's part of the bucket; `sums` (per low byte)
-// advances by the segment's counts.
-__device__ long long scan_segment(long long* sums, unsigned active, const Item& item, bool mine) {
-    const unsigned lane = threadIdx.x % 32;
-    const unsigned low = item.key & 0xffu;
-    const unsigned peers = match_byte(active, low, mine);
-    const long long base = mine ? sums[low] : 0;
+// Ranks one round of a warp (32 consecutive items) by `digit` against the warp's running sums
+// (`sums`, per digit, advanced by the round): the sum of the counts (`weighted`) or the number
+// of the earlier items with this lane's digit. Every lane calls it; `mine`: this lane has an item.
+__device__ long long rank_round(long long* sums, unsigned digit, bool mine, int count, bool weighted) {
+    const unsigned lane = threadIdx.x % 32, below = (1u << lane) - 1u;
+    const unsigned peers = __match_any_sync(kFull, mine ? digit : kNoPeer);
     long long before, total;
-    if (__ballot_sync(kFull, mine && item.count != 1) == 0) {
-        before = __popc(peers & ((1u << lane) - 1u));
+    if (!weighted) {
+        before = __popc(peers & below);
         total = __popc(peers);
+    } else if (__ballot_sync(kFull, mine && (count < 0 || count > 3)) == 0) {
+        const unsigned ones = __ballot_sync(kFull, count & 1), twos = __ballot_sync(kFull, count & 2);
+        before = __popc(peers & below & ones) + 2 * __popc(peers & below & twos);
+        total = __popc(peers & ones) + 2 * __popc(peers & twos);
     } else {
-        sum_peers(peers, item.count, before, total);
+        sum_peers(peers, mine ? count : 0, before, total);
     }
+    const long long base = mine ? sums[digit] : 0;
     __syncwarp();
-    if (mine && (peers >> lane) == 1u) sums[low] = base + total;
+    if (mine && (peers >> lane) == 1u) sums[digit] = base + total;
     __syncwarp();
     return base + before;
 }
 
-// The bucket open in this warp ends: its sums (for the part this warp saw) become its totals.
-__device__ __noinline__ void close_bucket(const long long* sums, unsigned bucket, unsigned* totals) {
-    for (int l = threadIdx.x % 32; l < kBins; l += 32)
-        totals[static_cast<long long>(bucket) * kBins + l] = static_cast<unsigned>(sums[l]);
-}
-
-// A round in which buckets start (at the lanes of `starts`; at most 255 such rounds in a launch):
-// its segments one after another, each start closing the open bucket and clearing the sums.
-__device__ __noinline__ long long split_round(long long* sums, unsigned live, unsigned starts, const Item& item,
-                                              bool mine, unsigned first, bool cont, unsigned& open, bool& deferred,
-                                              unsigned* totals) {
-    const unsigned lane = threadIdx.x % 32;
-    const unsigned bucket = item.key >> 8;
-    long long excl = 0;
-    for (unsigned low = 0;;) {
-        const unsigned high = starts ? static_cast<unsigned>(__ffs(starts) - 1) : 32u;
-        const unsigned segment = (high == 32u ? kFull : (1u << high) - 1u) & ~((1u << low) - 1u);
-        if (high > low) {
-            const bool in_segment = mine && ((segment >> lane) & 1u);
-            const long long e = scan_segment(sums, live & segment, item, in_segment);
-            if (in_segment) excl = e;
-        }
-        if (!starts) return excl;
-        close_bucket(sums, open, totals);
-        deferred = deferred || (open == first && cont);
-        __syncwarp();
-        for (int l = lane; l < kBins; l += 32) sums[l] = 0;
-        __syncwarp();
-        open = __shfl_sync(kFull, bucket, high);
-        low = high;
-        starts &= starts - 1u;
+// Per digit, each warp's running sums become the sums of the warps before it; returns the
+// block's sum for digit threadIdx.x (kBins threads).
+__device__ long long warps_exclusive(long long (*sums)[kBins]) {
+    long long running = 0;
+    for (int w = 0; w < kWarps; ++w) {
+        const long long a = sums[w][threadIdx.x];
+        sums[w][threadIdx.x] = running;
+        running += a;
     }
+    return running;
 }
 }  // namespace
 
-// Publishes spans, and zeroes `zeroed_words` words (a ticket, a block count, look-back words).
+// Publishes spans, and zeroes `zeroed_words` words (the control words and the look-back words).
 extern "C" __global__ void slot_bins_publish(GroupSpan* table, int first, int count, SpanChunk chunk,
                                              unsigned long long* zeroed, long long zeroed_words) {
     const long long stride = static_cast<long long>(gridDim.x) * blockDim.x;
@@ -275,319 +274,268 @@ extern "C" __global__ void slot_bins_publish(GroupSpan* table, int first, int co
     for (int i = 0; i < count; ++i) table[first + i] = chunk.spans[i];
 }
 
-// Partition, step 1: per tile of 2,048 positions, how many reservations fall in each bucket (the
-// key's high byte), as an exclusive prefix over the tiles of this block's group; positions that
-// reach no element get offset 0. The last block to finish turns the groups' counts into
-// exclusive prefixes and writes each bucket's start and total.
-extern "C" __global__ void __launch_bounds__(kHistThreads)
-    slot_bins_histogram(wf::SlotLaunch* launch, const GroupSpan* spans, long long span_count, unsigned per_thread,
-                        long long n, long long tiles, long long group_tiles, int* tile_prefix, int* group_prefix,
-                        Partition* partition, unsigned* done) {
-    if (overflowed(launch)) return;
+// Partition, step 1, per tile of 2,048 positions: each position's item word (its offset 0 where
+// it reaches no element), and the tile's reservations per bucket (bucket-major, for the scan).
+extern "C" __global__ void __launch_bounds__(kThreads)
+    slot_bins_count(wf::SlotLaunch launch, const GroupSpan* spans, long long span_count, long long n,
+                    long long tiles, unsigned* items, int* tile_counts) {
     __shared__ int counts[kBins];
-    __shared__ int partial[kHistThreads / kBins][kBins];
-    __shared__ int scratch[32];
-    __shared__ bool last;
     __shared__ GroupSpan shared_spans[kSpansPerPublish];
+    const wf::u32 status = *launch.status;
+    const unsigned per_thread = static_cast<unsigned>(launch.per_thread);
+    const long long first = static_cast<long long>(blockIdx.x) * kTile + threadIdx.x;
+    Recorded recorded[kRounds];
+#pragma unroll
+    for (int r = 0; r < kRounds; ++r)
+        recorded[r] = load_recorded(launch, per_thread, static_cast<unsigned>(min(first + r * kThreads, n - 1)));
+    counts[threadIdx.x] = 0;
     const GroupSpan* const table = stage_spans(spans, span_count, shared_spans);
+    if (overflowed(status)) return;
     const unsigned lane = threadIdx.x % 32;
-    int running = 0;  // thread d < kBins: bucket d's reservations in the group's earlier tiles
-    const long long first_tile = static_cast<long long>(blockIdx.x) * group_tiles;
-    const long long end_tile = min(first_tile + group_tiles, tiles);
-    for (long long tile = first_tile; tile < end_tile; ++tile) {
-        if (threadIdx.x < kBins) counts[threadIdx.x] = 0;
-        __syncthreads();
-        Recorded recorded[kTile / kHistThreads];
-        for (int q = 0; q < kTile / kHistThreads; ++q) {
-            const long long i = tile * kTile + q * kHistThreads + threadIdx.x;
-            recorded[q] = load_recorded(launch, per_thread, static_cast<unsigned>(min(i, n - 1)));
+#pragma unroll
+    for (int r = 0; r < kRounds; ++r) {
+        const long long i = first + r * kThreads;
+        const unsigned key =
+            i < n ? key_of(recorded[r], static_cast<unsigned>(i), per_thread, table, span_count) : kNone;
+        if (i < n) {
+            items[i] = item_word(key, recorded[r].count);
+            if (key == kNone) launch.offsets[i] = 0;
         }
-        unsigned key[kTile / kHistThreads];
-        for (int q = 0; q < kTile / kHistThreads; ++q) {
-            const long long i = tile * kTile + q * kHistThreads + threadIdx.x;
-            key[q] = i < n ? key_of(recorded[q], static_cast<unsigned>(i), per_thread, table, span_count) : kNone;
-            if (i < n && key[q] == kNone) launch->offsets[i] = 0;
-        }
-        for (int q = 0; q < kTile / kHistThreads; ++q) {
-            const bool mine = key[q] != kNone;
-            const unsigned digit = (key[q] >> 8) & 0xffu;
-            const unsigned peers = match_byte(__ballot_sync(kFull, mine), digit, mine);
-            if (mine && (peers >> lane) == 1u) atomicAdd(&counts[digit], __popc(peers));
-        }
-        __syncthreads();
-        if (threadIdx.x < kBins) {
-            tile_prefix[tile * kBins + threadIdx.x] = running;
-            running += counts[threadIdx.x];
-        }
-        __syncthreads();
+        const bool mine = key != kNone;
+        const unsigned peers = __match_any_sync(kFull, mine ? key >> 8 : kNoPeer);
+        if (mine && (peers >> lane) == 1u) atomicAdd(&counts[key >> 8], __popc(peers));
     }
-    if (threadIdx.x < kBins) group_prefix[static_cast<long long>(blockIdx.x) * kBins + threadIdx.x] = running;
-    __threadfence();
     __syncthreads();
-    if (threadIdx.x == 0) last = atomicAdd(done, 1u) == gridDim.x - 1;
-    __syncthreads();
-    if (!last) return;
-    __threadfence();
-    // Four threads per bucket, each a quarter of the groups (at most kGroupsPerThread, loaded at
-    // once): their counts become exclusive prefixes in place.
-    const unsigned d = threadIdx.x % kBins, quarter = threadIdx.x / kBins;
-    const int from = static_cast<int>(quarter) * kGroupsPerThread;
-    int c[kGroupsPerThread];
-    int sum = 0;
-    for (int g = 0; g < kGroupsPerThread; ++g) {
-        c[g] = from + g < static_cast<int>(gridDim.x) ? __ldcg(&group_prefix[(from + g) * kBins + d]) : 0;
-        sum += c[g];
-    }
-    partial[quarter][d] = sum;
-    __syncthreads();
-    int before = 0;
-    for (unsigned q = 0; q < quarter; ++q) before += partial[q][d];
-    for (int g = 0; g < kGroupsPerThread && from + g < static_cast<int>(gridDim.x); ++g) {
-        group_prefix[(from + g) * kBins + d] = before;
-        before += c[g];
-    }
-    int total = 0;
-    if (threadIdx.x < kBins)
-        for (int q = 0; q < kHistThreads / kBins; ++q) total += partial[q][d];
-    const int start = block_exclusive(total, scratch);
-    if (threadIdx.x < kBins) {
-        partition->digit_start[d] = start;
-        partition->digit_total[d] = total;
-        if (d == kBins - 1) partition->items = static_cast<long long>(start) + total;
-    }
+    tile_counts[threadIdx.x * tiles + blockIdx.x] = counts[threadIdx.x];
 }
 
-// Partition, step 2: each tile's reservations move to their bucket, in position order within it
-// (stable): ranked per warp in rounds of 32 consecutive positions, sorted by bucket in shared
-// memory, then written out in runs.
+// Partition, step 2 (after the scan of the tile counts): each tile's reservations move to their
+// bucket, in position order within it (stable). Ranked per warp in rounds of 32 consecutive
+// positions, staged by bucket in shared memory, then written out in runs.
 extern "C" __global__ void __launch_bounds__(kThreads)
-    slot_bins_partition(const wf::SlotLaunch* launch, const GroupSpan* spans, long long span_count,
-                        unsigned per_thread, long long n, long long group_tiles, const int* tile_prefix,
-                        const int* group_prefix, const Partition* partition, unsigned long long* records,
-                        unsigned* positions) {
-    if (overflowed(launch)) return;
-    __shared__ int warp_counts[kWarps][kBins];
+    slot_bins_partition(wf::SlotLaunch launch, const unsigned* items, long long n, Partition partition,
+                        unsigned* records, unsigned* positions) {
+    __shared__ long long warp_counts[kWarps][kBins];
     __shared__ int run_start[kBins];
-    __shared__ int destination[kBins];
+    __shared__ long long destination[kBins];
     __shared__ int scratch[32];
     __shared__ int tile_items;
-    __shared__ unsigned staged_key[kTile];  // (position in the tile << 16) | compact key
-    __shared__ int staged_count[kTile];
-    __shared__ GroupSpan shared_spans[kSpansPerPublish];
+    __shared__ unsigned staged_word[kTile];
+    __shared__ unsigned short staged_at[kTile];  // the position within the tile
+    const wf::u32 status = *launch.status;
     const unsigned lane = threadIdx.x % 32, warp = threadIdx.x / 32;
-    for (int w = 0; w < kWarps; ++w) warp_counts[w][threadIdx.x] = 0;
-    const GroupSpan* const table = stage_spans(spans, span_count, shared_spans);
     const long long tile = blockIdx.x;
     const long long first = tile * kTile + warp * kWarpItems;
-    unsigned key[kRounds];
-    int count[kRounds];
-    int rank[kRounds];
-    {
-        Recorded recorded[kRounds];
-        for (int r = 0; r < kRounds; ++r)
-            recorded[r] = load_recorded(launch, per_thread, static_cast<unsigned>(min(first + r * 32 + lane, n - 1)));
-        for (int r = 0; r < kRounds; ++r) {
-            const long long i = first + r * 32 + lane;
-            key[r] = i < n ? key_of(recorded[r], static_cast<unsigned>(i), per_thread, table, span_count) : kNone;
-            count[r] = recorded[r].count;
-        }
-    }
+    unsigned word[kRounds];
+#pragma unroll
     for (int r = 0; r < kRounds; ++r) {
-        const bool mine = key[r] != kNone;
-        const unsigned digit = (key[r] >> 8) & 0xffu;
-        const unsigned peers = match_byte(__ballot_sync(kFull, mine), digit, mine);
-        rank[r] = mine ? warp_counts[warp][digit] + __popc(peers & ((1u << lane) - 1u)) : 0;
-        __syncwarp();
-        if (mine && (peers >> lane) == 1u) warp_counts[warp][digit] += __popc(peers);
-        __syncwarp();
+        const long long i = first + r * 32 + lane;
+        const unsigned w = items[min(i, n - 1)];
+        word[r] = i < n ? w : kNone;
+    }
+    const unsigned d = threadIdx.x;
+    const int base = partition.bases[d * partition.tiles + tile];
+    for (int w = 0; w < kWarps; ++w) warp_counts[w][threadIdx.x] = 0;
+    __syncthreads();
+    if (overflowed(status)) return;
+    int rank[kRounds];
+#pragma unroll
+    for (int r = 0; r < kRounds; ++r) {
+        const bool mine = word[r] != kNone;
+        rank[r] = static_cast<int>(rank_round(warp_counts[warp], (word[r] >> 8) & 0xffu, mine, 0, false));
     }
     __syncthreads();
-    const unsigned d = threadIdx.x;
-    int in_tile = 0;
-    for (int w = 0; w < kWarps; ++w) {
-        const int c = warp_counts[w][d];
-        warp_counts[w][d] = in_tile;
-        in_tile += c;
-    }
+    const int in_tile = static_cast<int>(warps_exclusive(warp_counts));
     const int start = block_exclusive(in_tile, scratch);
     run_start[d] = start;
-    destination[d] = partition->digit_start[d] + group_prefix[(tile / group_tiles) * kBins + d] +
-                     tile_prefix[tile * kBins + d] - start;
+    destination[d] = static_cast<long long>(base) - start;
     if (d == kBins - 1) tile_items = start + in_tile;
     __syncthreads();
+#pragma unroll
     for (int r = 0; r < kRounds; ++r) {
-        if (key[r] == kNone) continue;
-        const unsigned digit = (key[r] >> 8) & 0xffu;
-        const int at = run_start[digit] + warp_counts[warp][digit] + rank[r];
-        staged_key[at] = static_cast<unsigned>(warp * kWarpItems + r * 32 + lane) << 16 | key[r];
-        staged_count[at] = count[r];
+        if (word[r] == kNone) continue;
+        const unsigned digit = (word[r] >> 8) & 0xffu;
+        const int at = run_start[digit] + static_cast<int>(warp_counts[warp][digit]) + rank[r];
+        staged_word[at] = word[r];
+        staged_at[at] = static_cast<unsigned short>(warp * kWarpItems + r * 32 + lane);
     }
     __syncthreads();
     for (int s = threadIdx.x; s < tile_items; s += kThreads) {
-        const unsigned v = staged_key[s];
-        const unsigned k = v & 0xffffu;
-        const int at = destination[k >> 8] + s;
-        records[at] = static_cast<unsigned long long>(static_cast<unsigned>(staged_count[s])) << 32 | k;
-        positions[at] = static_cast<unsigned>(tile * kTile) + (v >> 16);
+        const unsigned w = staged_word[s];
+        const long long at = destination[(w >> 8) & 0xffu] + s;
+        records[at] = w;
+        positions[at] = static_cast<unsigned>(tile * kTile) + staged_at[s];
     }
 }
 
-// The offsets: tiles of 2,048 reservations (partitioned, or in position order: one bucket), taken
-// in order by a ticket. Warp w walks its 256 in rounds of 32, keeping the running sum of each low
-// byte of the open bucket; a tile's per-byte sums for its last bucket are chained by decoupled
-// look-back (a segmented scan: a tile where a bucket starts publishes its prefix at once). Each
-// reservation's offset is the counts before it on its element, in position order, and a bucket
-// ends in exactly one warp, which writes its 256 totals. An element passing 2^31 - 1 slots stops
-// the launch (the execution pass then does nothing).
-extern "C" __global__ void __launch_bounds__(kThreads)
-    slot_bins_offsets(wf::SlotLaunch* launch, BinInput in, long long n, unsigned* ticket, unsigned long long* words,
+// Items per lane in the offsets kernel: the most that fit in 64 registers with no spill (four
+// blocks an SM), so that buckets of up to 4,608 reservations take two chunks.
+constexpr int kChunkRounds = 9;
+constexpr long long kChunk = kThreads * kChunkRounds;
+constexpr int kChunkWarpItems = kChunk / kWarps;
+
+// The offsets, per chunk of up to 2,304 reservations of one bucket (partitioned), or of 2,304
+// positions (in position order: one bucket), chunks taken in order by a ticket. Each warp ranks
+// its 288 by the key's low byte in rounds of 32, keeping per-byte running sums of the counts; the
+// chunks of a bucket are chained per byte by decoupled look-back. A reservation's offset is the
+// counts before it on its element, in position order; a bucket's last chunk writes its 256
+// totals. An element passing 2^31 - 1 slots stops the launch (the execution pass then does
+// nothing).
+// At most 64 registers (four blocks an SM: a usual launch's chunks in one wave); NVRTC takes 80
+// without the bound, and spills nothing with it.
+extern "C" __global__ void __launch_bounds__(kThreads, 4)
+    slot_bins_offsets(wf::SlotLaunch launch, BinInput in, long long n, Control* control, unsigned long long* words,
                       unsigned* totals) {
-    if (overflowed(launch)) return;
-    __shared__ long long sums[kWarps][kBins];  // per warp; after the walk, each warp's carry in
-    __shared__ bool any[kWarps], cont[kWarps], head[kWarps];
-    __shared__ unsigned tile_taken;
+    __shared__ long long sums[kWarps][kBins];
+    __shared__ long long carry[kBins];
+    __shared__ int scratch[32];
+    __shared__ unsigned chunk_taken;
+    __shared__ long long chunk_begin, chunk_end;
+    __shared__ int chunk_bucket;
+    __shared__ bool chunk_first, chunk_last;
+    __shared__ int bucket_start[kBins + 1];
     __shared__ GroupSpan shared_spans[kSpansPerPublish];
-    if (threadIdx.x == 0) tile_taken = atomicAdd(ticket, 1u);
+    const wf::u32 status = *launch.status;
+    const unsigned d = threadIdx.x;
+    if (in.partition.bases) {
+        bucket_start[d] = in.partition.bases[d * in.partition.tiles];
+        if (d == 0) bucket_start[kBins] = *in.partition.items;
+    }
+    if (threadIdx.x == 0) chunk_taken = overflowed(status) ? 0u : atomicAdd(&control->chunk_ticket, 1u);
     for (int w = 0; w < kWarps; ++w) sums[w][threadIdx.x] = 0;
     const GroupSpan* const table = stage_spans(in.spans, in.span_count, shared_spans);
-    const long long tile = tile_taken;
-    const long long count = in.records ? in.partition->items : n;  // reservations to walk
-    if (tile * kTile >= count) return;
-    const unsigned lane = threadIdx.x % 32, warp = threadIdx.x / 32;
-    const long long u0 = tile * kTile + warp * kWarpItems;
-    const long long u1 = min(u0 + kWarpItems, count);
-    // This lane's reservation of each round, all loaded at once; the rounds themselves run rolled
-    // (these arrays in local memory): unrolled, NVRTC takes seconds over this kernel.
-    Item item_of[kRounds];
-    long long excl[kRounds];
-    // In range, so that the loads need no branch; lanes past u1 get no key.
-    const auto at = [&](int r) { return static_cast<unsigned>(min(u0 + r * 32 + lane, max(u1 - 1, u0))); };
-    if (in.records) {
-#pragma unroll
-        for (int r = 0; r < kRounds; ++r) {
-            const unsigned long long record = in.records[at(r)];
-            item_of[r] = {static_cast<unsigned>(record), static_cast<int>(record >> 32), in.positions[at(r)]};
+    if (overflowed(status)) return;
+    const long long chunk = chunk_taken;
+    if (in.partition.bases) {
+        // Bucket d's chunks follow those of the buckets before it.
+        const int items = bucket_start[d + 1] - bucket_start[d];
+        const int chunks = static_cast<int>((items + kChunk - 1) / kChunk);
+        const int item_start = bucket_start[d];
+        const int chunk_start = block_exclusive(chunks, scratch);
+        if (chunk >= chunk_start && chunk < chunk_start + chunks) {
+            const long long j = chunk - chunk_start;
+            chunk_begin = item_start + j * kChunk;
+            chunk_end = min(chunk_begin + kChunk, static_cast<long long>(item_start) + items);
+            chunk_bucket = static_cast<int>(d);
+            chunk_first = j == 0;
+            chunk_last = j == chunks - 1;
         }
-    } else {
-        Recorded recorded[kRounds];
-#pragma unroll
-        for (int r = 0; r < kRounds; ++r) recorded[r] = load_recorded(launch, in.per_thread, at(r));
-#pragma unroll
-        for (int r = 0; r < kRounds; ++r) {
-            const unsigned key = key_of(recorded[r], at(r), in.per_thread, table, in.span_count);
-            item_of[r] = {key, key != kNone ? recorded[r].count : 0, at(r)};
-        }
-    }
-#pragma unroll
-    for (int r = 0; r < kRounds; ++r)
-        if (u0 + r * 32 + lane >= u1) item_of[r] = {kNone, 0, 0};
-    bool warp_cont = false, warp_head = false, deferred = false;
-    unsigned first = 0;
-    if (u0 < u1) {
-        // Partitioned, the bucket is the key's high byte; in position order there is one (0).
-        first = in.records ? static_cast<unsigned>(in.records[u0]) >> 8 : 0u;
-        warp_cont = u0 > 0 && (!in.records || static_cast<unsigned>(in.records[u0 - 1]) >> 8 == first);
-        warp_head = !warp_cont;
-        unsigned open = first;
-#pragma unroll 1
-        for (int r = 0; r < kRounds; ++r) {
-            const Item item = item_of[r];
-            const bool mine = item.key != kNone;
-            const unsigned bucket = item.key >> 8;
-            unsigned starts = 0;  // lanes where a bucket starts
-            if (in.records) {
-                const unsigned before = __shfl_up_sync(kFull, bucket, 1);
-                starts = __ballot_sync(kFull, mine && bucket != (lane == 0 ? open : before));
-            }
-            const unsigned live = __ballot_sync(kFull, mine);
-            if (starts == 0) {
-                const long long e = scan_segment(sums[warp], live, item, mine);
-                excl[r] = mine ? e : 0;
-            } else {
-                excl[r] = split_round(sums[warp], live, starts, item, mine, first, warp_cont, open, deferred, totals);
-                warp_head = true;
-            }
-        }
-        // The open bucket ends here when it is the last one, or the next reservation's differs.
-        if (u1 == count || (in.records && static_cast<unsigned>(in.records[u1]) >> 8 != open)) {
-            close_bucket(sums[warp], open, totals);
-            deferred |= open == first && warp_cont;
-        }
-    }
-    if (lane == 0) {
-        any[warp] = u0 < u1;
-        cont[warp] = warp_cont;
-        head[warp] = warp_head;
+        if (d == kBins - 1 && chunk >= chunk_start + chunks) chunk_begin = chunk_end = 0;  // no such chunk
+    } else if (d == 0) {
+        chunk_begin = chunk * kChunk;
+        chunk_end = min(chunk_begin + kChunk, n);
+        chunk_bucket = 0;
+        chunk_first = chunk == 0;
+        chunk_last = chunk_end == n;
     }
     __syncthreads();
-    // Thread l: the tile's sums for low byte l of its last bucket, published, then the carry into
-    // the tile from the look-back, then each warp's carry in.
-    const unsigned l = threadIdx.x;
-    long long tile_sum = 0;
-    bool tile_head = false;
-    for (int w = 0; w < kWarps; ++w) {
-        if (!any[w]) continue;
-        tile_sum = head[w] ? sums[w][l] : tile_sum + sums[w][l];
-        tile_head = tile_head || head[w];
+    const long long begin = chunk_begin, end = chunk_end;
+    if (begin >= end) return;
+    const unsigned lane = threadIdx.x % 32, warp = threadIdx.x / 32;
+    const long long first = begin + warp * kChunkWarpItems + lane;
+    const unsigned per_thread = static_cast<unsigned>(launch.per_thread);
+    unsigned key[kChunkRounds], position[kChunkRounds];
+    int count[kChunkRounds];
+    if (in.partition.bases) {
+#pragma unroll
+        for (int r = 0; r < kChunkRounds; ++r) {
+            const long long u = min(first + r * 32, end - 1);
+            const unsigned w = in.items[u];
+            position[r] = in.positions[u];
+            key[r] = first + r * 32 < end ? w & 0xffffu : kNone;
+            count[r] = static_cast<int>(w >> 16);
+        }
+#pragma unroll
+        for (int r = 0; r < kChunkRounds; ++r)
+            if (key[r] != kNone && count[r] == static_cast<int>(kBigCount)) count[r] = launch.counts[position[r]];
+    } else {
+        Recorded recorded[kChunkRounds];
+#pragma unroll
+        for (int r = 0; r < kChunkRounds; ++r)
+            recorded[r] = load_recorded(launch, per_thread, static_cast<unsigned>(min(first + r * 32, end - 1)));
+#pragma unroll
+        for (int r = 0; r < kChunkRounds; ++r) {
+            position[r] = static_cast<unsigned>(first + r * 32);
+            key[r] = first + r * 32 < end ? key_of(recorded[r], position[r], per_thread, table, in.span_count) : kNone;
+            count[r] = recorded[r].count;
+        }
     }
-    unsigned long long* const word = words + tile * kBins + l;
-    store_word(word, tile_head ? kPrefix : kAggregate, tile_sum);
-    const long long carry = cont[0] ? look_back(words, tile, l) : 0;
-    if (!tile_head) store_word(word, kPrefix, carry + tile_sum);
-    long long running = carry;
-    for (int w = 0; w < kWarps; ++w) {
-        if (!any[w]) continue;
-        const long long a = sums[w][l];
-        sums[w][l] = cont[w] ? running : 0;
-        running = head[w] ? a : running + a;
-    }
+    // Per item, the counts before it in its warp: in shared memory, not registers (64 registers
+    // a thread, four blocks an SM).
+    __shared__ long long excl[kChunk];
+#pragma unroll
+    for (int r = 0; r < kChunkRounds; ++r)
+        excl[r * kThreads + threadIdx.x] = rank_round(sums[warp], key[r] & 0xffu, key[r] != kNone, count[r], true);
+    __syncthreads();
+    const long long chunk_sum = warps_exclusive(sums);
+    const long long before = chain(words, chunk, d, chunk_sum, chunk_first);
+    carry[d] = before;
+    if (chunk_last) totals[static_cast<long long>(chunk_bucket) * kBins + d] = static_cast<unsigned>(before + chunk_sum);
     __syncthreads();
     bool too_many = false;
-    if (u0 < u1) {
-#pragma unroll 1
-        for (int r = 0; r < kRounds; ++r) {
-            if (u0 + r * 32 + lane >= u1) break;
-            const Item item = item_of[r];
-            if (item.key == kNone) {
-                launch->offsets[item.position] = 0;
-                continue;
-            }
-            long long offset = excl[r];
-            if (warp_cont && item.key >> 8 == first) offset += sums[warp][item.key & 0xffu];
-            too_many = too_many || offset + item.count > 2147483647ll;
-            launch->offsets[item.position] = static_cast<wf::i32>(offset);
+#pragma unroll
+    for (int r = 0; r < kChunkRounds; ++r) {
+        if (first + r * 32 >= end) continue;
+        if (key[r] == kNone) {
+            launch.offsets[position[r]] = 0;
+            continue;
         }
-        if (deferred)
-            for (int b = lane; b < kBins; b += 32)
-                totals[static_cast<long long>(first) * kBins + b] += static_cast<unsigned>(sums[warp][b]);
+        const unsigned low = key[r] & 0xffu;
+        const long long offset = carry[low] + sums[warp][low] + excl[r * kThreads + threadIdx.x];
+        too_many = too_many || offset + count[r] > 2147483647ll;
+        launch.offsets[position[r]] = static_cast<wf::i32>(offset);
     }
-    if (__any_sync(kFull, too_many) && lane == 0) wf::set_status(launch->status, wf::kSlotsTooMany);
+    if (__any_sync(kFull, too_many) && lane == 0) wf::set_status(launch.status, wf::kSlotsTooMany);
 }
 
 // After the execution pass: each reached element advances by its total, unless a pass failed;
 // the failure bits go to the stream's status word. Buckets no reservation reached (partitioned)
-// were never written.
-extern "C" __global__ void slot_bins_totals(const wf::SlotLaunch* launch, const GroupSpan* spans, long long span_count,
-                                            const Partition* partition, long long n, long long elements,
-                                            const unsigned* totals, wf::u64* report) {
-    const wf::u32 status = *launch->status;
-    if (status != 0) {
-        if (blockIdx.x == 0 && threadIdx.x == 0) atomicOr(report, static_cast<wf::u64>(status));
-        return;
-    }
+// were never written. Then the launch's words are reset for the next launch (or replay): the
+// look-back words the ticket says were used and the scan's words, by every block, the rest by the
+// last block.
+extern "C" __global__ void slot_bins_totals(wf::SlotLaunch launch, const GroupSpan* spans, long long span_count,
+                                            Partition partition, long long n, long long elements,
+                                            const unsigned* totals, Control* control,
+                                            unsigned long long* chunk_words, unsigned long long* scan_words,
+                                            long long scan_word_count, wf::u64* report) {
+    __shared__ bool last;
+    __shared__ GroupSpan shared_spans[kSpansPerPublish];
+    // Every load at once (indices kept in range), then the tests.
+    const wf::u32 status = *launch.status;
     const long long k = static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x;
-    if (n == 0 || k >= elements) return;
-    if (partition && partition->digit_total[k >> 8] == 0) return;
-    const unsigned total = totals[k];
-    if (total == 0) return;
-    for (long long s = 0; s < span_count; ++s) {
-        const unsigned long long first = spans[s].first;
-        const unsigned long long key = static_cast<unsigned long long>(k);
-        if (key < first || key - first >= static_cast<unsigned long long>(spans[s].count)) continue;
-        wf::i32* at = reinterpret_cast<wf::i32*>(spans[s].base) + (key - first);
-        *at = static_cast<wf::i32>(static_cast<wf::u32>(*at) + total);
-        return;
+    const long long key = min(k, max(elements - 1, 0ll));
+    const unsigned total = totals[key];
+    const long long b = key >> 8;
+    const bool partitioned = partition.bases != nullptr;
+    const int start = partitioned ? partition.bases[b * partition.tiles] : 0;
+    const int end = partitioned ? (b + 1 < kBins ? partition.bases[(b + 1) * partition.tiles] : *partition.items) : 1;
+    const GroupSpan* const table = stage_spans(spans, span_count, shared_spans);
+    if (status != 0 && blockIdx.x == 0 && threadIdx.x == 0) atomicOr(report, static_cast<wf::u64>(status));
+    // Buckets no reservation reached were never written.
+    if (status == 0 && n > 0 && k < elements && start != end && total != 0) {
+        for (long long s = 0; s < span_count; ++s) {
+            const unsigned long long first = table[s].first;
+            const unsigned long long at_key = static_cast<unsigned long long>(k);
+            if (at_key < first || at_key - first >= static_cast<unsigned long long>(table[s].count)) continue;
+            wf::i32* at = reinterpret_cast<wf::i32*>(table[s].base) + (at_key - first);
+            *at = static_cast<wf::i32>(static_cast<wf::u32>(*at) + total);
+            break;
+        }
     }
+    const long long stride = static_cast<long long>(gridDim.x) * blockDim.x;
+    const long long used_chunks = static_cast<long long>(control->chunk_ticket) * kBins;
+    for (long long i = k; i < used_chunks; i += stride) chunk_words[i] = 0;
+    for (long long i = k; i < scan_word_count; i += stride) scan_words[i] = 0;
+    __syncthreads();
+    if (threadIdx.x == 0) {
+        __threadfence();
+        last = atomicAdd(&control->totals_done, 1u) == gridDim.x - 1;
+    }
+    __syncthreads();
+    if (!last || threadIdx.x != 0) return;
+    control->chunk_ticket = 0;
+    control->totals_done = 0;
+    *launch.status = 0;
 }
 )";
 
@@ -597,23 +545,59 @@ const std::string& library_source() {
     return source;
 }
 
-// Mirrors the kernels' BinInput.
+// Mirror the kernels' Partition and BinInput.
+struct Partition {
+    const void* bases;
+    const void* items;
+    long long tiles;
+};
 struct BinInput {
-    const void* records;
+    Partition partition;
+    const void* items;
     const void* positions;
-    const void* partition;
     const void* spans;
     long long span_count;
-    unsigned per_thread;
 };
 
 size_t rounded(size_t bytes) {
     return (bytes + 15) / 16 * 16;
 }
 
+// Copies `bytes` from the host to `device` on a stream of its own, which no capture records, and
+// waits for it: state that a graph holds for all its replays, written before the capture's work.
+void write_outside_capture(void* device, const void* host, size_t bytes) {
+    const cu::UnsafeCallsAllowed unsafe;
+    const cu::Driver& d = cu::require_driver();
+    cu::CUstream side = nullptr;
+    cu::check(d.cuStreamCreate(&side, cu::CU_STREAM_NON_BLOCKING), "cuStreamCreate");
+    const cu::CUresult copied =
+        d.cuMemcpyHtoDAsync(reinterpret_cast<cu::CUdeviceptr>(device), host, bytes, side);
+    const cu::CUresult waited = copied == 0 ? d.cuStreamSynchronize(side) : copied;
+    d.cuStreamDestroy(side);
+    cu::check(waited, "writing slot allocation state for a graph");
+}
+
+// State kept between direct launches of the same shape on the same stream: every launch leaves
+// its words clean, so the next one publishes only a changed span table. A launch takes its entry
+// out while it runs.
+struct Kept {
+    std::shared_ptr<detail::Allocation> memory;
+    std::vector<GroupSpan> table;
+};
+
+// Never destroyed: entries hold device memory that must not be freed after the driver is gone.
+StateCache<std::string, Kept>& state_cache() {
+    static auto* cache = new StateCache<std::string, Kept>;
+    return *cache;
+}
+
+bool same_table(const std::vector<GroupSpan>& a, const std::vector<GroupSpan>& b) {
+    return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(GroupSpan)) == 0;
+}
+
 }  // namespace
 
-CudaSlotBins::CudaSlotBins(int ordinal, const SlotPlan& plan, void* launch)
+CudaSlotBins::CudaSlotBins(int ordinal, const SlotPlan& plan, const wf::SlotLaunch& launch)
     : ordinal_(ordinal),
       launch_(launch),
       n_(plan.threads * plan.per_thread),
@@ -623,16 +607,16 @@ CudaSlotBins::CudaSlotBins(int ordinal, const SlotPlan& plan, void* launch)
     elements_ = static_cast<long long>(elements);
     span_count_ = static_cast<long long>(table.size());
     partitioned_ = elements_ > kBins;
-    tiles_ = (n_ + kTile - 1) / kTile;
-    if (partitioned_ && tiles_ > 0) {
-        group_tiles_ = (tiles_ + kMaxGroups - 1) / kMaxGroups;
-        groups_ = (tiles_ + group_tiles_ - 1) / group_tiles_;
-    }
-    const auto tiles = static_cast<size_t>(tiles_);
+    tiles_ = partitioned_ ? (n_ + kTile - 1) / kTile : 0;
+    const long long buckets = partitioned_ ? (elements_ + kBins - 1) / kBins : 1;
+    // A bucket's chunks: its reservations over kChunk, rounded up (at most one part-filled each).
+    chunks_ = (n_ + kChunk - 1) / kChunk + (partitioned_ && n_ > 0 ? buckets : 0);
     const auto n = static_cast<size_t>(n_);
-    const size_t buckets = partitioned_ ? static_cast<size_t>((elements_ + kBins - 1) / kBins) : 1;
-    // One allocation: the span table, the zeroed words (block count, ticket, look-back words),
-    // then the partition's state and the per-key totals.
+    const size_t counts = static_cast<size_t>(tiles_ * kBins);
+    scan_words_ = partitioned_ ? cu::chained_scan_words(static_cast<int64_t>(counts)) : 0;
+    // One allocation: the span table, the zeroed words (control, the chunks' look-back words,
+    // the scan's words), the partition's item words, records, tile counts and bases, and the
+    // per-key totals.
     size_t bytes = 0;
     const auto take = [&bytes](size_t size) {
         const size_t at = bytes;
@@ -640,28 +624,54 @@ CudaSlotBins::CudaSlotBins(int ordinal, const SlotPlan& plan, void* launch)
         return at;
     };
     const size_t spans_at = take(table.size() * sizeof(GroupSpan));
-    const size_t zeroed_at = take(16 + tiles * kBins * 8);
-    const size_t partition_at = take(partitioned_ ? sizeof(Partition) : 0);
-    const size_t tile_prefix_at = take(partitioned_ ? tiles * kBins * 4 : 0);
-    const size_t group_prefix_at = take(static_cast<size_t>(groups_) * kBins * 4);
-    const size_t records_at = take(partitioned_ ? n * 8 : 0);
+    const size_t zeroed_at = take(sizeof(Control));
+    const size_t chunk_words_at = take(static_cast<size_t>(chunks_ * kBins) * 8);
+    const size_t scan_words_at = take(static_cast<size_t>(scan_words_) * 8);
+    const size_t zeroed_end = bytes;
+    const size_t items_at = take(partitioned_ ? n * 4 : 0);
+    const size_t records_at = take(partitioned_ ? n * 4 : 0);
     const size_t positions_at = take(partitioned_ ? n * 4 : 0);
-    const size_t totals_at = take(buckets * kBins * 4);
-    state_ = detail::allocate(Device::cuda(ordinal_), bytes);
+    const size_t tile_counts_at = take(counts * 4);
+    const size_t tile_bases_at = take(counts * 4);
+    const size_t reached_at = take(4);
+    const size_t totals_at = take(static_cast<size_t>(buckets * kBins) * 4);
+    std::optional<Kept> kept;
+    if (!cu::capturing(*cu::current_stream(ordinal_))) {
+        const void* stream = cu::current_stream(ordinal_).get();
+        cache_key_.assign(reinterpret_cast<const char*>(&stream), sizeof stream);
+        cache_key_ += std::to_string(ordinal_) + " " + std::to_string(n_) + " " +
+                      std::to_string(per_thread_) + " " + std::to_string(elements_) + " " +
+                      std::to_string(bytes);
+        kept = state_cache().take(cache_key_);
+    }
+    state_ = kept ? kept->memory : detail::allocate(Device::cuda(ordinal_), bytes);
+    table_ = table;
     char* const base = static_cast<char*>(state_->ptr);
     spans_ = base + spans_at;
-    done_ = base + zeroed_at;
-    ticket_ = base + zeroed_at + 8;
-    words_ = base + zeroed_at + 16;
-    partition_ = partitioned_ ? base + partition_at : nullptr;
-    tile_prefix_ = base + tile_prefix_at;
-    group_prefix_ = base + group_prefix_at;
+    control_ = base + zeroed_at;
+    chunk_words_ = base + chunk_words_at;
+    scan_words_ptr_ = base + scan_words_at;
+    items_ = base + items_at;
+    tile_counts_ = base + tile_counts_at;
+    tile_bases_ = base + tile_bases_at;
+    reached_ = base + reached_at;
     records_ = base + records_at;
     positions_ = base + positions_at;
     totals_ = base + totals_at;
-    // Published by a kernel, not a copy from the host, so that the launch can be captured.
-    void* zeroed = done_;
-    auto zeroed_words = static_cast<long long>(2 + tiles * kBins);
+    if (state_->captured) {
+        // Memory that a graph holds for all its replays: every replay leaves the words clean
+        // (slot_bins_totals), so the graph needs no publish node.
+        std::vector<char> image(zeroed_end, 0);
+        std::copy_n(reinterpret_cast<const char*>(table.data()), table.size() * sizeof(GroupSpan),
+                    image.data());
+        write_outside_capture(base, image.data(), image.size());
+        return;
+    }
+    if (kept && same_table(kept->table, table)) return;
+    // Published by a kernel, not a copy from the host, so that the launch queues no host work;
+    // kept state has clean words.
+    void* zeroed = control_;
+    auto zeroed_words = kept ? 0ll : static_cast<long long>((zeroed_end - zeroed_at) / 8);
     for (size_t at = 0; at < table.size(); at += kSpansPerPublish) {
         SpanChunk chunk{};
         int count = static_cast<int>(std::min<size_t>(kSpansPerPublish, table.size() - at));
@@ -676,33 +686,41 @@ CudaSlotBins::CudaSlotBins(int ordinal, const SlotPlan& plan, void* launch)
 
 void CudaSlotBins::assign() {
     if (n_ == 0) return;
-    void* launch = launch_;
+    wf::SlotLaunch launch = launch_;
     void* spans = spans_;
-    unsigned per_thread = per_thread_;
     long long n = n_;
+    Partition partition{nullptr, nullptr, tiles_};
     if (partitioned_) {
-        long long tiles = tiles_, group_tiles = group_tiles_;
-        void* histogram_params[] = {&launch,      &spans,        &span_count_,   &per_thread, &n,    &tiles,
-                                    &group_tiles, &tile_prefix_, &group_prefix_, &partition_, &done_};
-        run("slot_bins_histogram", groups_, kHistThreads, histogram_params);
-        void* partition_params[] = {&launch,     &spans,       &span_count_,  &per_thread,
-                                    &n,          &group_tiles, &tile_prefix_, &group_prefix_,
-                                    &partition_, &records_,    &positions_};
+        long long tiles = tiles_;
+        void* count_params[] = {&launch, &spans, &span_count_, &n, &tiles, &items_, &tile_counts_};
+        run("slot_bins_count", tiles_, kThreads, count_params);
+        cu::scan_counts(ordinal_, static_cast<const int32_t*>(tile_counts_),
+                        static_cast<int32_t*>(tile_bases_), tiles_ * kBins,
+                        static_cast<uint64_t*>(scan_words_ptr_), static_cast<int32_t*>(reached_));
+        partition = {tile_bases_, reached_, tiles_};
+        void* partition_params[] = {&launch, &items_, &n, &partition, &records_, &positions_};
         run("slot_bins_partition", tiles_, kThreads, partition_params);
     }
-    BinInput input{
-        partitioned_ ? records_ : nullptr, positions_, partition_, spans_, span_count_, per_thread_};
-    void* offsets_params[] = {&launch, &input, &n, &ticket_, &words_, &totals_};
-    run("slot_bins_offsets", tiles_, kThreads, offsets_params);
+    // Partitioned, the offsets kernel needs no span table (the keys are compact already).
+    BinInput input{partition, records_, positions_, spans_, partitioned_ ? 0 : span_count_};
+    void* offsets_params[] = {&launch, &input, &n, &control_, &chunk_words_, &totals_};
+    run("slot_bins_offsets", chunks_, kThreads, offsets_params);
 }
 
 void CudaSlotBins::add_totals(wf::u64* report) {
-    void* launch = launch_;
+    wf::SlotLaunch launch = launch_;
     void* spans = spans_;
-    void* partition = partition_;
-    long long n = n_, elements = elements_;
-    void* params[] = {&launch, &spans, &span_count_, &partition, &n, &elements, &totals_, &report};
-    run("slot_bins_totals", std::max<long long>(1, (elements_ + kThreads - 1) / kThreads), kThreads, params);
+    // (No partition ran without reservations.)
+    Partition partition{partitioned_ && n_ > 0 ? tile_bases_ : nullptr, reached_, tiles_};
+    long long n = n_, elements = elements_, scan_words = scan_words_;
+    void* params[] = {&launch,  &spans,    &span_count_,  &partition,       &n,          &elements,
+                      &totals_, &control_, &chunk_words_, &scan_words_ptr_, &scan_words, &report};
+    // Enough threads for the elements, and for the look-back words at some 8 a thread.
+    const long long for_words = std::min<long long>(chunks_ * kBins / (kThreads * 8), 1024);
+    run("slot_bins_totals", std::max({1ll, (elements_ + kThreads - 1) / kThreads, for_words}), kThreads,
+        params);
+    // In stream order after the totals kernel, which leaves the words clean.
+    if (!cache_key_.empty()) state_cache().put(std::move(cache_key_), {state_, std::move(table_)});
 }
 
 void CudaSlotBins::run(const char* name, long long blocks, int threads, void** params) const {

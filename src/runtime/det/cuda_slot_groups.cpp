@@ -328,12 +328,18 @@ const std::string& library_source() {
 
 }  // namespace
 
-CudaSlotGroups::CudaSlotGroups(int ordinal, const SlotPlan& plan, void* launch)
+bool CudaSlotGroups::resets_status(const SlotPlan& plan) {
+    unsigned long long elements = 0;
+    group_spans(plan, elements);
+    return elements <= CudaSlotBins::kMaxElements;
+}
+
+CudaSlotGroups::CudaSlotGroups(int ordinal, const SlotPlan& plan, void* launch, const wf::SlotLaunch& value)
     : ordinal_(ordinal), launch_(launch), n_(plan.threads * plan.per_thread) {
     unsigned long long first = 0;
     const std::vector<GroupSpan> table = group_spans(plan, first);
     if (first <= CudaSlotBins::kMaxElements) {
-        bins_.emplace(ordinal, plan, launch);
+        bins_.emplace(ordinal, plan, value);
         return;
     }
     // Keys run from 0 to first - 1: one radix pass per 8 bits of the largest (three or more here).

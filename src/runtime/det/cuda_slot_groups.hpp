@@ -20,8 +20,11 @@ namespace weft::runtime::det {
 // kernel is queued on the current stream; a launch whose counting pass overflowed does nothing.
 class CudaSlotGroups {
 public:
-    // `launch` is the device address of the launch's wf::SlotLaunch.
-    CudaSlotGroups(int ordinal, const SlotPlan& plan, void* launch);
+    // Whether the launch's status word is reset by the last kernel of these launches (the
+    // CudaSlotBins path), so that state a graph holds needs no publish node.
+    static bool resets_status(const SlotPlan& plan);
+    // `launch` is the device address of the launch's wf::SlotLaunch, `value` what it holds.
+    CudaSlotGroups(int ordinal, const SlotPlan& plan, void* launch, const wf::SlotLaunch& value);
     // Before the execution pass: writes launch->offsets.
     void assign();
     // After the execution pass: unless the launch's status word is set, each reached element

@@ -218,15 +218,17 @@ public:
             // Its words are clean (their last users reset them); only a changed counter or
             // status word is published again.
             if (!(kept->published == published_)) publish(value, nullptr, 0);
-        } else if (tiled_ && state_->captured) {
+        } else if ((tiled_ || (!plan_.single_element && CudaSlotGroups::resets_status(plan_))) &&
+                   state_->captured) {
             // Memory that a graph holds for all its replays (allocated outside the capture):
-            // written once, outside the capture, so that the graph has no publish node.
+            // written once, outside the capture, so that the graph has no publish node (the
+            // words it zeroes are left clean by their last users).
             write_outside_capture(base, launch_at, counters_at, zeroed_end);
         } else {
             // Published by a kernel, not copied from the host, so that the launch can be captured.
             publish(value, base + status_at, static_cast<long long>((zeroed_end - status_at) / 8));
         }
-        if (!plan_.single_element) groups_.emplace(ordinal_, plan_, launch_);
+        if (!plan_.single_element) groups_.emplace(ordinal_, plan_, launch_, value);
     }
 
     void* counter(size_t i) const override { return counters_ + i; }
