@@ -2,7 +2,7 @@
 #pragma once
 
 #include "device/abi.h"
-#include "device/deterministic.h"
+#include "device/resolve.h"
 
 namespace wf {
 

@@ -4,7 +4,7 @@
 // clang-format off
 #include "device/prelude.h"
 #include "device/half.h"
-#include "device/deterministic.h"
+#include "device/resolve.h"
 // clang-format on
 
 #include <gtest/gtest.h>

@@ -3,7 +3,7 @@
 // clang-format off
 #include "device/prelude.h"
 #include "device/half.h"
-#include "device/deterministic.h"
+#include "device/resolve.h"
 // clang-format on
 
 #include "runtime/det/cpu_accumulation.hpp"
