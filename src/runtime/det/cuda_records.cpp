@@ -225,38 +225,30 @@ __device__ long long slot_containing(const int* ends, long long slots, long long
 }
 
 // 32-bit warp reductions (one instruction from sm_80; shuffles before).
-__device__ unsigned warp_add(unsigned v) {
 #if __CUDA_ARCH__ >= 800
-    return __reduce_add_sync(kAll, v);
+__device__ unsigned warp_add(unsigned v) { return __reduce_add_sync(kAll, v); }
+__device__ unsigned warp_min(unsigned v) { return __reduce_min_sync(kAll, v); }
+__device__ unsigned warp_max(unsigned v) { return __reduce_max_sync(kAll, v); }
+__device__ unsigned warp_or(unsigned v) { return __reduce_or_sync(kAll, v); }
 #else
-    for (int d = 16; d > 0; d /= 2) v += __shfl_xor_sync(kAll, v, d);
+template <class Op>
+__device__ unsigned warp_reduce(unsigned v, Op op) {
+    for (int d = 16; d > 0; d /= 2) v = op(v, __shfl_xor_sync(kAll, v, d));
     return v;
-#endif
+}
+__device__ unsigned warp_add(unsigned v) {
+    return warp_reduce(v, [](unsigned a, unsigned b) { return a + b; });
 }
 __device__ unsigned warp_min(unsigned v) {
-#if __CUDA_ARCH__ >= 800
-    return __reduce_min_sync(kAll, v);
-#else
-    for (int d = 16; d > 0; d /= 2) v = min(v, __shfl_xor_sync(kAll, v, d));
-    return v;
-#endif
+    return warp_reduce(v, [](unsigned a, unsigned b) { return min(a, b); });
 }
 __device__ unsigned warp_max(unsigned v) {
-#if __CUDA_ARCH__ >= 800
-    return __reduce_max_sync(kAll, v);
-#else
-    for (int d = 16; d > 0; d /= 2) v = max(v, __shfl_xor_sync(kAll, v, d));
-    return v;
-#endif
+    return warp_reduce(v, [](unsigned a, unsigned b) { return max(a, b); });
 }
 __device__ unsigned warp_or(unsigned v) {
-#if __CUDA_ARCH__ >= 800
-    return __reduce_or_sync(kAll, v);
-#else
-    for (int d = 16; d > 0; d /= 2) v |= __shfl_xor_sync(kAll, v, d);
-    return v;
-#endif
+    return warp_reduce(v, [](unsigned a, unsigned b) { return a | b; });
 }
+#endif
 
 // The whole warp adds its lanes' values (`live` lanes only) to its own digit words and flags in
 // shared memory, which only its lane 0 writes: each digit word's lane values are summed exactly
