@@ -4,9 +4,14 @@
 #include <array>
 #include <type_traits>
 
+#include "weft/layout.hpp"
 #include "weft/scalar.hpp"
 
 namespace weft {
+
+// An element of an array of composites (weft/composite_array.hpp).
+template <class V>
+class CompositeElement;
 
 // An array index: any traced integer, or an integer literal, with the user's source position.
 struct Index {
@@ -34,15 +39,15 @@ class Element : public Scalar<T> {
 public:
     Element(const Element&) = default;
 
-    void operator=(const Located<T>& value) && { detail::emit_store(array_, index_, value.ref, value.loc); }
+    void operator=(const Located<T>& value) && { detail::emit_store(place_, value.ref, value.loc); }
     void operator=(const Element& value) && {
-        detail::emit_store(array_, index_, detail::Access::ref(value), detail::last_loc());
+        detail::emit_store(place_, detail::Access::ref(value), detail::last_loc());
     }
     void operator+=(const Located<T>& value) && {
-        detail::emit_atomic(detail::AtomicOp::Add, array_, index_, value.ref, {}, value.loc);
+        detail::emit_atomic(detail::AtomicOp::Add, place_, value.ref, {}, value.loc);
     }
     void operator-=(const Located<T>& value) && {
-        detail::emit_atomic(detail::AtomicOp::Sub, array_, index_, value.ref, {}, value.loc);
+        detail::emit_atomic(detail::AtomicOp::Sub, place_, value.ref, {}, value.loc);
     }
 
     Element& operator=(const Located<T>& value) & {
@@ -82,44 +87,59 @@ public:
 #undef WEFT_LOCAL_ONLY
 
 private:
-    template <ElementType, int>
+    template <ArrayElement, int>
     friend class Array;
-    Element(detail::Ref array, std::vector<detail::Ref> index, detail::Loc loc)
-        : Scalar<T>(detail::emit_load(array, index, loc), typename Scalar<T>::FromRef{}),
-          array_(array),
-          index_(std::move(index)) {}
+    friend struct detail::Access;
+    Element(detail::Place place, detail::Loc loc)
+        : Scalar<T>(detail::emit_load(place, loc), typename Scalar<T>::FromRef{}), place_(std::move(place)) {}
+    // A component of a loaded composite element: the same register as the composite's component.
+    Element(detail::Place place, detail::Ref loaded)
+        : Scalar<T>(loaded, typename Scalar<T>::FromRef{}), place_(std::move(place)) {}
 
-    detail::Ref array_;
-    std::vector<detail::Ref> index_;
+    detail::Place place_;
 };
 
-// A kernel or function parameter that is an N-dimensional array of T (1 <= N <= 4).
+namespace detail {
+// What indexing an array of E gives: an Element of a scalar, a CompositeElement of a composite.
+template <class E>
+struct ElementOf {
+    using type = CompositeElement<E>;
+};
+template <ElementType T>
+struct ElementOf<T> {
+    using type = Element<T>;
+};
+}  // namespace detail
+
+// A kernel or function parameter that is an N-dimensional array of E (1 <= N <= 4): a scalar
+// type, or a composite (weft::vec3, mat33, quat, transform, ...: weft/layout.hpp) whose elements
+// load and store whole (`vec3 p = a[i]; a[i] = p;`) or by component (`a[i].x = v`).
 // Index with a[i] (1-D) or a(i, j, ...) (any N). Shapes are read with a.shape(d).
-template <ElementType T, int N = 1>
+template <ArrayElement E, int N = 1>
 class Array {
     static_assert(N >= 1 && N <= 4, "weft::Array has 1 to 4 dimensions");
+    using Elem = typename detail::ElementOf<E>::type;
 
 public:
-    using value_type = T;
+    using value_type = E;
     static constexpr int ndim = N;
 
-    Element<T> operator[](const Index& i) const requires(N == 1) { return Element<T>(ref_, {i.ref}, i.loc); }
+    Elem operator[](const Index& i) const requires(N == 1) { return element({i.ref}, i.loc); }
     // On an array of 2 or more dimensions, a[i] is the (N-1)-D view of the same memory with
     // dimension 0 fixed at i (a row of a 2-D array); a[i][j] == a(i, j). Like every kernel
     // index, a negative i counts from the end: grid[-1] is the last row.
-    Array<T, N - 1> operator[](const Index& i) const requires(N >= 2) {
-        return detail::Access::wrap<Array<T, N - 1>>(detail::emit_view(ref_, i.ref, i.loc));
+    Array<E, N - 1> operator[](const Index& i) const requires(N >= 2) {
+        return detail::Access::wrap<Array<E, N - 1>>(detail::emit_view(ref_, i.ref, i.loc));
     }
-    Element<T> operator()(const Index& i) const requires(N == 1) { return Element<T>(ref_, {i.ref}, i.loc); }
-    Element<T> operator()(const Index& i, const Index& j) const requires(N == 2) {
-        return Element<T>(ref_, {i.ref, j.ref}, i.loc);
+    Elem operator()(const Index& i) const requires(N == 1) { return element({i.ref}, i.loc); }
+    Elem operator()(const Index& i, const Index& j) const requires(N == 2) {
+        return element({i.ref, j.ref}, i.loc);
     }
-    Element<T> operator()(const Index& i, const Index& j, const Index& k) const requires(N == 3) {
-        return Element<T>(ref_, {i.ref, j.ref, k.ref}, i.loc);
+    Elem operator()(const Index& i, const Index& j, const Index& k) const requires(N == 3) {
+        return element({i.ref, j.ref, k.ref}, i.loc);
     }
-    Element<T> operator()(const Index& i, const Index& j, const Index& k, const Index& l) const
-        requires(N == 4) {
-        return Element<T>(ref_, {i.ref, j.ref, k.ref, l.ref}, i.loc);
+    Elem operator()(const Index& i, const Index& j, const Index& k, const Index& l) const requires(N == 4) {
+        return element({i.ref, j.ref, k.ref, l.ref}, i.loc);
     }
 
     // The extent of dimension `d` (an int32 value).
@@ -130,6 +150,9 @@ public:
 private:
     struct FromRef {};
     Array(detail::Ref ref, FromRef) : ref_(ref) {}
+    Elem element(std::vector<detail::Ref> index, detail::Loc loc) const {
+        return Elem(detail::Place{ref_, std::move(index), 0}, loc);
+    }
     detail::Ref ref_;
     friend struct detail::Access;
 };
@@ -138,8 +161,8 @@ namespace detail {
 
 template <class X>
 struct IsArray : std::false_type {};
-template <ElementType T, int N>
-struct IsArray<Array<T, N>> : std::true_type {};
+template <ArrayElement E, int N>
+struct IsArray<Array<E, N>> : std::true_type {};
 
 }  // namespace detail
 

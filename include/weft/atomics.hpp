@@ -15,7 +15,8 @@ namespace detail {
 template <ElementType T, int N>
 Scalar<T> atomic(AtomicOp op, const Array<T, N>& array, std::vector<Ref> index, Ref value, Ref compare,
                  Loc loc) {
-    return Access::wrap<Scalar<T>>(emit_atomic(op, Access::ref(array), index, value, compare, loc));
+    return Access::wrap<Scalar<T>>(
+        emit_atomic(op, Place{Access::ref(array), std::move(index), 0}, value, compare, loc));
 }
 
 }  // namespace detail

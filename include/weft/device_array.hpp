@@ -66,6 +66,7 @@ public:
 
     bool valid() const { return allocation_ != nullptr; }
     DType dtype() const { return dtype_; }
+    int components() const { return components_; }
     int ndim() const { return shape_.ndim; }
     const Shape& shape() const { return shape_; }
     int64_t size() const { return shape_.size(); }
@@ -117,6 +118,7 @@ public:
 protected:
     std::shared_ptr<detail::Allocation> allocation_;
     DType dtype_ = DType::Float32;
+    int components_ = 1;
     Shape shape_{0};
     int64_t strides_[4] = {0, 0, 0, 0};
     Device device_ = Device::cpu();

@@ -57,11 +57,11 @@ namespace detail {
 
 template <class P, class A>
 struct ArgFits : std::false_type {};
-template <ElementType T, int N, class A>
+template <ArrayElement T, int N, class A>
 requires std::is_base_of_v<DeviceArray<T>, A>
 struct ArgFits<Array<T, N>, A> : std::true_type {
 };
-template <ElementType T, int N>
+template <ArrayElement T, int N>
 struct ArgFits<Array<T, N>, AnyArray> : std::true_type {};  // checked at run time
 template <ElementType T, class A>
 requires std::is_arithmetic_v<A> || std::is_same_v<A, T>

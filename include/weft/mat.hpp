@@ -87,6 +87,13 @@ public:
         return rows_[i.index];
     }
     detail::Ref ref(int i, int j) const { return rows_[i].ref(j); }
+    // The entries in row order (the packed layout of weft/layout.hpp).
+    std::array<detail::Ref, R * C> refs() const {
+        std::array<detail::Ref, R * C> r;
+        for (int i = 0; i < R; ++i)
+            for (int j = 0; j < C; ++j) r[i * C + j] = ref(i, j);
+        return r;
+    }
 
     // A matrix whose entry (i, j) is f(i, j), computed in row order.
     template <class F>

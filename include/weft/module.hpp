@@ -24,9 +24,9 @@ template <ElementType T>
 struct ParamTraits<Scalar<T>> {
     static ParamSpec spec() { return {false, dtype_of<T>, 0}; }
 };
-template <ElementType T, int N>
-struct ParamTraits<Array<T, N>> {
-    static ParamSpec spec() { return {true, dtype_of<T>, N}; }
+template <ArrayElement E, int N>
+struct ParamTraits<Array<E, N>> {
+    static ParamSpec spec() { return {true, scalar_dtype_of<E>, N, components_of<E>}; }
 };
 
 template <class P>

@@ -41,6 +41,11 @@ struct Access {
     static Ref ref(const V& v) {
         return v.ref_;
     }
+    // An array element (weft/array.hpp) whose value is the register `loaded` already holds.
+    template <class E, class Place>
+    static E element(Place place, Ref loaded) {
+        return E(std::move(place), loaded);
+    }
 };
 
 }  // namespace detail

@@ -18,7 +18,7 @@ void tape_record(const KernelState& kernel, const Dim& dim, const std::vector<La
 // In a custom adjoint (Module::func_grad): the gradient of the function's float array parameter
 // `a`, as in `weft::adjoint(values)[i] += adj_ret` (an atomic add, deterministic in RunToRun and
 // GpuToGpu modules).
-template <ElementType T, int N>
+template <ArrayElement T, int N>
 Array<T, N> adjoint(const Array<T, N>& a, std::source_location s = std::source_location::current()) {
     return detail::Access::wrap<Array<T, N>>(
         detail::emit_adjoint(detail::Access::ref(a), detail::Loc::from(s)));

@@ -37,6 +37,12 @@ public:
     // From freshly traced parts (used by the library's operators).
     transform_t(detail::FromRefs, const vec<3, T>& position, const quat_t<T>& rotation)
         : p(detail::FromRefs{}, position.refs()), q(detail::FromRefs{}, rotation.refs()) {}
+    // From freshly traced components in the packed order p.x, p.y, p.z, q.x, q.y, q.z, q.w.
+    transform_t(detail::FromRefs, const std::array<detail::Ref, 7>& r)
+        : p(detail::FromRefs{}, {r[0], r[1], r[2]}), q(detail::FromRefs{}, {r[3], r[4], r[5], r[6]}) {}
+    std::array<detail::Ref, 7> refs() const {
+        return {p.ref(0), p.ref(1), p.ref(2), q.ref(0), q.ref(1), q.ref(2), q.ref(3)};
+    }
 };
 
 using transform = transform_t<float>;

@@ -21,16 +21,23 @@ namespace {
 
 constexpr int64_t kMaxThreads = (int64_t{1} << 31) - 1;
 
+// "float32", or "3 float32 components per element" for a composite element (a vec3).
+std::string element_text(DType dtype, int components) {
+    if (components == 1) return dtype_name(dtype);
+    return std::to_string(components) + " " + dtype_name(dtype) + " components per element";
+}
+
 std::string describe(const detail::ParamSpec& p) {
     if (!p.is_array) return std::string("a ") + dtype_name(p.dtype) + " scalar";
-    return std::string("a ") + std::to_string(p.ndim) + "-D array of " + dtype_name(p.dtype);
+    return std::string("a ") + std::to_string(p.ndim) + "-D array of " + element_text(p.dtype, p.components);
 }
 
 std::string describe(const LaunchArg& a) {
     if (const auto* s = std::get_if<ScalarArg>(&a))
         return std::string("a ") + dtype_name(s->dtype) + " scalar";
     const auto& arr = std::get<AnyArray>(a);
-    return std::string("a ") + std::to_string(arr.ndim()) + "-D array of " + dtype_name(arr.dtype());
+    return std::string("a ") + std::to_string(arr.ndim()) + "-D array of " +
+           element_text(arr.dtype(), arr.components());
 }
 
 [[noreturn]] void fail(const detail::KernelState& kernel, const Dim& dim, const std::string& message) {
@@ -71,7 +78,8 @@ Device checked_device(const detail::KernelState& kernel, const Dim& dim, const s
             return "argument " + std::to_string(i) + " ('" + body.param_names[i] + "')";
         };
         const auto* arr = std::get_if<AnyArray>(&args[i]);
-        const bool fits = arr ? (p.is_array && arr->dtype() == p.dtype && arr->ndim() == p.ndim)
+        const bool fits = arr ? (p.is_array && arr->dtype() == p.dtype && arr->ndim() == p.ndim &&
+                                 arr->components() == p.components)
                               : (!p.is_array && std::get<ScalarArg>(args[i]).dtype == p.dtype);
         if (!fits) fail(kernel, dim, which() + " must be " + describe(p) + ", got " + describe(args[i]));
         if (!arr) continue;

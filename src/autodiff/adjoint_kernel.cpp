@@ -263,8 +263,9 @@ private:
         const ValueId value = n.args.back();
         if (env.grad[array] == kNone || !wants(value)) return;
         const ValueId read = e.copy(e.zero(src_.type_of(value).dtype), true);
-        e.if_(has(array),
-              [&] { e.assign(read, e.load(env.grad[array], index(n, 1, n.args.size() - 1, env))); });
+        e.if_(has(array), [&] {
+            e.assign(read, e.load(env.grad[array], index(n, 1, n.args.size() - 1, env), n.component()));
+        });
         add(value, negate ? e.unary(ir::UnaryOp::Neg, read) : read, e);
     }
 
@@ -378,8 +379,9 @@ private:
                 case NodeKind::Load: {
                     const ValueId g = take(n.result, e);
                     if (g == kNone || env.grad[n.args[0]] == kNone) break;
-                    e.if_(has(n.args[0]),
-                          [&] { e.atomic_add(env.grad[n.args[0]], index(n, 1, n.args.size(), env), g); });
+                    e.if_(has(n.args[0]), [&] {
+                        e.atomic_add(env.grad[n.args[0]], index(n, 1, n.args.size(), env), n.component(), g);
+                    });
                     break;
                 }
                 case NodeKind::Store: read_gradient(n, env, e, false); break;

@@ -71,17 +71,18 @@ public:
     ir::ValueId cast(DType to, ir::ValueId a) {
         return node({.kind = ir::NodeKind::Cast, .args = {a}}, ir::Type::scalar(to));
     }
-    ir::ValueId load(ir::ValueId array, std::vector<ir::ValueId> index) {
+    ir::ValueId load(ir::ValueId array, std::vector<ir::ValueId> index, uint32_t component) {
         index.insert(index.begin(), array);
-        return node({.kind = ir::NodeKind::Load, .args = std::move(index)},
+        return node({.kind = ir::NodeKind::Load, .args = std::move(index), .bits = component},
                     ir::Type::scalar(type(array).dtype));
     }
-    void atomic_add(ir::ValueId array, std::vector<ir::ValueId> index, ir::ValueId v) {
+    void atomic_add(ir::ValueId array, std::vector<ir::ValueId> index, uint32_t component, ir::ValueId v) {
         index.insert(index.begin(), array);
         index.push_back(v);
         node({.kind = ir::NodeKind::Atomic,
               .sub = static_cast<uint8_t>(ir::AtomicOp::Add),
-              .args = std::move(index)},
+              .args = std::move(index),
+              .bits = component},
              ir::Type::scalar(type(array).dtype));
     }
     // if (c) { then_body } else { else_body }, each emitted by its callback into its block.

@@ -245,12 +245,15 @@ private:
         return static_cast<uint32_t>(out_.sites.size() - 1);
     }
 
-    // The element pointer expression; with bounds checks it may be null.
+    // The element pointer expression (of the node's component); with bounds checks it may be null.
     std::string element(const ir::Node& n) {
         const int ndim = type(n.args[0]).ndim;
-        if (!options_.bounds_check) return "wf::addr(" + v(n.args[0]) + indices(n, ndim, true) + ")";
+        const std::string component = n.component() ? ", " + std::to_string(n.component()) : "";
+        if (!options_.bounds_check)
+            return "wf::addr" + std::string(component.empty() ? "" : "_component") + "(" + v(n.args[0]) +
+                   component + indices(n, ndim, true) + ")";
         return "wf::checked<" + wrap_mask(n, ndim) + ">(ctx, " + std::to_string(site(n)) + ", " +
-               v(n.args[0]) + indices(n, ndim, false) + ")";
+               v(n.args[0]) + (component.empty() ? ", 0" : component) + indices(n, ndim, false) + ")";
     }
 
     // array[i] of a 2-D or larger array; with bounds checks, i is checked against its extent.
@@ -576,8 +579,9 @@ void cpu_entry(std::ostringstream& s, const ir::Program& p, const Entry& e, size
         a += std::to_string(i);
         s << "    const " << ct << " " << a << " = *static_cast<const " << ct << "*>(args[" << i << "]);\n";
         plain += ", " + a;
-        densified += t.is_array() ? ", wf::densified(" + a + ")" : ", " + a;
-        if (t.is_array()) dense += (dense.empty() ? "" : " && ") + std::string("wf::dense(") + a + ")";
+        const std::string per = t.is_array() ? "<" + std::to_string(t.components) + ">(" : "";
+        densified += t.is_array() ? ", wf::densified" + per + a + ")" : ", " + a;
+        if (t.is_array()) dense += std::string(dense.empty() ? "" : " && ") + "wf::dense" + per + a + ")";
     }
     if (!skip_if_overflowed(e).empty()) s << "    if (" << skip_if_overflowed(e) << ") return;\n";
     const std::string run = chunk + "(*launch, static_cast<wf::i32>(begin), static_cast<wf::i32>(end), error";

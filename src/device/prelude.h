@@ -80,12 +80,19 @@ WEFT_FUNC T* addr(const Array<T, N>& a, I... index) {
     for (int d = 0; d < N; ++d) offset += idx[d] * a.strides[d];
     return reinterpret_cast<T*>(a.data + offset);
 }
+// Component `c` of the composite element at already-wrapped indices (docs/design/0015: an
+// element is its components packed, T being the component's type).
+template <class T, int N, class... I>
+WEFT_FUNC T* addr_component(const Array<T, N>& a, i32 c, I... index) {
+    return addr(a, index...) + c;
+}
 
-// The element's address, or nullptr after recording the launch's first out-of-bounds access.
-// Bit d of Wrap says index d may be negative: it is wrapped first, then checked, so an index
-// below -extent is still out of bounds; the fault reports the index as the kernel computed it.
+// Component `c` of the element's address, or nullptr after recording the launch's first
+// out-of-bounds access. Bit d of Wrap says index d may be negative: it is wrapped first, then
+// checked, so an index below -extent is still out of bounds; the fault reports the index as the
+// kernel computed it.
 template <unsigned Wrap, class T, int N, class... I>
-WEFT_FUNC T* checked(Ctx& ctx, i32 site, const Array<T, N>& a, I... index) {
+WEFT_FUNC T* checked(Ctx& ctx, i32 site, const Array<T, N>& a, i32 c, I... index) {
     const i64 idx[] = {static_cast<i64>(index)...};
     i64 offset = 0;
     for (int d = 0; d < N; ++d) {
@@ -107,19 +114,19 @@ WEFT_FUNC T* checked(Ctx& ctx, i32 site, const Array<T, N>& a, I... index) {
         }
         offset += i * a.strides[d];
     }
-    return reinterpret_cast<T*>(a.data + offset);
+    return reinterpret_cast<T*>(a.data + offset) + c;
 }
 
-// Whether the array's last dimension is contiguous; densified() is the same array with that
-// stride as a constant the compiler can see, so that an access through tid() becomes a plain
-// vector load or store.
-template <class T, int N>
+// Whether the array's last dimension is contiguous (elements of C components of T); densified()
+// is the same array with that stride as a constant the compiler can see, so that an access
+// through tid() becomes a plain vector load or store.
+template <int C, class T, int N>
 WEFT_FUNC bool dense(const Array<T, N>& a) {
-    return a.strides[N - 1] == static_cast<i64>(sizeof(T));
+    return a.strides[N - 1] == static_cast<i64>(C * sizeof(T));
 }
-template <class T, int N>
+template <int C, class T, int N>
 WEFT_FUNC Array<T, N> densified(Array<T, N> a) {
-    a.strides[N - 1] = static_cast<i64>(sizeof(T));
+    a.strides[N - 1] = static_cast<i64>(C * sizeof(T));
     return a;
 }
 
@@ -148,7 +155,7 @@ WEFT_FUNC Array<T, N - 1> view0(Ctx& ctx, i32 site, const Array<T, N>& a, i64 i)
     rows.data = a.data;
     rows.shape[0] = a.shape[0];
     rows.strides[0] = a.strides[0];
-    if (checked<Wrap>(ctx, site, rows, i)) return view0(a, Wrap ? wrap(i, a.shape[0]) : i);
+    if (checked<Wrap>(ctx, site, rows, 0, i)) return view0(a, Wrap ? wrap(i, a.shape[0]) : i);
     Array<T, N - 1> empty = {};
     return empty;
 }

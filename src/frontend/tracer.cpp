@@ -59,7 +59,7 @@ detail::Ref ref(const Frame& f, ir::ValueId v) {
 }
 
 ir::Type param_type(const detail::ParamSpec& p) {
-    return p.is_array ? ir::Type::array(p.dtype, p.ndim) : ir::Type::scalar(p.dtype);
+    return p.is_array ? ir::Type::array(p.dtype, p.ndim, p.components) : ir::Type::scalar(p.dtype);
 }
 
 // Traces `body` into a new function of the session's program; returns its index. For the custom
@@ -207,21 +207,23 @@ std::vector<ir::ValueId> ids(Frame& f, const std::vector<Ref>& refs, Loc loc) {
 }
 }  // namespace
 
-Ref emit_load(Ref array, const std::vector<Ref>& index, Loc loc) {
+Ref emit_load(const Place& place, Loc loc) {
     Frame& f = frontend::top(loc);
-    return frontend::ref(f, f.builder.load(frontend::id(f, array, loc), ids(f, index, loc), loc));
+    return frontend::ref(
+        f, f.builder.load(frontend::id(f, place.array, loc), ids(f, place.index, loc), place.component, loc));
 }
 
-void emit_store(Ref array, const std::vector<Ref>& index, Ref value, Loc loc) {
+void emit_store(const Place& place, Ref value, Loc loc) {
     Frame& f = frontend::top(loc);
-    f.builder.store(frontend::id(f, array, loc), ids(f, index, loc), frontend::id(f, value, loc), loc);
+    f.builder.store(frontend::id(f, place.array, loc), ids(f, place.index, loc), place.component,
+                    frontend::id(f, value, loc), loc);
 }
 
-Ref emit_atomic(AtomicOp op, Ref array, const std::vector<Ref>& index, Ref value, Ref compare, Loc loc) {
+Ref emit_atomic(AtomicOp op, const Place& place, Ref value, Ref compare, Loc loc) {
     Frame& f = frontend::top(loc);
     const ir::ValueId cmp = op == AtomicOp::Cas ? frontend::id(f, compare, loc) : ir::kNoValue;
-    return frontend::ref(f, f.builder.atomic(op, frontend::id(f, array, loc), ids(f, index, loc),
-                                             frontend::id(f, value, loc), cmp, loc));
+    return frontend::ref(f, f.builder.atomic(op, frontend::id(f, place.array, loc), ids(f, place.index, loc),
+                                             place.component, frontend::id(f, value, loc), cmp, loc));
 }
 
 void emit_print(std::string_view format, const std::vector<Ref>& args, Loc loc) {

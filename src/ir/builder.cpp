@@ -241,14 +241,19 @@ ValueId Builder::view(ValueId array, ValueId index, Loc loc) {
         fail(loc, "a view of a 1-D array would have no dimensions; a[i] on a 1-D array is its element");
     if (!type(index).is_integer())
         fail(loc, std::string("array indices must be integers, got ") + type(index).str());
-    const ValueId v = new_value(Type::array(t.dtype, t.ndim - 1));
+    const ValueId v = new_value(Type::array(t.dtype, t.ndim - 1, t.components));
     append({.kind = NodeKind::View, .result = v, .args = {array, index}, .loc = loc});
     return v;
 }
 
-void Builder::check_index(ValueId array, const std::vector<ValueId>& index, const char* what, Loc loc) {
+void Builder::check_index(ValueId array, const std::vector<ValueId>& index, int component, const char* what,
+                          Loc loc) {
     const Type& t = type(array);
     if (!t.is_array()) fail(loc, std::string(what) + " needs an array, got " + t.str());
+    if (component < 0 || component >= t.components)
+        fail(loc, std::string(what) + " of component " + std::to_string(component) + " of an element of " +
+                      std::to_string(t.components) + " components; components are 0 to " +
+                      std::to_string(t.components - 1));
     if (static_cast<int>(index.size()) != t.ndim)
         fail(loc, std::string(what) + " of a " + std::to_string(t.ndim) + "-D array with " +
                       std::to_string(index.size()) + " indices; give one index per dimension");
@@ -257,29 +262,36 @@ void Builder::check_index(ValueId array, const std::vector<ValueId>& index, cons
             fail(loc, std::string("array indices must be integers, got ") + type(i).str());
 }
 
-ValueId Builder::load(ValueId array, const std::vector<ValueId>& index, Loc loc) {
-    check_index(array, index, "a load", loc);
+ValueId Builder::load(ValueId array, const std::vector<ValueId>& index, int component, Loc loc) {
+    check_index(array, index, component, "a load", loc);
     const ValueId v = new_value(Type::scalar(type(array).dtype));
     std::vector<ValueId> args{array};
     args.insert(args.end(), index.begin(), index.end());
-    append({.kind = NodeKind::Load, .result = v, .args = std::move(args), .loc = loc});
+    append({.kind = NodeKind::Load,
+            .result = v,
+            .args = std::move(args),
+            .bits = static_cast<uint64_t>(component),
+            .loc = loc});
     return v;
 }
 
-void Builder::store(ValueId array, const std::vector<ValueId>& index, ValueId value, Loc loc) {
-    check_index(array, index, "a store", loc);
+void Builder::store(ValueId array, const std::vector<ValueId>& index, int component, ValueId value, Loc loc) {
+    check_index(array, index, component, "a store", loc);
     if (type(value) != Type::scalar(type(array).dtype))
         fail(loc, "storing a " + type(value).str() + " into an array of " + dtype_name(type(array).dtype) +
                       "; convert it with weft::cast<T>(x)");
     std::vector<ValueId> args{array};
     args.insert(args.end(), index.begin(), index.end());
     args.push_back(value);
-    append({.kind = NodeKind::Store, .args = std::move(args), .loc = loc});
+    append({.kind = NodeKind::Store,
+            .args = std::move(args),
+            .bits = static_cast<uint64_t>(component),
+            .loc = loc});
 }
 
-ValueId Builder::atomic(AtomicOp op, ValueId array, const std::vector<ValueId>& index, ValueId value,
-                        ValueId compare, Loc loc) {
-    check_index(array, index, (std::string("atomic_") + detail::op_name(op)).c_str(), loc);
+ValueId Builder::atomic(AtomicOp op, ValueId array, const std::vector<ValueId>& index, int component,
+                        ValueId value, ValueId compare, Loc loc) {
+    check_index(array, index, component, (std::string("atomic_") + detail::op_name(op)).c_str(), loc);
     const DType elem = type(array).dtype;
     const bool arithmetic =
         op == AtomicOp::Add || op == AtomicOp::Sub || op == AtomicOp::Min || op == AtomicOp::Max;
@@ -306,6 +318,7 @@ ValueId Builder::atomic(AtomicOp op, ValueId array, const std::vector<ValueId>& 
             .sub = static_cast<uint8_t>(op),
             .result = v,
             .args = std::move(args),
+            .bits = static_cast<uint64_t>(component),
             .loc = loc});
     return v;
 }

@@ -33,10 +33,11 @@ public:
     ValueId shape(ValueId array, int dim, Loc loc);
     // array[index]: the (ndim - 1)-D view that fixes dimension 0 (array must be 2-D or more).
     ValueId view(ValueId array, ValueId index, Loc loc);
-    ValueId load(ValueId array, const std::vector<ValueId>& index, Loc loc);
-    void store(ValueId array, const std::vector<ValueId>& index, ValueId v, Loc loc);
-    ValueId atomic(AtomicOp op, ValueId array, const std::vector<ValueId>& index, ValueId v, ValueId compare,
-                   Loc loc);
+    // Indexed nodes address `component` of the element (docs/design/0015).
+    ValueId load(ValueId array, const std::vector<ValueId>& index, int component, Loc loc);
+    void store(ValueId array, const std::vector<ValueId>& index, int component, ValueId v, Loc loc);
+    ValueId atomic(AtomicOp op, ValueId array, const std::vector<ValueId>& index, int component, ValueId v,
+                   ValueId compare, Loc loc);
     // `callee` is the callee's index in the program; `callee_fn` its (possibly partial) IR.
     ValueId call(uint32_t callee, const Function& callee_fn, const std::vector<ValueId>& args, Loc loc);
     void print(const std::string& format, const std::vector<ValueId>& args, Loc loc);
@@ -59,7 +60,8 @@ private:
     Node& append(Node node);
     void in_block(Block& block, const std::function<void()>& body);
     const Type& type(ValueId v) const { return fn_.values[v].type; }
-    void check_index(ValueId array, const std::vector<ValueId>& index, const char* what, Loc loc);
+    void check_index(ValueId array, const std::vector<ValueId>& index, int component, const char* what,
+                     Loc loc);
     void check_same(ValueId a, ValueId b, const char* what, Loc loc);
 
     struct Scope {

@@ -8,7 +8,9 @@ std::string Type::str() const {
         case Kind::Void: return "void";
         case Kind::Scalar: return dtype_name(dtype);
         case Kind::Array:
-            return "array<" + std::string(dtype_name(dtype)) + ", " + std::to_string(ndim) + ">";
+            return "array<" + std::string(dtype_name(dtype)) +
+                   (components > 1 ? " x" + std::to_string(components) : std::string()) + ", " +
+                   std::to_string(ndim) + ">";
     }
     return "?";
 }

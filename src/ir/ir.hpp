@@ -38,16 +38,20 @@ using detail::Loc;
 using detail::MathOp;
 using detail::UnaryOp;
 
-// Scalars and arrays today; vectors, matrices and structs extend Kind (and gain fields) later.
+// Scalars and arrays. Composite values exist only in the frontend (docs/design/0015): an array
+// of composite elements is an array whose elements are `components` scalars of `dtype`, packed.
 struct Type {
     enum class Kind : uint8_t { Void, Scalar, Array };
     Kind kind = Kind::Void;
     DType dtype = DType::Int32;
-    uint8_t ndim = 0;  // arrays only
+    uint8_t ndim = 0;        // arrays only
+    uint8_t components = 1;  // arrays only: scalars per element (a vec3 array: 3)
 
     static Type void_type() { return {}; }
     static Type scalar(DType t) { return {Kind::Scalar, t, 0}; }
-    static Type array(DType t, int ndim) { return {Kind::Array, t, static_cast<uint8_t>(ndim)}; }
+    static Type array(DType t, int ndim, int components = 1) {
+        return {Kind::Array, t, static_cast<uint8_t>(ndim), static_cast<uint8_t>(components)};
+    }
     bool is_void() const { return kind == Kind::Void; }
     bool is_scalar() const { return kind == Kind::Scalar; }
     bool is_array() const { return kind == Kind::Array; }
@@ -76,7 +80,9 @@ inline constexpr ValueId kNoValue = UINT32_MAX;
 //   View      [arr, i]          result = arr[i], an array of ndim - 1 sharing arr's memory:
 //                               dimension 0 removed (data += i * stride 0)
 //   Load      [arr, i...]       result = arr[i...]; in every indexed node a negative index
-//                               counts from the end (i + extent), as in Python
+//                               counts from the end (i + extent), as in Python, and `bits` is
+//                               the component of the element it addresses (0 for scalar
+//                               elements; below the array type's `components`)
 //   Store     [arr, i..., v]    arr[i...] = v
 //   Atomic    [arr, i..., v]    result = old arr[i...]; arr[i...] = op(old, v), op = AtomicOp(sub)
 //                               (Cas: [arr, i..., compare, v])
@@ -95,10 +101,11 @@ inline constexpr ValueId kNoValue = UINT32_MAX;
 //   While     [c]               blocks: cond (defines c), body; loops while c after cond
 //   Break, Continue             leave / restart the innermost loop
 //   Return    [value?]          leaves the function (a kernel: ends the thread)
-#define WEFT_IR_NODES(X)                                                                                     \
-    X(Param)                                                                                                 \
-    X(Const) X(Tid) X(Copy) X(Unary) X(Binary) X(Math) X(Select) X(Cast) X(Shape) X(Load) X(Store) X(Atomic) \
-        X(Accumulate) X(Assign) X(Call) X(Print) X(If) X(For) X(While) X(Break) X(Continue) X(Return)        \
+#define WEFT_IR_NODES(X)                                                                              \
+    X(Param)                                                                                          \
+    X(Const)                                                                                          \
+    X(Tid) X(Copy) X(Unary) X(Binary) X(Math) X(Select) X(Cast) X(Shape) X(Load) X(Store) X(Atomic)   \
+        X(Accumulate) X(Assign) X(Call) X(Print) X(If) X(For) X(While) X(Break) X(Continue) X(Return) \
             X(View) X(Reserve)
 
 enum class NodeKind : uint8_t {
@@ -121,6 +128,8 @@ struct Node {
     Loc loc;
 
     AtomicOp atomic_op() const { return static_cast<AtomicOp>(sub); }
+    // Load, Store, Atomic, Accumulate and Reserve: the component of the element addressed.
+    uint32_t component() const { return static_cast<uint32_t>(bits); }
     BinaryOp binary_op() const { return static_cast<BinaryOp>(sub); }
     UnaryOp unary_op() const { return static_cast<UnaryOp>(sub); }
     MathOp math_op() const { return static_cast<MathOp>(sub); }

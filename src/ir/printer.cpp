@@ -90,7 +90,9 @@ private:
     std::string def(const Node& n) const { return v(n.result) + ": " + fn_.type_of(n.result).str() + " = "; }
 
     std::string indexed(const Node& n, size_t count) const {
-        return v(n.args[0]) + "[" + list(n.args, 1, 1 + count) + "]";
+        const bool composite = fn_.type_of(n.args[0]).components > 1;
+        return v(n.args[0]) + "[" + list(n.args, 1, 1 + count) + "]" +
+               (composite ? "." + std::to_string(n.component()) : std::string());
     }
 
     void block(const Block& b, int depth) {

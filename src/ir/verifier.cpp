@@ -89,6 +89,7 @@ private:
             case NodeKind::Accumulate:
             case NodeKind::Reserve:
                 expect(n, !n.args.empty() && type(0).is_array(), "the first operand is not an array");
+                expect(n, n.component() < type(0).components, "the component is past the element's");
                 break;
             case NodeKind::View: {
                 expect(n, n.args.size() == 2 && type(0).is_array() && type(0).ndim >= 2,
@@ -96,7 +97,9 @@ private:
                 expect(n, type(1).is_integer(), "the index is not an integer");
                 expect(n, n.result < fn_.values.size(), "the result does not exist");
                 const Type& r = fn_.type_of(n.result);
-                expect(n, r.is_array() && r.dtype == type(0).dtype && r.ndim == type(0).ndim - 1,
+                expect(n,
+                       r.is_array() && r.dtype == type(0).dtype && r.ndim == type(0).ndim - 1 &&
+                           r.components == type(0).components,
                        "the result is not an array of one dimension fewer");
                 break;
             }

@@ -31,8 +31,16 @@ struct Ref {
 // The type of a kernel or function parameter (or a function's return) as the tracer sees it.
 struct ParamSpec {
     bool is_array = false;
-    DType dtype = DType::Int32;
+    DType dtype = DType::Int32;  // an array's: the scalar type of its elements' components
     int ndim = 0;
+    int components = 1;  // arrays: scalars per element (docs/design/0015)
+};
+
+// What an indexed operation addresses: component `component` of array[index...].
+struct Place {
+    Ref array;
+    std::vector<Ref> index;
+    int component = 0;
 };
 
 // What the tracer needs to trace one user function or kernel: its signature and a body that,
@@ -60,10 +68,10 @@ Ref emit_tid(int dim, int ndim, Loc loc);
 Ref emit_shape(Ref array, int dim, Loc loc);
 // array[index] of an array of 2 or more dimensions: a view of one dimension fewer.
 Ref emit_view(Ref array, Ref index, Loc loc);
-Ref emit_load(Ref array, const std::vector<Ref>& index, Loc loc);
-void emit_store(Ref array, const std::vector<Ref>& index, Ref value, Loc loc);
+Ref emit_load(const Place& place, Loc loc);
+void emit_store(const Place& place, Ref value, Loc loc);
 // `compare` is used by Cas only.
-Ref emit_atomic(AtomicOp op, Ref array, const std::vector<Ref>& index, Ref value, Ref compare, Loc loc);
+Ref emit_atomic(AtomicOp op, const Place& place, Ref value, Ref compare, Loc loc);
 void emit_print(std::string_view format, const std::vector<Ref>& args, Loc loc);
 void emit_if(Ref cond, const std::function<void()>& then_body, const std::function<void()>* else_body,
              Loc loc);
