@@ -106,8 +106,7 @@ private:
                       "weft::RecordedLaunch: the number of arguments differs from the kernel's parameters");
         static_assert((detail::ArgFits<P, std::remove_cvref_t<A>>::value && ...),
                       "weft::RecordedLaunch: an argument does not fit its parameter");
-        size_t index = 0;
-        return {detail::to_launch_arg<P>(kernel, dim, index++, args)...};
+        return detail::launch_args<P...>(kernel, dim, args...);
     }
     void set_scalar(const std::string& name, ScalarArg value, std::source_location s);
     size_t find(const std::string& name, std::source_location s);

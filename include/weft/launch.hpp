@@ -1,7 +1,9 @@
 // Launching kernels: weft::launch(kernel, dim, args...), checked at compile and run time.
 #pragma once
 
+#include <array>
 #include <cmath>
+#include <cstring>
 #include <initializer_list>
 #include <limits>
 #include <source_location>
@@ -67,6 +69,9 @@ template <ElementType T, class A>
 requires std::is_arithmetic_v<A> || std::is_same_v<A, T>
 struct ArgFits<Scalar<T>, A> : std::true_type {
 };
+template <class V>
+requires is_composite<V>
+struct ArgFits<V, host_t<V>> : std::true_type {};
 
 // Whether the C++ number `value` passed for a Scalar<T> parameter keeps its value as a T:
 // integers must be in T's range (and floating-point values for integer parameters whole),
@@ -109,15 +114,43 @@ std::string number_text(A value) {
         return std::to_string(static_cast<unsigned long long>(value));
 }
 
-template <class P, class A>
-LaunchArg to_launch_arg(const KernelState& kernel, const Dim& dim, size_t index, const A& a) {
-    if constexpr (IsArray<P>::value) {
-        return static_cast<const AnyArray&>(a);
-    } else {
-        using T = typename P::value_type;
-        if (!scalar_fits<T>(a)) reject_scalar(kernel, dim, index, number_text(a));
-        return scalar_arg(static_cast<T>(a));
+// Appends the launch arguments of parameter P's leaves (weft/module.hpp's ParamTraits), given
+// the host value `a`; `leaf` counts the leaves so far, for errors.
+template <class P>
+struct HostArgs {
+    template <class A>
+    static void append(const KernelState& kernel, const Dim& dim, size_t& leaf, const A& a,
+                       std::vector<LaunchArg>& out) {
+        if constexpr (IsArray<P>::value) {
+            out.push_back(static_cast<const AnyArray&>(a));
+        } else {
+            using T = typename P::value_type;
+            if (!scalar_fits<T>(a)) reject_scalar(kernel, dim, leaf, number_text(a));
+            out.push_back(scalar_arg(static_cast<T>(a)));
+        }
+        ++leaf;
     }
+};
+template <class V>
+requires is_composite<V>
+struct HostArgs<V> {
+    static void append(const KernelState&, const Dim&, size_t& leaf, const host_t<V>& a,
+                       std::vector<LaunchArg>& out) {
+        using T = typename Layout<V>::scalar;
+        std::array<T, components_of<V>> c;
+        static_assert(sizeof(c) == sizeof(a), "a host composite is its components, packed");
+        std::memcpy(c.data(), &a, sizeof(c));
+        for (const T& x : c) out.push_back(scalar_arg(x));
+        leaf += c.size();
+    }
+};
+
+template <class... P, class... A>
+std::vector<LaunchArg> launch_args(const KernelState& kernel, const Dim& dim, const A&... args) {
+    std::vector<LaunchArg> out;
+    size_t leaf = 0;
+    (HostArgs<P>::append(kernel, dim, leaf, args, out), ...);
+    return out;
 }
 
 }  // namespace detail
@@ -131,8 +164,7 @@ void launch(const Kernel<P...>& kernel, const Dim& dim, const A&... args) {
     static_assert((detail::ArgFits<P, std::remove_cvref_t<A>>::value && ...),
                   "weft::launch: an argument does not fit its parameter: an Array<T, N> takes a "
                   "DeviceArray<T> (or AnyArray), a Scalar<T> takes a C++ number");
-    size_t index = 0;  // (a braced list is evaluated in order)
-    launch(*kernel.state(), dim, {detail::to_launch_arg<P>(*kernel.state(), dim, index++, args)...});
+    launch(*kernel.state(), dim, detail::launch_args<P...>(*kernel.state(), dim, args...));
 }
 
 }  // namespace weft

@@ -1,6 +1,7 @@
 // Modules (the unit of compilation and of options), kernels and weft functions.
 #pragma once
 
+#include <array>
 #include <memory>
 #include <string>
 #include <tuple>
@@ -18,20 +19,60 @@ namespace detail {
 struct ModuleState;
 struct KernelState;
 
+// How a kernel or function parameter of type P flattens into IR parameters (docs/design/0015):
+// a scalar or an array is one; a composite value one scalar per component; a registered struct
+// (weft/struct.hpp) its fields' leaves, in field order. Each leaf is named by its path from the
+// parameter's name (`model.forces`, `gravity[1]`), so no two leaves of a kernel share a name.
+//   leaves(name, specs, names)  appends the leaves' types and names
+//   count                       the number of leaves
+//   take(refs)                  builds a P from its leaves' traced values, refs[0] onwards
+//   refs(p, out)                appends p's leaves' traced values (a call's arguments)
 template <class P>
 struct ParamTraits;
 template <ElementType T>
 struct ParamTraits<Scalar<T>> {
+    static constexpr size_t count = 1;
     static ParamSpec spec() { return {false, dtype_of<T>, 0}; }
+    static void leaves(const std::string& name, std::vector<ParamSpec>& specs, std::vector<std::string>& names) {
+        specs.push_back(spec());
+        names.push_back(name);
+    }
+    static Scalar<T> take(const Ref* refs) { return Access::wrap<Scalar<T>>(refs[0]); }
+    static void refs(const Scalar<T>& v, std::vector<Ref>& out) { out.push_back(Access::ref(v)); }
 };
 template <ArrayElement E, int N>
 struct ParamTraits<Array<E, N>> {
-    static ParamSpec spec() { return {true, scalar_dtype_of<E>, N, components_of<E>}; }
+    static constexpr size_t count = 1;
+    static void leaves(const std::string& name, std::vector<ParamSpec>& specs, std::vector<std::string>& names) {
+        specs.push_back({true, scalar_dtype_of<E>, N, components_of<E>});
+        names.push_back(name);
+    }
+    static Array<E, N> take(const Ref* refs) { return Access::wrap<Array<E, N>>(refs[0]); }
+    static void refs(const Array<E, N>& v, std::vector<Ref>& out) { out.push_back(Access::ref(v)); }
+};
+template <class V>
+requires is_composite<V>
+struct ParamTraits<V> {
+    static constexpr size_t count = static_cast<size_t>(components_of<V>);
+    static void leaves(const std::string& name, std::vector<ParamSpec>& specs, std::vector<std::string>& names) {
+        for (size_t c = 0; c < count; ++c) {
+            specs.push_back({false, scalar_dtype_of<V>, 0});
+            names.push_back(name + "[" + std::to_string(c) + "]");
+        }
+    }
+    static V take(const Ref* refs) {
+        std::array<Ref, count> r;
+        for (size_t c = 0; c < count; ++c) r[c] = refs[c];
+        return V(FromRefs{}, r);
+    }
+    static void refs(const V& v, std::vector<Ref>& out) {
+        for (const Ref& r : v.refs()) out.push_back(r);
+    }
 };
 
 template <class P>
 concept Param = requires {
-    ParamTraits<P>::spec();
+    ParamTraits<P>::count;
 };
 
 // The signature of a (non-generic) lambda.
@@ -61,13 +102,18 @@ template <class F, class... P>
 std::shared_ptr<TraceBody> make_trace_body(std::string name, std::vector<std::string> names, F fn, Loc loc,
                                            std::tuple<P...>*) {
     static_assert((Param<P> && ...),
-                  "kernel and function parameters must be weft::Array<T, N> or weft::Scalar<T> "
-                  "(Int, Float, ...) taken by value");
+                  "kernel and function parameters must be weft::Array<T, N>, weft::Scalar<T> (Int, "
+                  "Float, ...), a composite (vec3, mat33, quat, transform, ...) or a struct registered "
+                  "with WEFT_STRUCT, taken by value");
     auto body = std::make_shared<TraceBody>();
     body->name = std::move(name);
-    body->params = {ParamTraits<P>::spec()...};
+    body->user_param_count = sizeof...(P);
+    body->user_param_names = names;
     for (size_t i = names.size(); i < sizeof...(P); ++i) names.push_back("arg" + std::to_string(i));
-    body->param_names = std::move(names);
+    if (names.size() == sizeof...(P)) {  // (too many names: an error the module reports)
+        size_t i = 0;
+        (ParamTraits<P>::leaves(names[i++], body->params, body->param_names), ...);
+    }
     body->loc = loc;
     using R = decltype(fn(std::declval<P>()...));
     if constexpr (!std::is_void_v<R>) {
@@ -75,12 +121,19 @@ std::shared_ptr<TraceBody> make_trace_body(std::string name, std::vector<std::st
         body->ret = ParamTraits<scalar_of_t<R>>::spec();
     }
     body->trace = [fn](const std::vector<Ref>& refs) -> Ref {
+        // Parameter I's leaves start after those of the parameters before it.
+        static constexpr std::array<size_t, sizeof...(P) + 1> first = [] {
+            std::array<size_t, sizeof...(P) + 1> f{};
+            size_t i = 0;
+            ((f[i + 1] = f[i] + ParamTraits<P>::count, ++i), ...);
+            return f;
+        }();
         return [&]<size_t... I>(std::index_sequence<I...>)->Ref {
             if constexpr (std::is_void_v<R>) {
-                fn(Access::wrap<P>(refs[I])...);
+                fn(ParamTraits<P>::take(refs.data() + first[I])...);
                 return {};
             } else {
-                const scalar_of_t<R> result = fn(Access::wrap<P>(refs[I])...);
+                const scalar_of_t<R> result = fn(ParamTraits<P>::take(refs.data() + first[I])...);
                 return Access::ref(result);
             }
         }
@@ -125,8 +178,9 @@ class Func<R(P...)> {
 public:
     // (P... are fixed by the class, so the source location can follow them.)
     R operator()(const P&... args, std::source_location s = std::source_location::current()) const {
-        const detail::Ref result =
-            detail::emit_call(body_, {detail::Access::ref(args)...}, detail::Loc::from(s));
+        std::vector<detail::Ref> leaves;
+        (detail::ParamTraits<P>::refs(args, leaves), ...);
+        const detail::Ref result = detail::emit_call(body_, leaves, detail::Loc::from(s));
         if constexpr (!std::is_void_v<R>) return detail::Access::wrap<R>(result);
     }
     const std::string& name() const { return body_->name; }

@@ -43,9 +43,7 @@ void launch_adjoint(const Kernel<P...>& kernel, const Dim& dim, const std::vecto
                   "weft::launch_adjoint: the number of arguments differs from the kernel's parameters");
     static_assert((detail::ArgFits<P, std::remove_cvref_t<A>>::value && ...),
                   "weft::launch_adjoint: an argument does not fit its parameter");
-    size_t index = 0;
-    launch_adjoint(*kernel.state(), dim, {detail::to_launch_arg<P>(*kernel.state(), dim, index++, args)...},
-                   grads);
+    launch_adjoint(*kernel.state(), dim, detail::launch_args<P...>(*kernel.state(), dim, args...), grads);
 }
 
 // Records the launches this thread makes while the tape is recording (kernels of modules with

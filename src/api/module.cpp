@@ -47,16 +47,17 @@ void check_definition_names(const TraceBody& body, bool is_kernel, const std::st
     if (!is_identifier(body.name))
         fail(what + " name " + base::c_string_literal(body.name) +
              " is not an identifier; kernel and function " + kIdentifierRule);
-    if (body.param_names.size() > body.params.size())
-        fail(what + " '" + body.name + "' takes " + std::to_string(body.params.size()) + " parameters but " +
-             std::to_string(body.param_names.size()) + " parameter names were given");
-    for (size_t i = 0; i < body.param_names.size(); ++i) {
-        const std::string& p = body.param_names[i];
+    const std::vector<std::string>& names = body.user_param_names;
+    if (names.size() > body.user_param_count)
+        fail(what + " '" + body.name + "' takes " + std::to_string(body.user_param_count) + " parameters but " +
+             std::to_string(names.size()) + " parameter names were given");
+    for (size_t i = 0; i < names.size(); ++i) {
+        const std::string& p = names[i];
         if (!is_identifier(p))
             fail("parameter name " + base::c_string_literal(p) + " of " + what + " '" + body.name +
                  "' is not an identifier; parameter " + kIdentifierRule);
         for (size_t j = 0; j < i; ++j)
-            if (body.param_names[j] == p)
+            if (names[j] == p)
                 fail(what + " '" + body.name + "' has two parameters named '" + p +
                      "'; give each its own name");
     }

@@ -47,6 +47,10 @@ struct Place {
 // given the parameter values, calls the user's lambda.
 struct TraceBody {
     std::string name;
+    // The lambda's parameters as the user wrote them: how many, and the names given (maybe fewer).
+    size_t user_param_count = 0;
+    std::vector<std::string> user_param_names;
+    // Its IR parameters: each user parameter's leaves (weft/module.hpp's ParamTraits), named by path.
     std::vector<std::string> param_names;
     std::vector<ParamSpec> params;
     bool has_return = false;
