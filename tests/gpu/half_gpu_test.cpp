@@ -106,7 +106,8 @@ TEST(HalfGpu, ArithmeticGivesTheCpusBits) {
 }
 
 // Many threads update 16-bit neighbours that share 32-bit words: each update of a word (the
-// packed pair add, src/device/half.h) must keep the other half's concurrent updates. Sums of ones stay exact integers below 2048.
+// packed pair add, src/device/half.h) must keep the other half's concurrent updates. Sums of
+// ones stay exact integers below 2048.
 TEST(HalfGpu, PlainAtomicsKeepNeighbouringHalves) {
     weft::Module m("half_gpu_atomics");
     auto k = m.kernel("add", {"target"}, [](Array<float16> target) {
