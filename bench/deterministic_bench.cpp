@@ -2,7 +2,8 @@
 // compiled in NotGuaranteed, RunToRun and GpuToGpu modules; each row times CUDA-graph replay of
 // zeroing the output plus the launch (CUDA events, median of 50), with ratios to NotGuaranteed in
 // the same run, the strategy the launch used and its workspace bytes, and checks that both
-// deterministic modes give identical bits. Tables: float32, float16, float64; the strategies
+// deterministic modes give identical bits. Tables: float32, float16, bfloat16, float64 (the half
+// rows' plain atomics are the GPU's packed half-pair instruction, device/half.h); the strategies
 // side by side on float32; then the host time of direct (not captured) launches.
 //
 // Usage: weft_deterministic_bench [records]   ("records" forces the records strategy)
@@ -210,6 +211,7 @@ int main(int argc, char** argv) {
                   {1048576, 1048576}},
                  strategy);
     table<weft::float16>({{1048576, 1}, {1048576, 65536}}, strategy);
+    table<weft::bfloat16>({{1048576, 1}, {1048576, 65536}}, strategy);
     table<double>({{1048576, 1}, {1048576, 65536}}, strategy);
     if (records) return 0;
     strategies({{1048576, 1}, {65536, 65536}, {1048576, 65536}, {1048576, 1048576}});

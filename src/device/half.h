@@ -234,20 +234,31 @@ struct BitsOf<bf16> {
         return H::from_bits(cas16(reinterpret_cast<u16*>(p), compare.bits, value.bits)); \
     }
 
+#if defined(__CUDACC__)
+// The aligned 32-bit word that holds the 16 bits at p, and the bit where they start in it. The
+// word's other half lies in the same allocation (device allocations are aligned to far more
+// than 4 bytes): an element of the same array, or padding.
+struct HalfWord {
+    u32* word;
+    int shift;  // 0 or 16
+};
+WEFT_FUNC HalfWord half_word(u16* p) {
+    const unsigned long long address = reinterpret_cast<unsigned long long>(p);
+    return {reinterpret_cast<u32*>(address & ~3ull), static_cast<int>(address & 2) * 8};
+}
+#endif
+
 // Compare-and-swap of 16 bits. A GPU has no portable 16-bit CAS: swap the enclosing aligned
-// 32-bit word, whose other half is written back unchanged (it lies in the same allocation:
-// device allocations are aligned to far more than 4 bytes).
+// 32-bit word, whose other half is written back unchanged.
 WEFT_FUNC u16 cas16(u16* p, u16 compare, u16 value) {
 #if defined(__CUDACC__)
-    const unsigned long long address = reinterpret_cast<unsigned long long>(p);
-    u32* word = reinterpret_cast<u32*>(address & ~3ull);
-    const int shift = static_cast<int>(address & 2) * 8;
-    u32 old = *static_cast<volatile u32*>(word);
+    const HalfWord w = half_word(p);
+    u32 old = *static_cast<volatile u32*>(w.word);
     for (;;) {
-        const u16 seen = static_cast<u16>(old >> shift);
+        const u16 seen = static_cast<u16>(old >> w.shift);
         if (seen != compare) return seen;
-        const u32 next = (old & ~(0xffffu << shift)) | (static_cast<u32>(value) << shift);
-        const u32 now = atomicCAS(word, old, next);
+        const u32 next = (old & ~(0xffffu << w.shift)) | (static_cast<u32>(value) << w.shift);
+        const u32 now = atomicCAS(w.word, old, next);
         if (now == old) return compare;
         old = now;
     }
@@ -261,5 +272,49 @@ WEFT_FUNC u16 cas16(u16* p, u16 compare, u16 value) {
 WEFT_HALF_OPS(f16)
 WEFT_HALF_OPS(bf16)
 #undef WEFT_HALF_OPS
+
+#if defined(__CUDACC__)
+// Atomic add on a GPU, returning the old value. A GPU has no single-half add instruction: PTX's
+// atom.add.noftz.f16 and .bf16 assemble to a compare-and-swap loop on the enclosing word (seen
+// in the SASS of sm_75 to sm_90). Its packed form on that word is one instruction (f16x2 from
+// sm_60, bf16x2 from sm_90): it adds v to this half and -0 to the other, which leaves the other
+// as it was (x + -0 is x, signed zeros and subnormals included; a NaN stays a NaN, though which
+// NaN is the device's). The instruction rounds the exact sum once to nearest even and keeps
+// subnormals (.noftz), as the loop's float32 sum rounded once does: the same bits. Kernel
+// arrays are device allocations, so the address is global: with .global, ptxas makes an atom
+// whose old value goes unused a RED (no return trip), and needs no shared-memory fallback.
+// Without the instruction (bfloat16 before sm_90), the loop.
+WEFT_FUNC u32 half_pair_operand(HalfWord w, u16 v) {
+    return (static_cast<u32>(v) << w.shift) | (0x8000u << (16 - w.shift));
+}
+
+WEFT_FUNC f16 atomic_add16(f16* p, f16 v) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 600
+    const HalfWord w = half_word(&p->bits);
+    u32 old;
+    asm volatile("{ .reg .u64 g; cvta.to.global.u64 g, %1; atom.global.add.noftz.f16x2 %0, [g], %2; }"
+                 : "=r"(old)
+                 : "l"(w.word), "r"(half_pair_operand(w, v.bits))
+                 : "memory");
+    return f16::from_bits(static_cast<u16>(old >> w.shift));
+#else
+    return atomic_update(p, [v](f16 old) { return old + v; });
+#endif
+}
+
+WEFT_FUNC bf16 atomic_add16(bf16* p, bf16 v) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    const HalfWord w = half_word(&p->bits);
+    u32 old;
+    asm volatile("{ .reg .u64 g; cvta.to.global.u64 g, %1; atom.global.add.noftz.bf16x2 %0, [g], %2; }"
+                 : "=r"(old)
+                 : "l"(w.word), "r"(half_pair_operand(w, v.bits))
+                 : "memory");
+    return bf16::from_bits(static_cast<u16>(old >> w.shift));
+#else
+    return atomic_update(p, [v](bf16 old) { return old + v; });
+#endif
+}
+#endif
 
 }  // namespace wf

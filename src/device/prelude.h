@@ -431,7 +431,9 @@ struct Same<A, A> {
     static constexpr bool value = true;
 };
 
-// float16 and bfloat16 (src/device/half.h): their atomics are compare-and-swap loops everywhere.
+// float16 and bfloat16 (src/device/half.h): on a GPU, add and sub take the hardware instruction
+// where the architecture has one (atomic_add16 in half.h); every other operation, and every one
+// on the CPU, is a compare-and-swap loop.
 template <class T>
 struct IsHalf {
     static constexpr bool value = false;
@@ -445,7 +447,10 @@ WEFT_FUNC T atomic(T* p, T v) {
     constexpr bool i64_as_u64 = Same<T, i64>::value;
     using H = typename BitsOf<T>::type;
     if constexpr (IsHalf<T>::value) {
-        // no 16-bit instructions: the compare-and-swap loop below
+        // a - b is a + (-b) bit for bit (signed zeros included), so sub is an add too
+        if constexpr (Same<Op, OpAdd>::value || Same<Op, OpSub>::value)
+            return atomic_add16(p, Same<Op, OpSub>::value ? -v : v);
+        // min, max and exchange: the compare-and-swap loop below
     } else if constexpr (Same<Op, OpAdd>::value || Same<Op, OpSub>::value) {
         const T operand = Same<Op, OpSub>::value ? static_cast<T>(-v) : v;
         if constexpr (i64_as_u64)

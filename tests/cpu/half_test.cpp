@@ -339,8 +339,9 @@ TYPED_TEST(Half, ScalarArgumentsAndArraysKeepTheirBits) {
 }
 
 // ---------------------------------------------------------------------------------------------
-// Plain atomics: compare-and-swap loops (on a GPU, on the enclosing 32-bit word, so neighbours
-// in one word are updated by different threads at once here).
+// Plain atomics: compare-and-swap loops, but add and sub on a GPU, a packed pair add; both on a
+// GPU update the enclosing 32-bit word, so neighbours in one word are updated by different
+// threads at once here.
 
 template <class H>
 struct Atomics {

@@ -105,8 +105,9 @@ TEST(HalfGpu, ArithmeticGivesTheCpusBits) {
     EXPECT_EQ(run(gpu), run(cpu));
 }
 
-// Many threads update 16-bit neighbours that share 32-bit words: each CAS on a word must keep
-// the other half's concurrent updates. Sums of ones stay exact integers below 2048.
+// Many threads update 16-bit neighbours that share 32-bit words: each update of a word (the
+// packed pair add, src/device/half.h) must keep the other half's concurrent updates. Sums of
+// ones stay exact integers below 2048.
 TEST(HalfGpu, PlainAtomicsKeepNeighbouringHalves) {
     weft::Module m("half_gpu_atomics");
     auto k = m.kernel("add", {"target"}, [](Array<float16> target) {
