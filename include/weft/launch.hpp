@@ -71,7 +71,8 @@ struct ArgFits<Scalar<T>, A> : std::true_type {
 };
 template <class V>
 requires is_composite<V>
-struct ArgFits<V, host_t<V>> : std::true_type {};
+struct ArgFits<V, host_t<V>> : std::true_type {
+};
 
 // Whether the C++ number `value` passed for a Scalar<T> parameter keeps its value as a T:
 // integers must be in T's range (and floating-point values for integer parameters whole),

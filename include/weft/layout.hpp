@@ -138,7 +138,9 @@ concept ArrayElement = requires {
 
 // Whether E is a composite (more than one scalar per element).
 template <class E>
-inline constexpr bool is_composite = Layout<E>::components > 1;
+inline constexpr bool is_composite = false;
+template <ArrayElement E>
+inline constexpr bool is_composite<E> = Layout<E>::components > 1;
 
 // The host value of an element of type E (`weft::host_t<weft::vec3>` is weft::host::vec3f).
 template <ArrayElement E>

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "weft/array.hpp"
+#include "weft/detail/composite.hpp"
 #include "weft/device.hpp"
 #include "weft/options.hpp"
 
@@ -33,7 +34,8 @@ template <ElementType T>
 struct ParamTraits<Scalar<T>> {
     static constexpr size_t count = 1;
     static ParamSpec spec() { return {false, dtype_of<T>, 0}; }
-    static void leaves(const std::string& name, std::vector<ParamSpec>& specs, std::vector<std::string>& names) {
+    static void leaves(const std::string& name, std::vector<ParamSpec>& specs,
+                       std::vector<std::string>& names) {
         specs.push_back(spec());
         names.push_back(name);
     }
@@ -43,7 +45,8 @@ struct ParamTraits<Scalar<T>> {
 template <ArrayElement E, int N>
 struct ParamTraits<Array<E, N>> {
     static constexpr size_t count = 1;
-    static void leaves(const std::string& name, std::vector<ParamSpec>& specs, std::vector<std::string>& names) {
+    static void leaves(const std::string& name, std::vector<ParamSpec>& specs,
+                       std::vector<std::string>& names) {
         specs.push_back({true, scalar_dtype_of<E>, N, components_of<E>});
         names.push_back(name);
     }
@@ -54,7 +57,8 @@ template <class V>
 requires is_composite<V>
 struct ParamTraits<V> {
     static constexpr size_t count = static_cast<size_t>(components_of<V>);
-    static void leaves(const std::string& name, std::vector<ParamSpec>& specs, std::vector<std::string>& names) {
+    static void leaves(const std::string& name, std::vector<ParamSpec>& specs,
+                       std::vector<std::string>& names) {
         for (size_t c = 0; c < count; ++c) {
             specs.push_back({false, scalar_dtype_of<V>, 0});
             names.push_back(name + "[" + std::to_string(c) + "]");

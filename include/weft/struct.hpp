@@ -48,9 +48,20 @@ struct FieldOf<host_side, E> {
 // A value field of element type E: a traced scalar or composite in kernels, its host value on the host.
 template <class Side, ArrayElement E>
 using Field = typename detail::FieldOf<Side, E>::type;
+namespace detail {
+template <class Side, class E, int N>
+struct ArrayFieldOf {
+    using type = Array<E, N>;
+};
+template <class E, int N>
+struct ArrayFieldOf<host_side, E, N> {
+    using type = DeviceArray<E>;
+};
+}  // namespace detail
+
 // An array field: weft::Array<E, N> in kernels, a DeviceArray<E> of N dimensions on the host.
 template <class Side, ArrayElement E, int N = 1>
-using ArrayField = std::conditional_t<std::is_same_v<Side, kernel_side>, Array<E, N>, DeviceArray<E>>;
+using ArrayField = typename detail::ArrayFieldOf<Side, E, N>::type;
 
 namespace detail {
 
@@ -71,7 +82,8 @@ struct ParamTraits<S> {
         });
         return n;
     }();
-    static void leaves(const std::string& name, std::vector<ParamSpec>& specs, std::vector<std::string>& names) {
+    static void leaves(const std::string& name, std::vector<ParamSpec>& specs,
+                       std::vector<std::string>& names) {
         weft_struct_fields(static_cast<const S*>(nullptr), [&]<class F>(const char* field) {
             ParamTraits<F>::leaves(name + "." + field, specs, names);
         });
@@ -115,23 +127,26 @@ struct ArgFits<S, typename HostOf<S>::type> : std::true_type {};
 
 // WEFT_STRUCT(S, field, ...): registers struct template S (see the top of this file); list every
 // field in declaration order (a field left out, or listed out of order, does not compile).
-#define WEFT_STRUCT(S, ...)                                                                        \
-    template <class Side, class F>                                                                 \
-    constexpr void weft_struct_fields(const S<Side>*, F&& f) {                                     \
-        WEFT_DETAIL_FOR_EACH(WEFT_DETAIL_FIELD_TYPE, S, __VA_ARGS__)                               \
-    }                                                                                              \
-    template <class Side, class F>                                                                 \
-    void weft_struct_values(const S<Side>& s, F&& f) {                                             \
-        WEFT_DETAIL_FOR_EACH(WEFT_DETAIL_FIELD_VALUE, S, __VA_ARGS__)                              \
-    }                                                                                              \
-    template <class F>                                                                             \
-    S<::weft::kernel_side> weft_struct_make(const S<::weft::kernel_side>*, F&& make) {              \
-        return {WEFT_DETAIL_FOR_EACH(WEFT_DETAIL_FIELD_MAKE, S, __VA_ARGS__)};                     \
+#define WEFT_STRUCT(S, ...)                                                            \
+    template <class Side, class F>                                                     \
+    constexpr void weft_struct_fields(const S<Side>*, F&& f) {                         \
+        WEFT_DETAIL_FOR_EACH(WEFT_DETAIL_FIELD_TYPE, S, __VA_ARGS__)                   \
+    }                                                                                  \
+    template <class Side, class F>                                                     \
+    void weft_struct_values(const S<Side>& s, F&& f) {                                 \
+        WEFT_DETAIL_FOR_EACH(WEFT_DETAIL_FIELD_VALUE, S, __VA_ARGS__)                  \
+    }                                                                                  \
+    template <class F>                                                                 \
+    S<::weft::kernel_side> weft_struct_make(const S<::weft::kernel_side>*, F&& make) { \
+        return {WEFT_DETAIL_FOR_EACH(WEFT_DETAIL_FIELD_MAKE, S, __VA_ARGS__)};         \
     }
 
-#define WEFT_DETAIL_FIELD_TYPE(S, field) f.template operator()<decltype(S<::weft::kernel_side>::field)>(#field);
-#define WEFT_DETAIL_FIELD_VALUE(S, field) f.template operator()<decltype(S<::weft::kernel_side>::field)>(s.field);
-#define WEFT_DETAIL_FIELD_MAKE(S, field) .field = make.template operator()<decltype(S<::weft::kernel_side>::field)>(),
+#define WEFT_DETAIL_FIELD_TYPE(S, field) \
+    f.template operator()<decltype(S<::weft::kernel_side>::field)>(#field);
+#define WEFT_DETAIL_FIELD_VALUE(S, field) \
+    f.template operator()<decltype(S<::weft::kernel_side>::field)>(s.field);
+#define WEFT_DETAIL_FIELD_MAKE(S, field) \
+    .field = make.template operator()<decltype(S<::weft::kernel_side>::field)>(),
 
 // WEFT_DETAIL_FOR_EACH(m, S, a, b, ...) expands to m(S, a) m(S, b) ... (up to 64 fields).
 #define WEFT_DETAIL_PARENS ()
@@ -139,7 +154,8 @@ struct ArgFits<S, typename HostOf<S>::type> : std::true_type {};
 #define WEFT_DETAIL_EXPAND3(...) WEFT_DETAIL_EXPAND2(WEFT_DETAIL_EXPAND2(WEFT_DETAIL_EXPAND2(__VA_ARGS__)))
 #define WEFT_DETAIL_EXPAND2(...) WEFT_DETAIL_EXPAND1(WEFT_DETAIL_EXPAND1(WEFT_DETAIL_EXPAND1(__VA_ARGS__)))
 #define WEFT_DETAIL_EXPAND1(...) __VA_ARGS__
-#define WEFT_DETAIL_FOR_EACH(m, S, ...) __VA_OPT__(WEFT_DETAIL_EXPAND(WEFT_DETAIL_FOR_EACH_STEP(m, S, __VA_ARGS__)))
+#define WEFT_DETAIL_FOR_EACH(m, S, ...) \
+    __VA_OPT__(WEFT_DETAIL_EXPAND(WEFT_DETAIL_FOR_EACH_STEP(m, S, __VA_ARGS__)))
 #define WEFT_DETAIL_FOR_EACH_STEP(m, S, first, ...) \
     m(S, first) __VA_OPT__(WEFT_DETAIL_FOR_EACH_AGAIN WEFT_DETAIL_PARENS(m, S, __VA_ARGS__))
 #define WEFT_DETAIL_FOR_EACH_AGAIN() WEFT_DETAIL_FOR_EACH_STEP

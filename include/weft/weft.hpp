@@ -24,6 +24,7 @@
 #include "weft/scalar.hpp"
 #include "weft/scan.hpp"
 #include "weft/stream.hpp"
+#include "weft/struct.hpp"
 #include "weft/tape.hpp"
 #include "weft/transform.hpp"
 #include "weft/vec.hpp"
