@@ -10,6 +10,7 @@
 
 #include "weft/device.hpp"
 #include "weft/dtype.hpp"
+#include "weft/layout.hpp"
 
 namespace weft {
 
@@ -50,7 +51,9 @@ struct ViewIndex {
         : value(static_cast<int64_t>(i)), where(s) {}
 };
 
-// An array whose element type is known at run time. Strides are in bytes.
+// An array whose element type is known at run time: each element is components() scalars of
+// dtype() packed with no padding (weft/layout.hpp; one for a scalar array, three for a vec3).
+// Strides are in bytes, per element (a contiguous 1-D array of vec3 has stride 12).
 //
 // Views (slice, select / a[i], transpose, broadcast) are arrays that share this array's memory:
 // writes through a view change it, and it stays alive while a view does. A view has its own
@@ -63,10 +66,17 @@ public:
     // address or cannot be allocated.
     AnyArray(DType dtype, const Shape& shape, Device device,
              std::source_location s = std::source_location::current());
+    // An array whose elements are `components` scalars of `scalar` each (at least 1).
+    AnyArray(DType scalar, int components, const Shape& shape, Device device,
+             std::source_location s = std::source_location::current());
 
     bool valid() const { return allocation_ != nullptr; }
+    // The scalar type of the elements' components.
     DType dtype() const { return dtype_; }
+    // Scalars per element (1 for a scalar array).
     int components() const { return components_; }
+    // The bytes of one element: dtype_size(dtype()) * components().
+    size_t element_bytes() const { return dtype_size(dtype_) * static_cast<size_t>(components_); }
     int ndim() const { return shape_.ndim; }
     const Shape& shape() const { return shape_; }
     int64_t size() const { return shape_.size(); }
@@ -96,9 +106,13 @@ public:
     // each must equal the target extent or be 1 (its stride becomes 0), and missing leading
     // dimensions are added with stride 0. Writes through such a view all land on the one element.
     AnyArray broadcast(const Shape& shape, std::source_location s = std::source_location::current()) const;
+    // Component i of every element: a scalar array (one component) of the same shape and strides,
+    // offset by i scalars, sharing this array's memory (and gradient). weft::Error, naming the
+    // caller's line, unless 0 <= i < components().
+    AnyArray component(int i, std::source_location s = std::source_location::current()) const;
 
     // Gradients (docs/autodiff.md). requires_grad_() gives a float array's memory a gradient: an
-    // array of the same shape, zeroed (kept if it has one already). Views share their base's
+    // array of the same shape and components, zeroed (kept if it has one already). Views share their base's
     // gradient: grad() of a view is the same view (shape, strides, offset) of the base's gradient,
     // so a gradient written through a view lands where the view's elements are. weft::Error, naming
     // the caller's line, for an array that is not of a float type, or grad() of one with none.
@@ -110,7 +124,8 @@ public:
     void zero_();
     // A copy of this array on `device` (a new, contiguous array).
     AnyArray to(Device device) const;
-    // Copies `bytes` of host data (size() elements, densely packed in row-major order) in, or out.
+    // Copies `bytes` of host data (size() elements of element_bytes() each, densely packed in
+    // row-major order) in, or out.
     // A view that is not contiguous is gathered / scattered element by element.
     void copy_from_host(const void* src, size_t bytes);
     void copy_to_host(void* dst, size_t bytes) const;
@@ -133,64 +148,127 @@ private:
 // an allocation and the byte ranges their elements span overlap).
 bool may_share_memory(const AnyArray& a, const AnyArray& b);
 
-// Copies `src` into `dst` (same type and shape; any two devices; any views, overlapping ones too:
-// the result is as if `src` were read whole before `dst` is written).
+// Copies `src` into `dst` (same scalar type, components and shape; any two devices; any views, overlapping
+// ones too: the result is as if `src` were read whole before `dst` is written).
 void copy(const AnyArray& dst, const AnyArray& src, std::source_location s = std::source_location::current());
 
 namespace detail {
-// How elements of T travel to and from the host: std::vector<bool> packs bits and has no data(),
-// so bools go through bytes.
+// How elements of E travel to and from the host: std::vector<bool> packs bits and has no data(),
+// so bools go through bytes; a composite travels as its host struct (weft::host_t<E>).
+template <class E>
+using HostElement = std::conditional_t<std::is_same_v<E, bool>, uint8_t, host_t<E>>;
+
+// The element type whose host value is H (weft::vec<3, float> for weft::host::vec3f), so that
+// from_vector and full can deduce a composite element type from their values.
+template <class H>
+struct ElementOfHost {};
+template <int N, class T>
+struct ElementOfHost<host::vec<N, T>> {
+    using type = vec<N, T>;
+};
+template <int R, int C, class T>
+struct ElementOfHost<host::mat<R, C, T>> {
+    using type = mat<R, C, T>;
+};
 template <class T>
-using HostElement = std::conditional_t<std::is_same_v<T, bool>, uint8_t, T>;
+struct ElementOfHost<host::quat<T>> {
+    using type = quat_t<T>;
+};
+template <class T>
+struct ElementOfHost<host::transform<T>> {
+    using type = transform_t<T>;
+};
+template <class H>
+concept HostComposite = requires {
+    typename ElementOfHost<H>::type;
+};
+
+template <class E>
+struct MatrixShape {
+    static constexpr bool matrix = false;
+};
+template <int R, int C, ElementType T>
+struct MatrixShape<mat<R, C, T>> {
+    static constexpr bool matrix = true;
+    static constexpr int rows = R, columns = C;
+};
+
+// Throws the weft::Error for matrix entry (r, c) of an R x C matrix array that has none.
+[[noreturn]] void bad_matrix_entry(int r, int c, int rows, int columns, const std::source_location& s);
 }  // namespace detail
 
-template <ElementType T>
+// An array of elements of type E: a scalar ElementType (float, int32_t, bool, ...) or a composite
+// (weft::vec<N, T>, mat<R, C, T>, quat_t<T>, transform_t<T>), which the host reads and writes as
+// weft::host_t<E> (weft::host::vec3f for a vec3).
+template <ArrayElement E>
 class DeviceArray : public AnyArray {
 public:
+    using scalar_type = typename Layout<E>::scalar;
+    using host_type = host_t<E>;
+    static_assert(sizeof(host_type) == sizeof(scalar_type) * components_of<E>,
+                  "a composite element's host struct holds its scalar components without padding");
+
     DeviceArray() = default;
     DeviceArray(const Shape& shape, Device device, std::source_location s = std::source_location::current())
-        : AnyArray(dtype_of<T>, shape, device, s) {}
+        : AnyArray(scalar_dtype_of<E>, components_of<E>, shape, device, s) {}
 
-    void fill_(T value) {
+    void fill_(const host_type& value) {
         AnyArray reached = detail::without_broadcast(*this);  // each element once
-        std::vector<detail::HostElement<T>> host(static_cast<size_t>(reached.size()), value);
-        reached.copy_from_host(host.data(), host.size() * sizeof(T));
+        std::vector<detail::HostElement<E>> host(static_cast<size_t>(reached.size()), value);
+        reached.copy_from_host(host.data(), host.size() * sizeof(host_type));
     }
-    DeviceArray<T>& requires_grad_(std::source_location s = std::source_location::current()) {
+    DeviceArray<E>& requires_grad_(std::source_location s = std::source_location::current()) {
         AnyArray::requires_grad_(s);
         return *this;
     }
-    DeviceArray<T> grad(std::source_location s = std::source_location::current()) const {
-        return DeviceArray<T>(AnyArray::grad(s));
+    DeviceArray<E> grad(std::source_location s = std::source_location::current()) const {
+        return DeviceArray<E>(AnyArray::grad(s));
     }
-    DeviceArray<T> to(Device device) const {
-        DeviceArray<T> out(shape(), device);
+    DeviceArray<E> to(Device device) const {
+        DeviceArray<E> out(shape(), device);
         copy(out, *this);
         return out;
     }
 
     // Views, as AnyArray's, keeping the element type.
-    DeviceArray<T> slice(int dim, int64_t start, int64_t stop, int64_t step = 1,
+    DeviceArray<E> slice(int dim, int64_t start, int64_t stop, int64_t step = 1,
                          std::source_location s = std::source_location::current()) const {
-        return DeviceArray<T>(AnyArray::slice(dim, start, stop, step, s));
+        return DeviceArray<E>(AnyArray::slice(dim, start, stop, step, s));
     }
-    DeviceArray<T> select(int dim, int64_t index,
+    DeviceArray<E> select(int dim, int64_t index,
                           std::source_location s = std::source_location::current()) const {
-        return DeviceArray<T>(AnyArray::select(dim, index, s));
+        return DeviceArray<E>(AnyArray::select(dim, index, s));
     }
-    DeviceArray<T> operator[](ViewIndex i) const { return select(0, i.value, i.where); }
-    DeviceArray<T> transpose() const { return DeviceArray<T>(AnyArray::transpose()); }
-    DeviceArray<T> transpose(int d0, int d1, std::source_location s = std::source_location::current()) const {
-        return DeviceArray<T>(AnyArray::transpose(d0, d1, s));
+    DeviceArray<E> operator[](ViewIndex i) const { return select(0, i.value, i.where); }
+    DeviceArray<E> transpose() const { return DeviceArray<E>(AnyArray::transpose()); }
+    DeviceArray<E> transpose(int d0, int d1, std::source_location s = std::source_location::current()) const {
+        return DeviceArray<E>(AnyArray::transpose(d0, d1, s));
     }
-    DeviceArray<T> broadcast(const Shape& shape,
+    DeviceArray<E> broadcast(const Shape& shape,
                              std::source_location s = std::source_location::current()) const {
-        return DeviceArray<T>(AnyArray::broadcast(shape, s));
+        return DeviceArray<E>(AnyArray::broadcast(shape, s));
     }
-    std::vector<T> to_vector() const {
-        std::vector<detail::HostElement<T>> host(static_cast<size_t>(size()));
-        copy_to_host(host.data(), host.size() * sizeof(T));
-        if constexpr (std::is_same_v<T, bool>) {
+    // Component i of every element (a view sharing this array's memory; AnyArray::component):
+    // for a vec3, component(1) is every element's y; for a transform, 0-2 are p and 3-6 q.
+    DeviceArray<scalar_type> component(int i,
+                                       std::source_location s = std::source_location::current()) const {
+        return DeviceArray<scalar_type>(AnyArray::component(i, s));
+    }
+    // A matrix's entry (r, c) of every element (component r * C + c).
+    template <class M = E>
+    requires detail::MatrixShape<M>::matrix DeviceArray<scalar_type> component(
+        int r, int c, std::source_location s = std::source_location::current())
+    const {
+        constexpr int kRows = detail::MatrixShape<M>::rows, kColumns = detail::MatrixShape<M>::columns;
+        if (r < 0 || r >= kRows || c < 0 || c >= kColumns) detail::bad_matrix_entry(r, c, kRows, kColumns, s);
+        return DeviceArray<scalar_type>(AnyArray::component(r * kColumns + c, s));
+    }
+
+    // The elements in row-major order.
+    std::vector<host_type> to_vector() const {
+        std::vector<detail::HostElement<E>> host(static_cast<size_t>(size()));
+        copy_to_host(host.data(), host.size() * sizeof(host_type));
+        if constexpr (std::is_same_v<E, bool>) {
             return std::vector<bool>(host.begin(), host.end());
         } else {
             return host;
@@ -198,6 +276,8 @@ public:
     }
 
 private:
+    template <ArrayElement>
+    friend class DeviceArray;
     explicit DeviceArray(AnyArray view) : AnyArray(std::move(view)) {}  // a view of this type
 };
 
@@ -207,18 +287,21 @@ struct RequiresGrad {};
 inline constexpr RequiresGrad requires_grad{};
 
 // Uninitialised contents.
-template <ElementType T>
-DeviceArray<T> empty(const Shape& shape, Device device = default_device(),
+template <ArrayElement E>
+DeviceArray<E> empty(const Shape& shape, Device device = default_device(),
                      std::source_location s = std::source_location::current()) {
-    return DeviceArray<T>(shape, device, s);
+    return DeviceArray<E>(shape, device, s);
 }
-template <ElementType T>
-DeviceArray<T> zeros(const Shape& shape, Device device = default_device(),
+// Every component of every element zero.
+template <ArrayElement E>
+DeviceArray<E> zeros(const Shape& shape, Device device = default_device(),
                      std::source_location s = std::source_location::current()) {
-    DeviceArray<T> a(shape, device, s);
+    DeviceArray<E> a(shape, device, s);
     a.zero_();
     return a;
 }
+// Every element `value`: `full(n, 2.0f)`, `full<weft::vec3>(n, {1, 2, 3})`,
+// `full(n, weft::host::vec3f{1, 2, 3})`.
 template <ElementType T>
 DeviceArray<T> full(const Shape& shape, T value, Device device = default_device(),
                     std::source_location s = std::source_location::current()) {
@@ -226,49 +309,127 @@ DeviceArray<T> full(const Shape& shape, T value, Device device = default_device(
     a.fill_(value);
     return a;
 }
-template <ElementType T>
-DeviceArray<T> ones(const Shape& shape, Device device = default_device(),
-                    std::source_location s = std::source_location::current()) {
-    return full<T>(shape, T(1), device, s);
+template <ArrayElement E>
+requires is_composite<E> DeviceArray<E> full(const Shape& shape, const host_t<E>& value,
+                                             Device device = default_device(),
+                                             std::source_location s = std::source_location::current()) {
+    DeviceArray<E> a(shape, device, s);
+    a.fill_(value);
+    return a;
 }
-// A 1-D array holding `values`, or an array of `shape` (whose size must match).
-template <ElementType T>
-DeviceArray<T> from_vector(const std::vector<T>& values, const Shape& shape, Device device = default_device(),
-                           std::source_location s = std::source_location::current()) {
-    DeviceArray<T> a(shape, device, s);
-    if constexpr (std::is_same_v<T, bool>) {
+template <detail::HostComposite H>
+DeviceArray<typename detail::ElementOfHost<H>::type> full(
+    const Shape& shape, const H& value, Device device = default_device(),
+    std::source_location s = std::source_location::current()) {
+    return full<typename detail::ElementOfHost<H>::type>(shape, value, device, s);
+}
+// Every element 1: scalar elements only.
+template <ArrayElement E>
+DeviceArray<E> ones(const Shape& shape, Device device = default_device(),
+                    std::source_location s = std::source_location::current()) {
+    static_assert(!is_composite<E>,
+                  "weft::ones is defined for scalar elements only: for a vector, matrix, quaternion or "
+                  "transform 'one' is ambiguous (every component 1? the identity?); use "
+                  "weft::full<E>(shape, value) with the element you mean");
+    if constexpr (is_composite<E>)
+        return DeviceArray<E>();
+    else
+        return full<E>(shape, E(1), device, s);
+}
+// A 1-D array holding `values`, or an array of `shape` (whose size must match). Composite
+// elements come as their host structs: `from_vector<weft::vec3>({{1, 2, 3}, {4, 5, 6}})`, or
+// `from_vector(std::vector<weft::host::vec3f>{...})`.
+template <ArrayElement E>
+DeviceArray<E> from_vector_of(const std::vector<host_t<E>>& values, const Shape& shape, Device device,
+                              std::source_location s) {
+    DeviceArray<E> a(shape, device, s);
+    if constexpr (std::is_same_v<E, bool>) {
         const std::vector<uint8_t> bytes(values.begin(), values.end());
         a.copy_from_host(bytes.data(), bytes.size());
     } else {
-        a.copy_from_host(values.data(), values.size() * sizeof(T));
+        a.copy_from_host(values.data(), values.size() * sizeof(host_t<E>));
     }
     return a;
 }
 template <ElementType T>
+DeviceArray<T> from_vector(const std::vector<T>& values, const Shape& shape, Device device = default_device(),
+                           std::source_location s = std::source_location::current()) {
+    return from_vector_of<T>(values, shape, device, s);
+}
+template <ArrayElement E>
+requires is_composite<E> DeviceArray<E> from_vector(
+    const std::vector<host_t<E>>& values, const Shape& shape, Device device = default_device(),
+    std::source_location s = std::source_location::current()) {
+    return from_vector_of<E>(values, shape, device, s);
+}
+template <detail::HostComposite H>
+DeviceArray<typename detail::ElementOfHost<H>::type> from_vector(
+    const std::vector<H>& values, const Shape& shape, Device device = default_device(),
+    std::source_location s = std::source_location::current()) {
+    return from_vector_of<typename detail::ElementOfHost<H>::type>(values, shape, device, s);
+}
+template <ElementType T>
 DeviceArray<T> from_vector(const std::vector<T>& values, Device device = default_device(),
                            std::source_location s = std::source_location::current()) {
-    return from_vector(values, Shape(static_cast<int64_t>(values.size()), s), device, s);
+    return from_vector_of<T>(values, Shape(static_cast<int64_t>(values.size()), s), device, s);
+}
+template <ArrayElement E>
+requires is_composite<E> DeviceArray<E> from_vector(
+    const std::vector<host_t<E>>& values, Device device = default_device(),
+    std::source_location s = std::source_location::current()) {
+    return from_vector_of<E>(values, Shape(static_cast<int64_t>(values.size()), s), device, s);
+}
+template <detail::HostComposite H>
+DeviceArray<typename detail::ElementOfHost<H>::type> from_vector(
+    const std::vector<H>& values, Device device = default_device(),
+    std::source_location s = std::source_location::current()) {
+    return from_vector_of<typename detail::ElementOfHost<H>::type>(
+        values, Shape(static_cast<int64_t>(values.size()), s), device, s);
 }
 
-template <ElementType T>
-DeviceArray<T> zeros(const Shape& shape, Device device, RequiresGrad,
+template <ArrayElement E>
+DeviceArray<E> zeros(const Shape& shape, Device device, RequiresGrad,
                      std::source_location s = std::source_location::current()) {
-    return zeros<T>(shape, device, s).requires_grad_(s);
+    return zeros<E>(shape, device, s).requires_grad_(s);
 }
 template <ElementType T>
 DeviceArray<T> full(const Shape& shape, T value, Device device, RequiresGrad,
                     std::source_location s = std::source_location::current()) {
     return full<T>(shape, value, device, s).requires_grad_(s);
 }
-template <ElementType T>
-DeviceArray<T> ones(const Shape& shape, Device device, RequiresGrad,
+template <ArrayElement E>
+requires is_composite<E> DeviceArray<E> full(const Shape& shape, const host_t<E>& value, Device device,
+                                             RequiresGrad,
+                                             std::source_location s = std::source_location::current()) {
+    return full<E>(shape, value, device, s).requires_grad_(s);
+}
+template <detail::HostComposite H>
+DeviceArray<typename detail::ElementOfHost<H>::type> full(
+    const Shape& shape, const H& value, Device device, RequiresGrad,
+    std::source_location s = std::source_location::current()) {
+    return full<typename detail::ElementOfHost<H>::type>(shape, value, device, s).requires_grad_(s);
+}
+template <ArrayElement E>
+DeviceArray<E> ones(const Shape& shape, Device device, RequiresGrad,
                     std::source_location s = std::source_location::current()) {
-    return ones<T>(shape, device, s).requires_grad_(s);
+    return ones<E>(shape, device, s).requires_grad_(s);
 }
 template <ElementType T>
 DeviceArray<T> from_vector(const std::vector<T>& values, Device device, RequiresGrad,
                            std::source_location s = std::source_location::current()) {
     return from_vector<T>(values, device, s).requires_grad_(s);
+}
+template <ArrayElement E>
+requires is_composite<E> DeviceArray<E> from_vector(
+    const std::vector<host_t<E>>& values, Device device, RequiresGrad,
+    std::source_location s = std::source_location::current()) {
+    return from_vector<E>(values, device, s).requires_grad_(s);
+}
+template <detail::HostComposite H>
+DeviceArray<typename detail::ElementOfHost<H>::type> from_vector(
+    const std::vector<H>& values, Device device, RequiresGrad,
+    std::source_location s = std::source_location::current()) {
+    return from_vector<typename detail::ElementOfHost<H>::type>(values, device, s).requires_grad_(s);
 }
 
 }  // namespace weft

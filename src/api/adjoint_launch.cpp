@@ -25,6 +25,12 @@ std::string shape_text(const Shape& s) {
     return t + ")";
 }
 
+// "float32", or "float32 x 3" for an array of three-component elements.
+std::string element_text(const AnyArray& a) {
+    return std::string(dtype_name(a.dtype())) +
+           (a.components() > 1 ? " x " + std::to_string(a.components()) : "");
+}
+
 }  // namespace
 
 namespace detail {
@@ -75,18 +81,18 @@ PreparedAdjoint::PreparedAdjoint(const KernelState& kernel, const Dim& dim,
         names_.push_back("adj_" + names[p]);
         names_.push_back("has_adj_" + names[p]);
         if (g.valid()) {
-            if (g.dtype() != array.dtype() || !(g.shape() == array.shape()) || g.device() != array.device())
+            if (g.dtype() != array.dtype() || g.components() != array.components() ||
+                !(g.shape() == array.shape()) || g.device() != array.device())
                 fail(kernel, dim,
                      "the gradient of argument " + std::to_string(p) + " ('" + names[p] +
-                         "') must be an array of " + dtype_name(array.dtype()) + " of shape " +
+                         "') must be an array of " + element_text(array) + " of shape " +
                          shape_text(array.shape()) + " on " + array.device().name() + ", got one of " +
-                         dtype_name(g.dtype()) + " of shape " + shape_text(g.shape()) + " on " +
-                         g.device().name());
+                         element_text(g) + " of shape " + shape_text(g.shape()) + " on " + g.device().name());
             args_.emplace_back(g);
             args_.emplace_back(scalar_arg(true));
             continue;
         }
-        AnyArray inert(array.dtype(), Shape(1), target_);
+        AnyArray inert(array.dtype(), array.components(), Shape(1), target_);
         inert.zero_();
         args_.emplace_back(inert.broadcast(array.shape()));
         args_.emplace_back(scalar_arg(false));

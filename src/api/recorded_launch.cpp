@@ -14,7 +14,7 @@ namespace {
 
 std::string shape_class(const AnyArray& a) {
     return std::to_string(a.ndim()) + "-D " + (a.is_contiguous() ? "contiguous" : "strided") + " array of " +
-           dtype_name(a.dtype());
+           dtype_name(a.dtype()) + (a.components() > 1 ? " x " + std::to_string(a.components()) : "");
 }
 
 }  // namespace
@@ -43,8 +43,8 @@ void RecordedLaunch::set(const std::string& name, const AnyArray& array, std::so
         fail(p, s, "RecordedLaunch::set: parameter '" + name + "' is a scalar; pass a value, not an array");
     if (!array.valid())
         fail(p, s, "RecordedLaunch::set: the array for '" + name + "' is empty (default-constructed)");
-    if (array.dtype() != old->dtype() || array.ndim() != old->ndim() ||
-        array.is_contiguous() != old->is_contiguous())
+    if (array.dtype() != old->dtype() || array.components() != old->components() ||
+        array.ndim() != old->ndim() || array.is_contiguous() != old->is_contiguous())
         fail(p, s,
              "RecordedLaunch::set: '" + name + "' was recorded as a " + shape_class(*old) +
                  " and cannot become a " + shape_class(array) + "; record another launch for it");

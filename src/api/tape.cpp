@@ -65,7 +65,8 @@ void Tape::zero() {
 }
 
 void Tape::backward(const AnyArray& loss, std::source_location s) {
-    if (!loss.valid() || !is_float(loss.dtype()) || loss.size() != 1 || !loss.requires_grad())
+    if (!loss.valid() || !is_float(loss.dtype()) || loss.components() != 1 || loss.size() != 1 ||
+        !loss.requires_grad())
         fail(s,
              "backward(loss) takes a one-element float array that has a gradient (weft::requires_grad); "
              "for other outputs set their gradients and call backward()");

@@ -34,6 +34,12 @@ std::string shape_text(const Shape& s) {
     return extents_text(s.dims, s.ndim);
 }
 
+// "float32", or "float32 x 3" for elements of three components.
+std::string element_text(DType dtype, int components) {
+    return components == 1 ? std::string(dtype_name(dtype))
+                           : std::string(dtype_name(dtype)) + " x " + std::to_string(components);
+}
+
 // The product of the extents, or -1 past 2^63 - 1.
 int64_t element_count(const int64_t* dims, int ndim) {
     int64_t n = 1;
@@ -80,13 +86,19 @@ bool operator==(const Shape& a, const Shape& b) {
 }
 
 AnyArray::AnyArray(DType dtype, const Shape& shape, Device device, std::source_location s)
-    : dtype_(dtype), shape_(shape), device_(device) {
+    : AnyArray(dtype, 1, shape, device, s) {}
+
+AnyArray::AnyArray(DType scalar, int components, const Shape& shape, Device device, std::source_location s)
+    : dtype_(scalar), components_(components), shape_(shape), device_(device) {
+    if (components < 1)
+        located_error(s, "an array's elements have at least 1 component, got " + std::to_string(components));
     check_extents(shape.dims, shape.ndim, s);
     int64_t bytes = 0;
-    if (__builtin_mul_overflow(shape.size(), static_cast<int64_t>(dtype_size(dtype)), &bytes))
-        located_error(s, "an array of shape " + shape_text(shape) + " of " + dtype_name(dtype) +
+    if (__builtin_mul_overflow(shape.size(), static_cast<int64_t>(element_bytes()), &bytes))
+        located_error(s, "an array of shape " + shape_text(shape) + " of " +
+                             element_text(scalar, components) +
                              " would need more than 2^63 - 1 bytes; use smaller extents");
-    int64_t stride = static_cast<int64_t>(dtype_size(dtype));
+    int64_t stride = static_cast<int64_t>(element_bytes());
     for (int d = shape.ndim - 1; d >= 0; --d) {
         strides_[d] = stride;
         stride *= shape.dims[d];
@@ -103,7 +115,7 @@ void* AnyArray::data() const {
 }
 
 bool AnyArray::is_contiguous() const {
-    int64_t expected = static_cast<int64_t>(dtype_size(dtype_));
+    int64_t expected = static_cast<int64_t>(element_bytes());
     for (int d = ndim() - 1; d >= 0; --d) {
         if (shape_.dims[d] != 1 && strides_[d] != expected) return false;
         expected *= shape_.dims[d];
@@ -209,6 +221,25 @@ AnyArray AnyArray::broadcast(const Shape& shape, std::source_location s) const {
     return v;
 }
 
+AnyArray AnyArray::component(int i, std::source_location s) const {
+    if (!valid()) located_error(s, "component of an empty (default-constructed) array");
+    if (i < 0 || i >= components_)
+        located_error(s, "component " + std::to_string(i) + " of an array whose elements have " +
+                             std::to_string(components_) + " component" + (components_ == 1 ? "" : "s") +
+                             " (valid: 0 to " + std::to_string(components_ - 1) + ")");
+    AnyArray v = *this;
+    v.components_ = 1;
+    v.offset_ += static_cast<int64_t>(i) * static_cast<int64_t>(dtype_size(dtype_));
+    return v;
+}
+
+void detail::bad_matrix_entry(int r, int c, int rows, int columns, const std::source_location& s) {
+    located_error(s, "entry (" + std::to_string(r) + ", " + std::to_string(c) + ") of an array of " +
+                         std::to_string(rows) + "x" + std::to_string(columns) +
+                         " matrices (valid: rows 0 to " + std::to_string(rows - 1) + ", columns 0 to " +
+                         std::to_string(columns - 1) + ")");
+}
+
 AnyArray detail::without_broadcast(const AnyArray& a) {
     AnyArray v = a;
     for (int d = 0; d < v.ndim(); ++d)
@@ -224,7 +255,7 @@ namespace {
 // The bytes a non-empty array's elements occupy: [data() + lo, data() + hi).
 std::pair<int64_t, int64_t> byte_span(const AnyArray& a) {
     int64_t lo = 0;
-    int64_t hi = static_cast<int64_t>(dtype_size(a.dtype()));
+    int64_t hi = static_cast<int64_t>(a.element_bytes());
     for (int d = 0; d < a.ndim(); ++d) {
         const int64_t reach = (a.shape()[d] - 1) * a.stride(d);
         (reach < 0 ? lo : hi) += reach;
@@ -256,7 +287,7 @@ void for_each_element(const AnyArray& a, F f) {
 // races with GPU work on other streams that touches those bytes.
 void strided_copy(const AnyArray& a, char* dense, bool to_host) {
     if (a.size() == 0) return;
-    const size_t elem = dtype_size(a.dtype());
+    const size_t elem = a.element_bytes();
     char* base = static_cast<char*>(a.data());
     std::vector<char> staging;
     const auto [lo, hi] = byte_span(a);
@@ -325,7 +356,7 @@ void AnyArray::zero_() {
         return;
     }
     AnyArray reached = detail::without_broadcast(*this);  // each element once
-    const size_t bytes = static_cast<size_t>(reached.size()) * dtype_size(dtype_);
+    const size_t bytes = static_cast<size_t>(reached.size()) * element_bytes();
     if (reached.is_contiguous()) {
         detail::zero_bytes(reached.data(), device_, bytes);
     } else {
@@ -336,10 +367,10 @@ void AnyArray::zero_() {
 
 namespace {
 void check_bytes(const AnyArray& a, size_t bytes, const char* what) {
-    const size_t expected = static_cast<size_t>(a.size()) * dtype_size(a.dtype());
+    const size_t expected = static_cast<size_t>(a.size()) * a.element_bytes();
     if (bytes != expected)
         throw Error(std::string(what) + ": " + std::to_string(bytes) + " bytes for an array of " +
-                    std::to_string(a.size()) + " " + dtype_name(a.dtype()) + " elements (" +
+                    std::to_string(a.size()) + " " + element_text(a.dtype(), a.components()) + " elements (" +
                     std::to_string(expected) + " bytes)");
 }
 }  // namespace
@@ -369,17 +400,18 @@ void AnyArray::copy_to_host(void* dst, size_t bytes) const {
 namespace weft {
 
 AnyArray AnyArray::to(Device device) const {
-    AnyArray out(dtype_, shape_, device);
+    AnyArray out(dtype_, components_, shape_, device);
     copy(out, *this);
     return out;
 }
 
 void copy(const AnyArray& dst, const AnyArray& src, std::source_location s) {
-    if (dst.dtype() != src.dtype() || !(dst.shape() == src.shape()))
-        located_error(s, std::string("copy: the arrays differ in type or shape (") + dtype_name(dst.dtype()) +
-                             " " + shape_text(dst.shape()) + " vs " + dtype_name(src.dtype()) + " " +
+    if (dst.dtype() != src.dtype() || dst.components() != src.components() || !(dst.shape() == src.shape()))
+        located_error(s, "copy: the arrays differ in type or shape (" +
+                             element_text(dst.dtype(), dst.components()) + " " + shape_text(dst.shape()) +
+                             " vs " + element_text(src.dtype(), src.components()) + " " +
                              shape_text(src.shape()) + "); copy between arrays of one type and shape");
-    const size_t bytes = static_cast<size_t>(src.size()) * dtype_size(src.dtype());
+    const size_t bytes = static_cast<size_t>(src.size()) * src.element_bytes();
     if (runtime::Capture* capture =
             cpu_capture(dst.device()) ? cpu_capture(dst.device()) : cpu_capture(src.device())) {
         if (!src.device().is_cpu() || !dst.device().is_cpu())

@@ -52,7 +52,8 @@ int32_t read_condition(const AnyArray& condition) {
 void conditional(bool loop, const AnyArray& condition, const std::function<void()>& body,
                  const std::source_location& s) {
     const char* what = loop ? "capture_while" : "capture_if";
-    if (!condition.valid() || condition.dtype() != DType::Int32 || condition.size() != 1)
+    if (!condition.valid() || condition.dtype() != DType::Int32 || condition.components() != 1 ||
+        condition.size() != 1)
         fail(s, std::string(what) + ": the condition must be an int32 array (or view) of one element, got " +
                     (condition.valid() ? std::to_string(condition.size()) + " element(s) of " +
                                              dtype_name(condition.dtype())

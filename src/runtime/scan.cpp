@@ -13,9 +13,11 @@ void array_scan(const AnyArray& in, const AnyArray& out, bool inclusive) {
     if (in.dtype() != out.dtype())
         throw Error(std::string("array_scan: input is ") + dtype_name(in.dtype()) + " but output is " +
                     dtype_name(out.dtype()) + "; use arrays of one type");
-    if (in.dtype() != DType::Int32 && in.dtype() != DType::Float32)
+    if ((in.dtype() != DType::Int32 && in.dtype() != DType::Float32) || in.components() != 1 ||
+        out.components() != 1)
         throw Error(std::string("array_scan supports int32 and float32 arrays, got ") +
-                    dtype_name(in.dtype()));
+                    dtype_name(in.dtype()) +
+                    (in.components() != 1 || out.components() != 1 ? " elements of several components" : ""));
     if (in.ndim() != 1 || out.ndim() != 1 || in.size() != out.size())
         throw Error("array_scan needs two 1-D arrays of equal size, got sizes " + std::to_string(in.size()) +
                     " and " + std::to_string(out.size()));

@@ -94,8 +94,9 @@ Span span_of(const AnyArray& array) {
         const int64_t reach = (array.shape()[d] - 1) * array.stride(d);
         (reach < 0 ? low : high) += reach;
     }
-    const auto element = static_cast<int64_t>(dtype_size(array.dtype()));
-    return {static_cast<char*>(array.data()) + low, (high - low) / element + 1};
+    // Slots are per scalar: from the lowest element's first component to the highest's last.
+    const auto scalar = static_cast<int64_t>(dtype_size(array.dtype()));
+    return {static_cast<char*>(array.data()) + low, (high - low) / scalar + array.components()};
 }
 
 SlotMap slot_map(const AnyArray& array) {
@@ -108,6 +109,9 @@ SlotMap slot_map(const AnyArray& array) {
     for (int d = 0; d < array.ndim(); ++d)
         if (array.shape()[d] > 1 && array.stride(d) != 0)
             runs.push_back({std::abs(array.stride(d)), array.shape()[d]});
+    // A composite element's components are a run of scalars (slots are per component).
+    if (array.components() > 1)
+        runs.push_back({static_cast<int64_t>(dtype_size(array.dtype())), array.components()});
     std::sort(runs.begin(), runs.end(), [](const Run& a, const Run& b) { return a.stride > b.stride; });
     // A dimension that continues the next one without a gap joins it (less work per address).
     for (size_t d = runs.size(); d-- > 1;) {
@@ -116,6 +120,7 @@ SlotMap slot_map(const AnyArray& array) {
             runs.erase(runs.begin() + static_cast<std::ptrdiff_t>(d));
         }
     }
+    if (runs.size() > 4) return dense(span);  // (wf::DetTarget maps at most 4 runs)
     // Each stride must pass the reach of the dimensions after it, so that an address has one index.
     int64_t reach = 0;
     int64_t reachable = 1;

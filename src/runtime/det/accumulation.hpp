@@ -17,16 +17,19 @@ struct InKernelResolve;
 namespace weft::runtime::det {
 
 // The address range of an array argument (a view may have negative or zero strides).
+// Slots are per scalar: an array of composite elements (vec3, mat33, ...) has one per component.
 struct Span {
     char* base;     // lowest element address
-    int64_t count;  // element slots from base to the highest element address
+    int64_t count;  // scalar slots from base through the highest element's last component
 };
 Span span_of(const AnyArray& array);
 
 // How a target's element addresses map to accumulator slots (mirrors the fields of
-// wf::DetTarget): `dims == 0` gives one slot per element address of the span; a sparse view
-// (fewer than half the span's addresses are its elements) gets one slot per element it can reach,
-// its index along dimensions of decreasing byte stride, broadcast dimensions left out.
+// wf::DetTarget): `dims == 0` gives one slot per scalar address of the span; a sparse view
+// (fewer than half the span's addresses are its elements' components) gets one slot per scalar
+// it can reach, its index along dimensions of decreasing byte stride, broadcast dimensions left
+// out, a composite element's components the last run (stride the scalar's size, merged with an
+// element dimension it continues); a view that would need more than 4 runs gets the dense span.
 struct SlotMap {
     char* base = nullptr;  // slot 0's element, the lowest address
     int64_t count = 0;     // slots
