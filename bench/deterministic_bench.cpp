@@ -4,7 +4,8 @@
 // the same run, the strategy the launch used and its workspace bytes, and checks that both
 // deterministic modes give identical bits. Tables: float32, float16, bfloat16, float64 (the half
 // rows' plain atomics are the GPU's packed half-pair instruction, device/half.h); the strategies
-// side by side on float32; then the host time of direct (not captured) launches.
+// side by side on float32; composite elements (vec3, mat33: one accumulation per component);
+// then the host time of direct (not captured) launches.
 //
 // Usage: weft_deterministic_bench [records]   ("records" forces the records strategy)
 #include <algorithm>
@@ -26,6 +27,14 @@ using weft::DeterministicStrategy;
 
 const weft::Device gpu = weft::Device::cuda(0);
 
+// "float32", or "float32x3" for elements of 3 float32 components (a vec3).
+template <class T>
+std::string element_name() {
+    const std::string scalar = weft::dtype_name(weft::scalar_dtype_of<T>);
+    const int n = weft::components_of<T>;
+    return n == 1 ? scalar : scalar + "x" + std::to_string(n);
+}
+
 template <class T>
 struct Case {
     weft::Module module;
@@ -34,7 +43,7 @@ struct Case {
 
 template <class T>
 Case<T> make_case(weft::Deterministic mode, DeterministicStrategy strategy) {
-    weft::Module m{std::string("pattern_a_") + weft::dtype_name(weft::dtype_of<T>),
+    weft::Module m{"pattern_a_" + element_name<T>(),
                    {.deterministic = mode, .deterministic_strategy = strategy}};
     auto k = m.kernel("atomic_add_kernel", {"values", "indices", "out"},
                       [](Array<T> values, Array<int> indices, Array<T> out) {
@@ -50,7 +59,7 @@ template <class T>
 std::pair<std::string, long long> plan_of(DeterministicStrategy strategy, int writes,
                                           const weft::DeviceArray<T>& out) {
     weft::plan::DetTarget t;
-    t.dtype = weft::dtype_of<T>;
+    t.dtype = weft::scalar_dtype_of<T>;
     t.records_per_thread = 1;
     const weft::runtime::det::LaunchSite site{"atomic_add_kernel", "bench", 0, writes};
     weft::Options options;
@@ -70,14 +79,17 @@ struct Inputs {
 
 template <class T>
 Inputs<T> inputs(int writes, int outputs) {
+    using S = typename weft::Layout<T>::scalar;
     std::mt19937 rng(1234);
-    std::vector<T> v;
+    std::vector<weft::host_t<T>> v(static_cast<size_t>(writes));
     std::vector<int> idx(static_cast<size_t>(writes));
     for (int i = 0; i < writes; ++i) {
-        v.push_back(T(std::uniform_real_distribution<float>(-1.0f, 1.0f)(rng)));
+        S c[weft::components_of<T>];
+        for (S& x : c) x = S(std::uniform_real_distribution<float>(-1.0f, 1.0f)(rng));
+        std::memcpy(&v[i], c, sizeof(c));
         idx[i] = static_cast<int>(rng() % static_cast<unsigned>(outputs));
     }
-    return {weft::from_vector(v, gpu), weft::from_vector(idx, gpu)};
+    return {weft::from_vector<T>(v, gpu), weft::from_vector(idx, gpu)};
 }
 
 // Median milliseconds of one replay of a graph holding out.zero_() and the launch.
@@ -98,9 +110,9 @@ void table(const std::vector<std::pair<int, int>>& rows, DeterministicStrategy s
     Case<T> r2r = make_case<T>(weft::Deterministic::RunToRun, strategy);
     Case<T> g2g = make_case<T>(weft::Deterministic::GpuToGpu, strategy);
     std::printf("%s, strategy %s\n%10s %10s | %12s %12s %12s | %9s %9s %8s | %8s %12s %7s | %s\n",
-                weft::dtype_name(weft::dtype_of<T>), weft::strategy_name(strategy), "writes", "outputs",
-                "NotGuar. ms", "RunToRun ms", "GpuToGpu ms", "R2R/NG", "G2G/NG", "G2G/R2R", "used",
-                "workspace B", "B/elem", "bits");
+                element_name<T>().c_str(), weft::strategy_name(strategy), "writes", "outputs", "NotGuar. ms",
+                "RunToRun ms", "GpuToGpu ms", "R2R/NG", "G2G/NG", "G2G/R2R", "used", "workspace B", "B/elem",
+                "bits");
     for (const auto& [writes, outputs] : rows) {
         const Inputs<T> in = inputs<T>(writes, outputs);
         auto out_plain = weft::zeros<T>(outputs, gpu);
@@ -111,7 +123,7 @@ void table(const std::vector<std::pair<int, int>>& rows, DeterministicStrategy s
         const double t_g2g = replay_ms(g2g, writes, in, out_g2g);
         const auto a = out_r2r.to_vector();
         const auto b = out_g2g.to_vector();
-        const bool same = std::memcmp(a.data(), b.data(), a.size() * sizeof(T)) == 0;
+        const bool same = std::memcmp(a.data(), b.data(), a.size() * sizeof(a[0])) == 0;
         const auto [used, workspace] = plan_of<T>(strategy, writes, out_r2r);
         std::printf("%10d %10d | %12.4f %12.4f %12.4f | %8.3fx %8.3fx %7.2fx | %8s %12lld %7.1f | %s\n",
                     writes, outputs, t_plain, t_r2r, t_g2g, t_r2r / t_plain, t_g2g / t_plain, t_g2g / t_r2r,
@@ -213,6 +225,8 @@ int main(int argc, char** argv) {
     table<weft::float16>({{1048576, 1}, {1048576, 65536}}, strategy);
     table<weft::bfloat16>({{1048576, 1}, {1048576, 65536}}, strategy);
     table<double>({{1048576, 1}, {1048576, 65536}}, strategy);
+    table<weft::vec3>({{1048576, 1}, {1048576, 65536}}, strategy);
+    table<weft::mat33>({{1048576, 65536}}, strategy);
     if (records) return 0;
     strategies({{1048576, 1}, {65536, 65536}, {1048576, 65536}, {1048576, 1048576}});
     direct_launches({{1024, 1}, {1024, 1024}, {65536, 65536}, {1048576, 65536}});

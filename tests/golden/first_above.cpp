@@ -37,6 +37,6 @@ extern "C" __attribute__((visibility("default"))) void weft_kernel_0(void* const
     const wf::Array<float, 2> a0 = *static_cast<const wf::Array<float, 2>*>(args[0]);
     const float a1 = *static_cast<const float*>(args[1]);
     const wf::Array<wf::i32, 2> a2 = *static_cast<const wf::Array<wf::i32, 2>*>(args[2]);
-    if (wf::dense(a0) && wf::dense(a2)) return weft_kernel_0_chunk(*launch, static_cast<wf::i32>(begin), static_cast<wf::i32>(end), error, wf::densified(a0), a1, wf::densified(a2));
+    if (wf::dense<1>(a0) && wf::dense<1>(a2)) return weft_kernel_0_chunk(*launch, static_cast<wf::i32>(begin), static_cast<wf::i32>(end), error, wf::densified<1>(a0), a1, wf::densified<1>(a2));
     weft_kernel_0_chunk(*launch, static_cast<wf::i32>(begin), static_cast<wf::i32>(end), error, a0, a1, a2);
 }

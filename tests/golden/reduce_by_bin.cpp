@@ -38,6 +38,6 @@ extern "C" __attribute__((visibility("default"))) void weft_kernel_1(void* const
     const wf::Array<wf::i32, 1> a1 = *static_cast<const wf::Array<wf::i32, 1>*>(args[1]);
     const wf::Array<float, 1> a2 = *static_cast<const wf::Array<float, 1>*>(args[2]);
     const wf::i32 a3 = *static_cast<const wf::i32*>(args[3]);
-    if (wf::dense(a0) && wf::dense(a1) && wf::dense(a2)) return weft_kernel_1_chunk(*launch, static_cast<wf::i32>(begin), static_cast<wf::i32>(end), error, wf::densified(a0), wf::densified(a1), wf::densified(a2), a3);
+    if (wf::dense<1>(a0) && wf::dense<1>(a1) && wf::dense<1>(a2)) return weft_kernel_1_chunk(*launch, static_cast<wf::i32>(begin), static_cast<wf::i32>(end), error, wf::densified<1>(a0), wf::densified<1>(a1), wf::densified<1>(a2), a3);
     weft_kernel_1_chunk(*launch, static_cast<wf::i32>(begin), static_cast<wf::i32>(end), error, a0, a1, a2, a3);
 }

@@ -29,8 +29,8 @@ Program gather() {
     add_function(p, "gather", true, {f32_array, i32_array, f32_array}, none,
                  [](Builder& b, const std::vector<ValueId>& a) {
                      const ValueId t = b.tid(0, 1, here(2));
-                     const ValueId i = b.load(a[1], {t}, here(3));
-                     b.store(a[2], {t}, b.load(a[0], {i}, here(3)), here(3));
+                     const ValueId i = b.load(a[1], {t}, 0, here(3));
+                     b.store(a[2], {t}, 0, b.load(a[0], {i}, 0, here(3)), here(3));
                  });
     return p;
 }
@@ -86,8 +86,8 @@ TEST(GenerateAdjoints, AConsumedCounterLeavesTheReasonInThePlan) {
                      const ValueId t = b.tid(0, 1, here(2));
                      const ValueId one = b.constant(DType::Int32, 1, here(3));
                      const ValueId zero = b.constant(DType::Int64, 0, here(3));
-                     const ValueId slot = b.atomic(AtomicOp::Add, a[1], {zero}, one, kNoValue, here(4));
-                     b.store(a[2], {slot}, b.load(a[0], {t}, here(5)), here(5));
+                     const ValueId slot = b.atomic(AtomicOp::Add, a[1], {zero}, 0, one, kNoValue, here(4));
+                     b.store(a[2], {slot}, 0, b.load(a[0], {t}, 0, here(5)), here(5));
                  });
     weft::plan::ProgramPlan plan = weft::transforms::initial_plan(p);
     p = weft::transforms::generate_adjoints(std::move(p), plan);
@@ -102,7 +102,7 @@ TEST(GenerateAdjoints, KernelsWithoutFloatArraysGetNone) {
     Program p = weft::test::program_named("ints");
     add_function(p, "ints", true, {i32_array}, none, [](Builder& b, const std::vector<ValueId>& a) {
         const ValueId t = b.tid(0, 1, here(2));
-        b.store(a[0], {t}, b.constant(DType::Int32, 7, here(3)), here(3));
+        b.store(a[0], {t}, 0, b.constant(DType::Int32, 7, here(3)), here(3));
     });
     weft::plan::ProgramPlan plan = weft::transforms::initial_plan(p);
     p = weft::transforms::generate_adjoints(std::move(p), plan);
@@ -122,10 +122,10 @@ std::string loop_shape(BinaryOp op) {
                          b.constant(DType::Int32, 0, here(3)), b.constant(DType::Int32, 4, here(3)),
                          b.constant(DType::Int32, 1, here(3)),
                          [&](ValueId i) {
-                             b.assign(r, b.binary(op, r, b.load(a[0], {i}, here(4)), here(4)), here(4));
+                             b.assign(r, b.binary(op, r, b.load(a[0], {i}, 0, here(4)), here(4)), here(4));
                          },
                          here(3));
-                     b.store(a[1], {b.constant(DType::Int64, 0, here(5))}, r, here(5));
+                     b.store(a[1], {b.constant(DType::Int64, 0, here(5))}, 0, r, here(5));
                  });
     weft::plan::ProgramPlan plan = weft::transforms::initial_plan(p);
     p = weft::transforms::generate_adjoints(std::move(p), plan);
@@ -173,8 +173,8 @@ TEST(StructuredCopy, ExitsBecomeFlagsAndCallsAreInlined) {
             [&](ValueId i) {
                 b.if_(
                     b.binary(BinaryOp::Eq, i, t, here(4)), [&] { b.break_(here(4)); }, nullptr, here(4));
-                const ValueId v = b.load(a[0], {i}, here(5));
-                b.store(a[0], {i}, b.call(twice, *p.functions[twice], {v}, here(5)), here(5));
+                const ValueId v = b.load(a[0], {i}, 0, here(5));
+                b.store(a[0], {i}, 0, b.call(twice, *p.functions[twice], {v}, here(5)), here(5));
             },
             here(3));
         b.return_(nullptr, here(6));

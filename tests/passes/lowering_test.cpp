@@ -35,12 +35,12 @@ TEST(EliminateDeadCode, RemovesUnusedPureChainsToAFixpointAndKeepsEffects) {
     Program p = weft::test::program_named("dce");
     add_function(p, "k", true, {f32_array}, none, [](Builder& b, const std::vector<ValueId>& a) {
         const ValueId t = b.tid(0, 1, here(2));
-        const ValueId x = b.load(a[0], {t}, here(3));             // read only by the dead product
+        const ValueId x = b.load(a[0], {t}, 0, here(3));          // read only by the dead product
         b.binary(BinaryOp::Mul, x, x, here(4));                   // dead
         const ValueId c = b.binary(BinaryOp::Gt, x, x, here(5));  // read by the if
         b.if_(
             c, [&] { b.constant(DType::Int32, 3, here(6)); }, nullptr, here(6));  // dead, nested
-        b.atomic(AtomicOp::Add, a[0], {t}, b.constant(DType::Float32, 0x3f800000, here(7)), kNoValue,
+        b.atomic(AtomicOp::Add, a[0], {t}, 0, b.constant(DType::Float32, 0x3f800000, here(7)), kNoValue,
                  here(7));
     });
     p = weft::transforms::eliminate_dead_code(std::move(p));
@@ -52,8 +52,8 @@ TEST(EliminateDeadCode, ALoadOnlyAStoreOverwritesGoes) {
     Program p = weft::test::program_named("dce");
     add_function(p, "k", true, {f32_array}, none, [](Builder& b, const std::vector<ValueId>& a) {
         const ValueId t = b.tid(0, 1, here(2));
-        b.load(a[0], {t}, here(3));
-        b.store(a[0], {t}, b.constant(DType::Float32, 0, here(3)), here(3));
+        b.load(a[0], {t}, 0, here(3));
+        b.store(a[0], {t}, 0, b.constant(DType::Float32, 0, here(3)), here(3));
     });
     p = weft::transforms::eliminate_dead_code(std::move(p));
     EXPECT_EQ(kinds(p.functions[0]->body), "Param Tid Const Store");
@@ -69,10 +69,11 @@ Program accumulating() {
             const ValueId i1 = b.constant(DType::Int32, 1, here(2));
             b.for_(
                 b.constant(DType::Int32, 0, here(3)), b.constant(DType::Int32, 4, here(3)), i1,
-                [&](ValueId) { b.atomic(AtomicOp::Add, a[0], {i64(b, 0, 4)}, one, kNoValue, here(4)); },
+                [&](ValueId) { b.atomic(AtomicOp::Add, a[0], {i64(b, 0, 4)}, 0, one, kNoValue, here(4)); },
                 here(3));
             b.while_([&] { return b.binary(BinaryOp::Gt, a[1], i1, here(5)); },
-                     [&] { b.atomic(AtomicOp::Sub, a[0], {i64(b, 1, 6)}, one, kNoValue, here(6)); }, here(5));
+                     [&] { b.atomic(AtomicOp::Sub, a[0], {i64(b, 1, 6)}, 0, one, kNoValue, here(6)); },
+                     here(5));
         });
     return p;
 }
@@ -105,9 +106,9 @@ TEST(LowerDeterministicAtomics, NotGuaranteedLeavesTheProgramAsItIs) {
 TEST(LowerDeterministicAtomics, AConsumedFloatResultIsAUserErrorAtItsLine) {
     Program p = weft::test::program_named("acc");
     add_function(p, "k", true, {f32_array, f32_array}, none, [](Builder& b, const std::vector<ValueId>& a) {
-        const ValueId old = b.atomic(AtomicOp::Add, a[0], {i64(b, 0, 2)},
+        const ValueId old = b.atomic(AtomicOp::Add, a[0], {i64(b, 0, 2)}, 0,
                                      b.constant(DType::Float32, 0, here(2)), kNoValue, here(9));
-        b.store(a[1], {i64(b, 0, 3)}, old, here(3));
+        b.store(a[1], {i64(b, 0, 3)}, 0, old, here(3));
     });
     weft::plan::ProgramPlan plan = weft::transforms::initial_plan(p);
     try {
@@ -128,22 +129,23 @@ Program compacting(bool in_function) {
         add_function(p, "take", false, {i32_array}, Type::scalar(DType::Int32),
                      [](Builder& b, const std::vector<ValueId>& a) {
                          const ValueId slot =
-                             b.atomic(AtomicOp::Add, a[0], {i64(b, 0, 2)},
+                             b.atomic(AtomicOp::Add, a[0], {i64(b, 0, 2)}, 0,
                                       b.constant(DType::Int32, 1, here(2)), kNoValue, here(2));
                          b.return_(&slot, here(2));
                      });
     add_function(p, "k", true, {f32_array, i32_array, f32_array}, none,
                  [&](Builder& b, const std::vector<ValueId>& a) {
                      const ValueId t = b.tid(0, 1, here(3));
-                     const ValueId v = b.load(a[0], {t}, here(4));
+                     const ValueId v = b.load(a[0], {t}, 0, here(4));
                      b.if_(
                          b.binary(BinaryOp::Gt, v, b.constant(DType::Float32, 0, here(5)), here(5)),
                          [&] {
-                             const ValueId slot = in_function ? b.call(0, *p.functions[0], {a[1]}, here(6))
-                                                              : b.atomic(AtomicOp::Add, a[1], {i64(b, 0, 6)},
-                                                                         b.constant(DType::Int32, 1, here(6)),
-                                                                         kNoValue, here(6));
-                             b.store(a[2], {slot}, v, here(7));
+                             const ValueId slot =
+                                 in_function
+                                     ? b.call(0, *p.functions[0], {a[1]}, here(6))
+                                     : b.atomic(AtomicOp::Add, a[1], {i64(b, 0, 6)}, 0,
+                                                b.constant(DType::Int32, 1, here(6)), kNoValue, here(6));
+                             b.store(a[2], {slot}, 0, v, here(7));
                          },
                          nullptr, here(5));
                  });
@@ -203,14 +205,14 @@ Program reserving_from_scratch() {
     Program p = weft::test::program_named("slots");
     add_function(p, "k", true, {i32_array, i32_array}, none, [](Builder& b, const std::vector<ValueId>& a) {
         const ValueId t = b.tid(0, 1, here(2));
-        b.store(a[0], {t}, b.constant(DType::Int32, 1, here(3)), here(3));
-        const ValueId flag = b.load(a[0], {t}, here(14));
+        b.store(a[0], {t}, 0, b.constant(DType::Int32, 1, here(3)), here(3));
+        const ValueId flag = b.load(a[0], {t}, 0, here(14));
         b.if_(
             b.binary(BinaryOp::Gt, flag, b.constant(DType::Int32, 0, here(5)), here(5)),
             [&] {
-                const ValueId slot = b.atomic(AtomicOp::Add, a[1], {i64(b, 0, 6)},
+                const ValueId slot = b.atomic(AtomicOp::Add, a[1], {i64(b, 0, 6)}, 0,
                                               b.constant(DType::Int32, 1, here(6)), kNoValue, here(16));
-                b.store(a[0], {slot}, slot, here(7));
+                b.store(a[0], {slot}, 0, slot, here(7));
             },
             nullptr, here(5));
     });
@@ -251,10 +253,10 @@ TEST(LowerSlotAllocation, AReservationDecidedByAWrittenArrayIsRejectedAtTheLoad)
 TEST(LowerSlotAllocation, AReservationCountedByAnEarlierSlotMayDiverge) {
     Program p = weft::test::program_named("slots");
     add_function(p, "k", true, {i32_array, i32_array}, none, [](Builder& b, const std::vector<ValueId>& a) {
-        const ValueId first = b.atomic(AtomicOp::Add, a[0], {i64(b, 0, 2)},
+        const ValueId first = b.atomic(AtomicOp::Add, a[0], {i64(b, 0, 2)}, 0,
                                        b.constant(DType::Int32, 1, here(2)), kNoValue, here(2));
-        const ValueId second = b.atomic(AtomicOp::Add, a[0], {i64(b, 1, 3)}, first, kNoValue, here(3));
-        b.store(a[1], {second}, second, here(4));
+        const ValueId second = b.atomic(AtomicOp::Add, a[0], {i64(b, 1, 3)}, 0, first, kNoValue, here(3));
+        b.store(a[1], {second}, 0, second, here(4));
     });
     weft::plan::ProgramPlan plan = weft::transforms::initial_plan(p);
     p = weft::transforms::lower_slot_allocation(std::move(p), Deterministic::RunToRun, plan);
@@ -268,8 +270,8 @@ TEST(Pipeline, PlansListWrittenParametersAndShapeReads) {
     add_function(p, "k", true, {f32_array, f32_array, Type::array(DType::Float32, 2)}, none,
                  [](Builder& b, const std::vector<ValueId>& a) {
                      const ValueId t = b.tid(0, 1, here(2));
-                     const ValueId v = b.load(a[0], {t}, here(3));
-                     b.store(a[1], {b.shape(a[2], 1, here(4))}, v, here(4));
+                     const ValueId v = b.load(a[0], {t}, 0, here(3));
+                     b.store(a[1], {b.shape(a[2], 1, here(4))}, 0, v, here(4));
                  });
     const weft::transforms::Lowered lowered = weft::transforms::lower(std::move(p), weft::Options{});
     const weft::plan::KernelPlan* k = lowered.plan.find("k");
@@ -346,8 +348,8 @@ TEST(Codegen, AGpuEntryOfFloatSumsCanResolveThemInTheKernel) {
     Program p = weft::test::program_named("minimum");
     add_function(p, "k", true, {f32_array, f32_array}, none, [](Builder& b, const std::vector<ValueId>& a) {
         const ValueId one = b.constant(DType::Float32, 0x3f800000, here(2));
-        b.atomic(AtomicOp::Add, a[0], {i64(b, 0, 3)}, one, kNoValue, here(3));
-        b.atomic(AtomicOp::Min, a[1], {i64(b, 0, 4)}, one, kNoValue, here(4));
+        b.atomic(AtomicOp::Add, a[0], {i64(b, 0, 3)}, 0, one, kNoValue, here(3));
+        b.atomic(AtomicOp::Min, a[1], {i64(b, 0, 4)}, 0, one, kNoValue, here(4));
     });
     const weft::transforms::Lowered mixed = weft::transforms::lower(std::move(p), run_to_run);
     const weft::codegen::Generated min_gpu =

@@ -44,9 +44,9 @@ struct Sample {
                              },
                              here(7));
                          const ValueId i0 = b.cast(DType::Int32, zero, here(8));
-                         loaded = b.load(view, {i0}, here(8));
+                         loaded = b.load(view, {i0}, 0, here(8));
                          unused = b.binary(BinaryOp::Mul, loaded, loaded, here(9));
-                         b.store(view, {i0}, loaded, here(10));
+                         b.store(view, {i0}, 0, loaded, here(10));
                      });
     }
     Function& fn() { return *program.functions[0]; }
