@@ -284,13 +284,25 @@ WEFT_HALF_OPS(bf16)
 // arrays are device allocations, so the address is global: with .global, ptxas makes an atom
 // whose old value goes unused a RED (no return trip), and needs no shared-memory fallback.
 // Without the instruction (bfloat16 before sm_90), the loop.
+//
+// The one exception is a NaN in the other half: the instruction would make it the device's
+// canonical NaN, changing an element nobody wrote. So the word is read first and such an add
+// takes the loop (a neighbour that becomes NaN during the add, by a store of the same launch,
+// may still come out as the canonical NaN).
 WEFT_FUNC u32 half_pair_operand(HalfWord w, u16 v) {
     return (static_cast<u32>(v) << w.shift) | (0x8000u << (16 - w.shift));
+}
+// Whether the half beside p's in its word holds a NaN (exponent bits all set in `exponent`,
+// some bit of `mantissa`).
+WEFT_FUNC bool neighbour_is_nan(HalfWord w, u32 exponent, u32 mantissa) {
+    const u32 other = (*reinterpret_cast<volatile u32*>(w.word) >> (16 - w.shift)) & 0xffffu;
+    return (other & exponent) == exponent && (other & mantissa) != 0;
 }
 
 WEFT_FUNC f16 atomic_add16(f16* p, f16 v) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 600
     const HalfWord w = half_word(&p->bits);
+    if (neighbour_is_nan(w, 0x7c00u, 0x03ffu)) return atomic_update(p, [v](f16 old) { return old + v; });
     u32 old;
     asm volatile("{ .reg .u64 g; cvta.to.global.u64 g, %1; atom.global.add.noftz.f16x2 %0, [g], %2; }"
                  : "=r"(old)
@@ -305,6 +317,7 @@ WEFT_FUNC f16 atomic_add16(f16* p, f16 v) {
 WEFT_FUNC bf16 atomic_add16(bf16* p, bf16 v) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
     const HalfWord w = half_word(&p->bits);
+    if (neighbour_is_nan(w, 0x7f80u, 0x007fu)) return atomic_update(p, [v](bf16 old) { return old + v; });
     u32 old;
     asm volatile("{ .reg .u64 g; cvta.to.global.u64 g, %1; atom.global.add.noftz.bf16x2 %0, [g], %2; }"
                  : "=r"(old)
