@@ -5,7 +5,8 @@ namespace weft::analysis {
 
 bool is_reservation(const ir::Function& fn, const ir::Node& n, const ir::Facts& facts) {
     return n.kind == ir::NodeKind::Atomic && n.atomic_op() == ir::AtomicOp::Add &&
-           fn.type_of(n.args[0]).dtype == DType::Int32 && n.result != ir::kNoValue && facts.used(n.result);
+           fn.type_of(n.args[0]).dtype == DType::Int32 && fn.type_of(n.args[0]).components == 1 &&
+           n.result != ir::kNoValue && facts.used(n.result);
 }
 
 namespace {

@@ -36,6 +36,12 @@ std::vector<plan::DetTarget> plan_kernel(const ir::Program& program, uint32_t k)
     for (const analysis::AtomicSite& a : found.atomics) {
         const std::string target = a.kernel_param >= 0 ? kernel.param_names[a.kernel_param] : "an array";
         const std::string op = std::string("atomic_") + detail::op_name(a.op);
+        if (a.result_used && program.functions[a.function]->type_of(a.node->args[0]).components > 1 &&
+            is_integer(a.dtype))
+            reject(kernel, *a.node,
+                   "the result of " + op + " on a component of integer composite array '" + target +
+                       "' is used, but a deterministic module orders only slot counters, which are arrays of "
+                       "int32 scalars; count in a weft::Array<int>, or leave the result unused");
         if (!accumulation(a.op, a.dtype)) continue;
         if (a.result_used)
             reject(kernel, *a.node,

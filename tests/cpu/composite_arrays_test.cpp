@@ -290,6 +290,17 @@ TEST(CompositeArrays, IntegerCompositeMinIsRejected) {
     expect_error_at(e, line, "atomic_min of an integer composite is not supported");
 }
 
+TEST(CompositeArrays, AConsumedIntegerCompositeAtomicIsRejectedInDeterministicModules) {
+    weft::Module m{"composite_int_consumed", {.deterministic = Deterministic::RunToRun}};
+    int line = 0;
+    m.kernel("k", [&](Array<weft::vec3i> counters, Array<weft::vec3i> old) {
+        line = __LINE__ + 1;
+        old[weft::tid()] = weft::atomic_add(counters, 0, weft::vec3i(1, 2, 3));
+    });
+    const weft::Error e = error_from([&] { (void)m.ir(); });
+    expect_error_at(e, line, "integer composite array 'arg0' is used");
+}
+
 TEST(CompositeArrays, AnArrayOfOtherComponentsIsALaunchError) {
     weft::Module m{"composite_wrong_array"};
     auto k = m.kernel("k", {"v"}, [](Array<weft::vec3> v) { v[weft::tid()].x = 1.0f; });
