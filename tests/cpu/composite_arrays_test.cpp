@@ -3,6 +3,7 @@
 // exact sum, the same bits on every strategy and worker count), gradients and graph capture.
 #include <gtest/gtest.h>
 
+#include <bit>
 #include <cstring>
 #include <random>
 #include <vector>
@@ -355,6 +356,49 @@ TEST(CompositeArrays, CapturedCompositeLaunchesReplay) {
     EXPECT_TRUE(runs == 3.0f || runs == 4.0f) << runs;
     const float total = runs * (runs + 1) / 2;  // sum over runs r of r (per unit component)
     EXPECT_EQ(sum.to_vector()[0], (weft::host::vec3f{2 * total, 2 * total, 2 * total}));
+}
+
+// GpuToGpu: a kernel of composite builtins that accumulates into vec3, mat33 and quat targets
+// gives the same bits on the GPU and on the CPU (runs under the gpu label).
+TEST(CompositeArrays, GpuToGpuCpuEqualsGpu) {
+    if (test_device().is_cpu()) GTEST_SKIP() << "compares the GPU with the CPU; runs under the gpu label";
+    weft::Module m{"composite_arrays_g2g", {.deterministic = Deterministic::GpuToGpu}};
+    auto k = m.kernel("k", [](Array<int> idx, Array<weft::vec3> v, Array<weft::transform> xf, Array<weft::vec3> sums,
+                              Array<weft::mat33> outer, Array<weft::quat> turns) {
+        auto i = weft::tid();
+        weft::vec3 p = v[i];
+        const weft::transform t(xf[i].p, weft::normalize(weft::quat(xf[i].q)));
+        const weft::vec3 moved = weft::transform_point(t, p);
+        sums[idx[i]] += weft::cross(moved, p) / (1.0f + weft::length(p));
+        outer[idx[i] % 3] += weft::mat33(moved, p, weft::normalize(moved));
+        turns[idx[i] % 2] += weft::quat(t.q);
+    });
+    const int threads = 4096;
+    std::mt19937_64 rng(5);
+    std::uniform_real_distribution<float> d(-2, 2);
+    std::vector<int> index;
+    std::vector<weft::host::vec3f> v;
+    std::vector<weft::host::transformf> xf;
+    for (int t = 0; t < threads; ++t) {
+        index.push_back(static_cast<int>(rng() % 17));
+        v.push_back({d(rng), d(rng), d(rng)});
+        xf.push_back({{d(rng), d(rng), d(rng)}, {d(rng), d(rng), d(rng), d(rng)}});
+    }
+    auto run = [&](weft::Device dev) {
+        auto sums = weft::zeros<weft::vec3>(17, dev);
+        auto outer = weft::zeros<weft::mat33>(3, dev);
+        auto turns = weft::zeros<weft::quat>(2, dev);
+        weft::launch(k, threads, weft::from_vector(index, dev), weft::from_vector<weft::vec3>(v, dev),
+                     weft::from_vector<weft::transform>(xf, dev), sums, outer, turns);
+        std::vector<uint32_t> b = bits(sums.to_vector());
+        for (const auto& o : outer.to_vector())
+            for (int r = 0; r < 3; ++r)
+                for (int c = 0; c < 3; ++c) b.push_back(std::bit_cast<uint32_t>(o[r][c]));
+        for (const auto& q : turns.to_vector())
+            for (float x : {q.x, q.y, q.z, q.w}) b.push_back(std::bit_cast<uint32_t>(x));
+        return b;
+    };
+    EXPECT_EQ(run(test_device()), run(weft::device("cpu")));
 }
 
 }  // namespace
