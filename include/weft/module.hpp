@@ -1,6 +1,7 @@
 // Modules (the unit of compilation and of options), kernels and weft functions.
 #pragma once
 
+#include <algorithm>
 #include <array>
 #include <memory>
 #include <string>
@@ -90,7 +91,8 @@ struct LambdaTraits<R (C::*)(A...) const> {
 template <class C, class R, class... A>
 struct LambdaTraits<R (C::*)(A...)> : LambdaTraits<R (C::*)(A...) const> {};
 
-// The result type of a weft function. (Not std::conditional_t: it would form scalar_of_t<void>.)
+// The result type of a weft function: a Scalar, a composite, or void. (Not std::conditional_t:
+// it would form scalar_of_t<void>.)
 template <class R>
 struct ReturnOfT {
     using type = scalar_of_t<R>;
@@ -98,6 +100,26 @@ struct ReturnOfT {
 template <>
 struct ReturnOfT<void> {
     using type = void;
+};
+template <int N, ElementType T>
+struct ReturnOfT<vec<N, T>> {
+    using type = vec<N, T>;
+};
+template <int R, int C, ElementType T>
+struct ReturnOfT<mat<R, C, T>> {
+    using type = mat<R, C, T>;
+};
+template <ElementType T>
+struct ReturnOfT<quat_t<T>> {
+    using type = quat_t<T>;
+};
+template <ElementType T>
+struct ReturnOfT<transform_t<T>> {
+    using type = transform_t<T>;
+};
+template <class V>
+struct ReturnOfT<CompositeElement<V>> {
+    using type = V;
 };
 template <class R>
 using ReturnOf = typename ReturnOfT<R>::type;
@@ -119,12 +141,14 @@ std::shared_ptr<TraceBody> make_trace_body(std::string name, std::vector<std::st
         (ParamTraits<P>::leaves(names[i++], body->params, body->param_names), ...);
     }
     body->loc = loc;
-    using R = decltype(fn(std::declval<P>()...));
-    if constexpr (!std::is_void_v<R>) {
+    using R = ReturnOf<std::remove_cvref_t<decltype(fn(std::declval<P>()...))>>;
+    if constexpr (is_composite<R>) {
+        body->composite_result = components_of<R>;
+    } else if constexpr (!std::is_void_v<R>) {
         body->has_return = true;
-        body->ret = ParamTraits<scalar_of_t<R>>::spec();
+        body->ret = ParamTraits<R>::spec();
     }
-    body->trace = [fn](const std::vector<Ref>& refs) -> Ref {
+    body->trace = [fn](const std::vector<Ref>& refs) -> std::vector<Ref> {
         // Parameter I's leaves start after those of the parameters before it.
         static constexpr std::array<size_t, sizeof...(P) + 1> first = [] {
             std::array<size_t, sizeof...(P) + 1> f{};
@@ -132,13 +156,17 @@ std::shared_ptr<TraceBody> make_trace_body(std::string name, std::vector<std::st
             ((f[i + 1] = f[i] + ParamTraits<P>::count, ++i), ...);
             return f;
         }();
-        return [&]<size_t... I>(std::index_sequence<I...>)->Ref {
+        return [&]<size_t... I>(std::index_sequence<I...>)->std::vector<Ref> {
             if constexpr (std::is_void_v<R>) {
                 fn(ParamTraits<P>::take(refs.data() + first[I])...);
                 return {};
+            } else if constexpr (is_composite<R>) {
+                const R result = fn(ParamTraits<P>::take(refs.data() + first[I])...);
+                const auto r = result.refs();
+                return std::vector<Ref>(r.begin(), r.end());
             } else {
-                const scalar_of_t<R> result = fn(ParamTraits<P>::take(refs.data() + first[I])...);
-                return Access::ref(result);
+                const R result = fn(ParamTraits<P>::take(refs.data() + first[I])...);
+                return {Access::ref(result)};
             }
         }
         (std::index_sequence_for<P...>{});
@@ -184,8 +212,16 @@ public:
     R operator()(const P&... args, std::source_location s = std::source_location::current()) const {
         std::vector<detail::Ref> leaves;
         (detail::ParamTraits<P>::refs(args, leaves), ...);
-        const detail::Ref result = detail::emit_call(body_, leaves, detail::Loc::from(s));
-        if constexpr (!std::is_void_v<R>) return detail::Access::wrap<R>(result);
+        if constexpr (is_composite<R>) {
+            const std::vector<detail::Ref> result =
+                detail::emit_inline_call(body_, leaves, detail::Loc::from(s));
+            std::array<detail::Ref, components_of<R>> r;
+            std::copy(result.begin(), result.end(), r.begin());
+            return R(detail::FromRefs{}, r);
+        } else {
+            const detail::Ref result = detail::emit_call(body_, leaves, detail::Loc::from(s));
+            if constexpr (!std::is_void_v<R>) return detail::Access::wrap<R>(result);
+        }
     }
     const std::string& name() const { return body_->name; }
 

@@ -49,8 +49,8 @@ void check_definition_names(const TraceBody& body, bool is_kernel, const std::st
              " is not an identifier; kernel and function " + kIdentifierRule);
     const std::vector<std::string>& names = body.user_param_names;
     if (names.size() > body.user_param_count)
-        fail(what + " '" + body.name + "' takes " + std::to_string(body.user_param_count) + " parameters but " +
-             std::to_string(names.size()) + " parameter names were given");
+        fail(what + " '" + body.name + "' takes " + std::to_string(body.user_param_count) +
+             " parameters but " + std::to_string(names.size()) + " parameter names were given");
     for (size_t i = 0; i < names.size(); ++i) {
         const std::string& p = names[i];
         if (!is_identifier(p))
@@ -218,6 +218,10 @@ void Module::add_derivative(const std::shared_ptr<const detail::TraceBody>& of,
     const std::string what = replay ? "custom replay" : "custom adjoint";
     if (std::find(state_->funcs.begin(), state_->funcs.end(), of) == state_->funcs.end())
         fail("the " + what + " is for function '" + of->name + "', which belongs to another module");
+    if (of->composite_result > 0)
+        fail("function '" + of->name +
+             "' returns a composite, so it is inlined at each call and has no function boundary for a " +
+             what + "; return its components through an array parameter instead");
     std::vector<detail::ParamSpec> expected = of->params;
     if (!replay && of->has_return) expected.push_back(of->ret);
     auto same = [](const detail::ParamSpec& a, const detail::ParamSpec& b) {

@@ -25,6 +25,8 @@ struct Frame {
     detail::Loc last_loc;
     // In a custom adjoint: each float array parameter of its function -> that array's gradient.
     std::map<ir::ValueId, ir::ValueId> adjoints;
+    // The functions with composite results being inlined here, innermost last.
+    std::vector<const detail::TraceBody*> inlining;
 };
 
 thread_local std::vector<Frame*> frames;
@@ -93,9 +95,9 @@ uint32_t trace_function(Session& s, const detail::TraceBody& body, bool is_kerne
             function.param_names.push_back("adj_" + adjoint_of->param_names[i]);
             frame.adjoints[params[i].id] = frame.builder.param(param_type(p), body.loc);
         }
-    const detail::Ref result = body.trace(params);
+    const std::vector<detail::Ref> result = body.trace(params);
     if (body.has_return) {
-        const ir::ValueId r = id(frame, result, frame.last_loc);
+        const ir::ValueId r = id(frame, result.at(0), frame.last_loc);
         frame.builder.return_(&r, frame.last_loc);
     }
     s.done[&body] = true;
@@ -116,7 +118,7 @@ ir::Program trace_program(const std::string& module_name, const BodyList& funcs,
         ~Restore() { session = outer; }
     } restore{outer};
     for (const auto& f : funcs)
-        if (!s.index.count(f.get())) trace_function(s, *f, false);
+        if (!s.index.count(f.get()) && f->composite_result == 0) trace_function(s, *f, false);
     for (const CustomDerivative& d : derivatives) {
         const uint32_t of = s.index.at(d.function.get());
         const uint32_t index = trace_function(s, *d.body, false, d.replay ? nullptr : d.function.get());
@@ -259,6 +261,11 @@ void emit_continue(Loc loc) {
 
 void emit_return(const Ref* value, Loc loc) {
     Frame& f = frontend::top(loc);
+    if (!f.inlining.empty())
+        f.builder.fail(loc, "weft::return_ in function '" + f.inlining.back()->name +
+                                "', which returns a composite and is inlined at each call; end the "
+                                "lambda with `return value;` instead (compute the value with select or "
+                                "if_ into a local first)");
     if (value) {
         const ir::ValueId v = frontend::id(f, *value, loc);
         f.builder.return_(&v, loc);
@@ -283,6 +290,26 @@ Ref emit_call(const std::shared_ptr<const TraceBody>& callee, const std::vector<
     }
     const ir::ValueId r = f.builder.call(index, *s.program->functions[index], ids(f, args, loc), loc);
     return r == ir::kNoValue ? Ref{} : frontend::ref(f, r);
+}
+
+std::vector<Ref> emit_inline_call(const std::shared_ptr<const TraceBody>& callee,
+                                  const std::vector<Ref>& args, Loc loc) {
+    Frame& f = frontend::top(loc);
+    for (const TraceBody* b : f.inlining)
+        if (b == callee.get())
+            f.builder.fail(loc, "function '" + callee->name +
+                                    "' calls itself, directly or through other functions; recursion "
+                                    "is not supported (use a while_ loop)");
+    // Scalars are passed by value: the body's writes to its parameters stay its own.
+    std::vector<Ref> params;
+    for (size_t i = 0; i < args.size(); ++i)
+        params.push_back(callee->params.at(i).is_array ? args[i] : emit_copy(args[i], loc));
+    f.inlining.push_back(callee.get());
+    struct Pop {
+        Frame& f;
+        ~Pop() { f.inlining.pop_back(); }
+    } pop{f};
+    return callee->trace(params);
 }
 
 Ref emit_adjoint(Ref array, Loc loc) {

@@ -175,6 +175,55 @@ TEST(StructParams, CompositeFunctionParameters) {
     EXPECT_EQ(out.to_vector()[0], 2.0f * (1 + 8 + 27));
 }
 
+// A function returning a composite is inlined at each call: its result is the composite, its
+// scalar parameters are its own copies, and its side effects happen once per call.
+TEST(StructParams, CompositeFunctionResults) {
+    weft::Module m{"composite_func_results"};
+    auto reflect = m.func("reflect", [](weft::vec3 v, weft::vec3 n, Array<int> calls) {
+        weft::atomic_add(calls, 0, 1);
+        v.x = v.x;  // a write to a parameter stays in the function
+        return v - 2.0f * weft::dot(v, n) * n;
+    });
+    auto twice = m.func("twice", [reflect](weft::vec3 v, weft::vec3 n, Array<int> calls) {
+        return weft::mat33(reflect(v, n, calls), v, n);
+    });
+    auto k = m.kernel("k", [twice](Array<weft::vec3> v, Array<weft::mat33> out, Array<int> calls) {
+        auto i = weft::tid();
+        weft::vec3 n(0.0f, 1.0f, 0.0f);
+        out[i] = twice(v[i], n, calls);
+        n.y = 5.0f;  // the caller's vector, unchanged by the calls
+        out[i][2][1] += n.y;
+    });
+    const auto dev = test_device();
+    auto v = weft::from_vector<weft::vec3>({{1, 2, 3}, {-1, -4, 0.5f}}, dev);
+    auto out = weft::zeros<weft::mat33>(2, dev);
+    auto calls = weft::zeros<int>(1, dev);
+    weft::launch(k, 2, v, out, calls);
+    const auto got = out.to_vector();
+    EXPECT_EQ(got[0][0], (weft::host::vec3f{1, -2, 3}));
+    EXPECT_EQ(got[0][1], (weft::host::vec3f{1, 2, 3}));
+    EXPECT_EQ(got[0][2], (weft::host::vec3f{0, 6, 0}));
+    EXPECT_EQ(got[1][0], (weft::host::vec3f{-1, 4, 0.5f}));
+    EXPECT_EQ(calls.to_vector()[0], 2);
+}
+
+TEST(StructParams, CompositeResultsHaveNoCustomAdjointNorEarlyReturn) {
+    weft::Module m{"composite_func_limits"};
+    auto f = m.func("f", [](weft::vec3 v) { return v * 2.0f; });
+    EXPECT_THROW(m.func_grad(f, [](weft::vec3, weft::vec3) {}), weft::Error);
+    auto g = m.func("g", [](weft::vec3 v) {
+        weft::if_(v.x > 0.0f, [] { weft::return_(); });
+        return v;
+    });
+    m.kernel("k", [g](Array<weft::vec3> a) { a[weft::tid()] = g(a[weft::tid()]); });
+    try {
+        (void)m.ir();
+        ADD_FAILURE() << "expected a weft::Error";
+    } catch (const weft::Error& e) {
+        EXPECT_NE(e.message().find("weft::return_ in function 'g'"), std::string::npos) << e.message();
+    }
+}
+
 // A struct that is not registered is not a parameter type, and a struct argument of another
 // type than the parameter's does not fit it (weft::launch's static_assert names the argument).
 TEST(StructParams, WrongStructsDoNotCompile) {

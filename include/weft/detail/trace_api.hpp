@@ -55,9 +55,13 @@ struct TraceBody {
     std::vector<ParamSpec> params;
     bool has_return = false;
     ParamSpec ret;
+    // A function whose result is a composite (a vec3: 3) has no IR function of its own: it is
+    // inlined at each call (emit_inline_call), its result being this many scalar values.
+    int composite_result = 0;
     Loc loc;
-    // Traces the body; returns the value the lambda returned (functions with a result only).
-    std::function<Ref(const std::vector<Ref>& params)> trace;
+    // Traces the body; returns the values the lambda returned (one scalar, a composite's
+    // components, or none).
+    std::function<std::vector<Ref>(const std::vector<Ref>& params)> trace;
 };
 
 Ref emit_const(DType type, uint64_t bits, Loc loc);
@@ -85,6 +89,10 @@ void emit_break(Loc loc);
 void emit_continue(Loc loc);
 void emit_return(const Ref* value, Loc loc);
 Ref emit_call(const std::shared_ptr<const TraceBody>& callee, const std::vector<Ref>& args, Loc loc);
+// A call of a function with a composite result: its body traced here, on copies of the scalar
+// arguments; returns the result's components.
+std::vector<Ref> emit_inline_call(const std::shared_ptr<const TraceBody>& callee,
+                                  const std::vector<Ref>& args, Loc loc);
 // In a custom adjoint (Module::func_grad): the gradient of `array`, one of its function's float
 // array parameters.
 Ref emit_adjoint(Ref array, Loc loc);
