@@ -13,6 +13,7 @@
 #include <vector>
 #include <weft/weft.hpp>
 
+#include "support/errors.hpp"
 #include "support/exact_sum.hpp"
 #include "support/test_device.hpp"
 
@@ -429,6 +430,75 @@ TEST(CompositeAutodiff, CustomAdjointIntoAStructArrayField) {
         for (int c = 0; c < 3; ++c) w[c] *= 2.0;
     EXPECT_EQ(pos_grad.to_vector(), want);
     EXPECT_EQ(rot_grad.to_vector(), (std::vector<weft::host::quatd>{{0, 0, 0, 2.0 * n}}));
+}
+
+// A component view's gradient is that component of the composite array's gradient.
+TEST(CompositeAutodiff, GradientOfAComponentViewIsThatComponent) {
+    const auto dev = test_device();
+    weft::Module m{"composite_ad_component"};
+    auto sq = m.kernel("sq", [](Array<float> c, Array<float> loss) {
+        auto i = weft::tid();
+        loss[0] += c[i] * c[i];
+    });
+    auto v = weft::from_vector<weft::vec3>({{1, 2, 3}, {4, 5, 6}}, dev, weft::requires_grad);
+    auto loss = weft::zeros<float>(1, dev, weft::requires_grad);
+    weft::Tape tape;
+    tape.start();
+    weft::launch(sq, 2, v.component(1), loss);
+    tape.stop();
+    tape.backward(loss);
+    EXPECT_EQ(v.grad().to_vector(), (std::vector<weft::host::vec3f>{{0, 4, 0}, {0, 10, 0}}));
+    EXPECT_EQ(v.component(1).grad().to_vector(), (std::vector<float>{4, 10}));
+    EXPECT_EQ(v.grad().component(1).to_vector(), (std::vector<float>{4, 10}));
+}
+
+// A transposed 2-D composite array: the gradient lands in the base's layout.
+TEST(CompositeAutodiff, GradientThroughATransposedTwoDimensionalView) {
+    const auto dev = test_device();
+    weft::Module m{"composite_ad_transposed", {.deterministic = Deterministic::RunToRun}};
+    auto k = m.kernel("k", [](Array<weft::vec3d, 2> x, Array<double> loss) {
+        auto i = weft::tid();
+        weft::for_(0, x.shape(1), [&](weft::Int j) {
+            weft::vec3d p = x(i, j);
+            loss[0] += weft::dot(p, p) + p.x * weft::cast<double>(i);
+        });
+    });
+    std::vector<weft::host::vec3d> h;
+    for (int e = 0; e < 6; ++e) h.push_back({double(e), 1.0 + e, -2.0 * e});
+    auto x = weft::from_vector<weft::vec3d>(h, weft::Shape{2, 3}, dev);
+    x.requires_grad_();
+    auto loss = weft::zeros<double>(1, dev, weft::requires_grad);
+    weft::Tape tape;
+    tape.start();
+    weft::launch(k, 3, x.transpose(), loss);
+    tape.stop();
+    tape.backward(loss);
+    auto g = x.grad().to_vector();
+    for (int r = 0; r < 2; ++r)
+        for (int c = 0; c < 3; ++c) {
+            auto e = h[r * 3 + c];
+            weft::host::vec3d want{2 * e.x + c, 2 * e.y, 2 * e.z};
+            EXPECT_EQ(g[r * 3 + c], want) << r << " " << c;
+        }
+}
+
+// A manual adjoint launch checks a composite gradient's component count and shape.
+TEST(CompositeAutodiff, ManualAdjointChecksCompositeGradients) {
+    const auto dev = test_device();
+    weft::Module m{"composite_ad_wrong_grad"};
+    auto k = m.kernel(
+        "k", [](Array<weft::vec3> x, Array<float> loss) { loss[0] += weft::length_sq(x[weft::tid()]); });
+    auto x = weft::zeros<weft::vec3>(2, dev);
+    auto loss = weft::zeros<float>(1, dev);
+    auto g4 = weft::zeros<weft::vec4>(2, dev);
+    auto lg = weft::ones<float>(1, dev);
+    const weft::Error four = weft::test::error_from([&] { weft::launch_adjoint(k, 2, {g4, lg}, x, loss); });
+    EXPECT_TRUE(weft::test::has(four.message(), "must be an array of float32 x 3 of shape (2)"))
+        << four.message();
+    EXPECT_TRUE(weft::test::has(four.message(), "got one of float32 x 4")) << four.message();
+    auto g3 = weft::zeros<weft::vec3>(3, dev);
+    const weft::Error longer = weft::test::error_from([&] { weft::launch_adjoint(k, 2, {g3, lg}, x, loss); });
+    EXPECT_TRUE(weft::test::has(longer.message(), "got one of float32 x 3 of shape (3)")) << longer.message();
 }
 
 }  // namespace
