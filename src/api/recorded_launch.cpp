@@ -105,10 +105,8 @@ void RecordedLaunch::set_leaves(const std::string& name, const std::vector<std::
     std::vector<std::string> own;  // the kernel's leaves of `name`
     for (const std::string& n : names)
         if (leaf_of(n, name)) own.push_back(n);
-    const std::string has = own.empty() ? "it has no parameter '" + name +
-                                              "' with fields or components; its "
-                                              "parameters are " +
-                                              quoted_list(names)
+    const std::string has = own.empty() ? "no parameter of the kernel has fields or components under '" +
+                                              name + "'; its leaves are " + quoted_list(names)
                                         : "'" + name + "' has " + quoted_list(own);
     std::vector<size_t> at;
     for (const std::string& leaf : leaves) {
