@@ -10,6 +10,7 @@
 
 #include "weft/launch.hpp"
 #include "weft/stream.hpp"
+#include "weft/struct.hpp"
 
 namespace weft {
 
@@ -93,6 +94,25 @@ public:
     void set(const std::string& name, T value, std::source_location s = std::source_location::current()) {
         set_scalar(name, scalar_arg(value), s);
     }
+    // Replaces every leaf of a struct parameter (or of a struct field: "model.grid") with the
+    // host struct's: `name.field`, `name.nested.field`, `name.vector[0]`, ..., flattened as a
+    // launch flattens it. The struct's type names the kernel-side type (Model<> is
+    // Model<weft::kernel_side>): every leaf of `name` must exist and fit (an array its shape
+    // class, a scalar its dtype), and the value must cover all of `name`'s leaves; otherwise a
+    // weft::Error naming the caller's line, and no leaf changes.
+    template <template <class> class S>
+    requires detail::RegisteredStruct<S<kernel_side>>
+    void set(const std::string& name, const S<host_side>& value,
+             std::source_location s = std::source_location::current()) {
+        set_param<S<kernel_side>>(name, value, s);
+    }
+    // Replaces a composite parameter's components (`name[0]`, `name[1]`, ...) with those of the
+    // host value (weft::host::vec3f for a vec3 parameter, mat33d for a mat33d, ...), all or none.
+    template <HostComposite H>
+    void set(const std::string& name, const H& value,
+             std::source_location s = std::source_location::current()) {
+        set_param<traced_t<H>>(name, value, s);
+    }
     // Replaces the launch's thread grid.
     void set_dim(const Dim& dim);
     // Runs (CPU) or queues (GPU) the launch with its current arguments.
@@ -108,6 +128,22 @@ private:
                       "weft::RecordedLaunch: an argument does not fit its parameter");
         return detail::launch_args<P...>(kernel, dim, args...);
     }
+    template <class P, class H>
+    void set_param(const std::string& name, const H& value, std::source_location s) {
+        std::vector<detail::ParamSpec> specs;
+        std::vector<std::string> leaves;
+        detail::ParamTraits<P>::leaves(name, specs, leaves);
+        std::vector<LaunchArg> values;
+        size_t leaf = 0;
+        detail::HostArgs<P>::append(kernel_state(), dim(), leaf, value, values);
+        set_leaves(name, leaves, std::move(values), s);
+    }
+    // Replaces the arguments of leaves `leaves` (every leaf of parameter or field `name`) with
+    // `values`, checked as set() checks one: all of them or none.
+    void set_leaves(const std::string& name, const std::vector<std::string>& leaves,
+                    std::vector<LaunchArg> values, std::source_location s);
+    const detail::KernelState& kernel_state() const;
+    const Dim& dim() const;
     void set_scalar(const std::string& name, ScalarArg value, std::source_location s);
     size_t find(const std::string& name, std::source_location s);
     std::shared_ptr<detail::PreparedLaunch> prepared_;

@@ -153,4 +153,44 @@ inline constexpr DType scalar_dtype_of = dtype_of<typename Layout<E>::scalar>;
 template <ArrayElement E>
 inline constexpr int components_of = Layout<E>::components;
 
+namespace detail {
+// The traced composite whose host value is H: one per host type (host::vec<N, T> is vec<N, T>,
+// host::mat<R, C, T> mat<R, C, T>, host::quat<T> quat_t<T>, host::transform<T> transform_t<T>).
+template <class H>
+struct TracedOf {};
+template <int N, ElementType T>
+struct TracedOf<host::vec<N, T>> {
+    using type = vec<N, T>;
+};
+template <int R, int C, ElementType T>
+struct TracedOf<host::mat<R, C, T>> {
+    using type = mat<R, C, T>;
+};
+template <ElementType T>
+struct TracedOf<host::quat<T>> {
+    using type = quat_t<T>;
+};
+template <ElementType T>
+struct TracedOf<host::transform<T>> {
+    using type = transform_t<T>;
+};
+
+template <class H>
+constexpr bool host_composite() {
+    if constexpr (requires { typename TracedOf<H>::type; })
+        return is_composite<typename TracedOf<H>::type> &&
+               std::is_same_v<host_t<typename TracedOf<H>::type>, H>;
+    else
+        return false;
+}
+}  // namespace detail
+
+// Whether H is the host value of a composite element type (weft::host::vec3f, mat33d, ...).
+template <class H>
+concept HostComposite = detail::host_composite<H>();
+
+// The traced composite of host value H (`weft::traced_t<weft::host::vec3f>` is weft::vec3).
+template <HostComposite H>
+using traced_t = typename detail::TracedOf<H>::type;
+
 }  // namespace weft
