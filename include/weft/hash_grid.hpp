@@ -119,8 +119,8 @@ public:
     // dim_x * dim_y * dim_z cells (each dim >= 1, at most 2^31 - 2 cells in all). `options` are
     // the build module's (cpu_threads, block_dim, debug, ...); its deterministic mode is RunToRun
     // unless GpuToGpu is asked for.
-    HashGrid(int dim_x, int dim_y, int dim_z, Device device = default_device(), const OptionsPatch& options = {},
-             std::source_location s = std::source_location::current());
+    HashGrid(int dim_x, int dim_y, int dim_z, Device device = default_device(),
+             const OptionsPatch& options = {}, std::source_location s = std::source_location::current());
 
     // Sorts `points` (a 1-D array on the grid's device) into cells of width `cell_width` (> 0 and
     // finite; Warp's `radius` argument). The points are read now: after they move, build again.

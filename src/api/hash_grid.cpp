@@ -91,7 +91,8 @@ HashGrid::HashGrid(int dim_x, int dim_y, int dim_z, Device device, const Options
     if (cells > int64_t{0x7ffffffe})
         fail(s, "at most 2^31 - 2 cells, got " + std::to_string(dim_x) + " x " + std::to_string(dim_y) +
                     " x " + std::to_string(dim_z));
-    if (options_.deterministic == Deterministic::NotGuaranteed) options_.deterministic = Deterministic::RunToRun;
+    if (options_.deterministic == Deterministic::NotGuaranteed)
+        options_.deterministic = Deterministic::RunToRun;
     options_.enable_backward = false;
     offsets_ = zeros<int32_t>(cells + 1, device_, s);
     cursor_ = empty<int32_t>(cells, device_, s);
@@ -101,7 +102,8 @@ HashGrid::HashGrid(int dim_x, int dim_y, int dim_z, Device device, const Options
 
 void HashGrid::build(const DeviceArray<vec3>& points, float cell_width, std::source_location s) {
     if (!points.valid()) fail(s, "the points array is empty (default-constructed)");
-    if (points.ndim() != 1) fail(s, "the points array must have 1 dimension, got " + std::to_string(points.ndim()));
+    if (points.ndim() != 1)
+        fail(s, "the points array must have 1 dimension, got " + std::to_string(points.ndim()));
     if (points.device() != device_)
         fail(s, "the points are on " + points.device().name() + " but the grid is on " + device_.name());
     if (!(cell_width > 0.0f) || !std::isfinite(cell_width))

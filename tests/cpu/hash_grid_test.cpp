@@ -85,14 +85,15 @@ Found query(const weft::HashGrid& grid, const std::vector<vec3f>& points, const 
 
 // The grid's result against brute force. Pairs within a relative 1e-5 of the radius may fall
 // either way (the device and the host may round the distance differently) and are left out.
-void expect_brute_force(const Found& found, const std::vector<vec3f>& points, const std::vector<vec3f>& queries,
-                        float radius) {
+void expect_brute_force(const Found& found, const std::vector<vec3f>& points,
+                        const std::vector<vec3f>& queries, float radius) {
     const float r2 = radius * radius;
     int pairs = 0;
     for (size_t i = 0; i < queries.size(); ++i) {
         std::vector<int> got = found.lists[i];
         std::sort(got.begin(), got.end());
-        EXPECT_TRUE(std::adjacent_find(got.begin(), got.end()) == got.end()) << "a neighbour found twice, query " << i;
+        EXPECT_TRUE(std::adjacent_find(got.begin(), got.end()) == got.end())
+            << "a neighbour found twice, query " << i;
         std::set<int> want, ambiguous;
         for (size_t j = 0; j < points.size(); ++j) {
             const float d2 = dist_sq(points[j], queries[i]);
@@ -159,8 +160,11 @@ TEST(HashGrid, NeighboursEqualBruteForceInsideAndBeyondTheExtent) {
 // hashed cell without being near each other.
 TEST(HashGrid, NeighboursAcrossTheWrapAndFarPointsInOneCell) {
     const auto dev = test_device();
-    const std::vector<vec3f> points = {{-0.01f, 0.5f, 0.5f}, {0.01f, 0.5f, 0.5f}, {4.01f, 0.5f, 0.5f},
-                                       {0.01f, -3.5f, 8.5f}, {-1000.0f, 2000.0f, 1e9f}};
+    const std::vector<vec3f> points = {{-0.01f, 0.5f, 0.5f},
+                                       {0.01f, 0.5f, 0.5f},
+                                       {4.01f, 0.5f, 0.5f},
+                                       {0.01f, -3.5f, 8.5f},
+                                       {-1000.0f, 2000.0f, 1e9f}};
     weft::HashGrid grid(4, 4, 4, dev);
     grid.build(weft::from_vector<vec3>(points, dev), 1.0f);
     const auto found = query(grid, points, points, 0.1f);
@@ -234,13 +238,14 @@ TEST(HashGrid, PointIdAndCellInKernels) {
     auto x = weft::from_vector<vec3>(points, dev);
     grid.build(x, 0.3f);
     weft::Module m{"hash_grid_ids"};
-    auto k = m.kernel("k", [](HashGridView<kernel_side> g, Array<vec3> x, Array<int> order, Array<int> cells) {
-        auto t = weft::tid();
-        const Int i = weft::hash_grid_point_id(g, t);
-        order[t] = i;
-        const vec3 p = x[i];
-        cells[i] = weft::hash_grid_cell(g, p);
-    });
+    auto k =
+        m.kernel("k", [](HashGridView<kernel_side> g, Array<vec3> x, Array<int> order, Array<int> cells) {
+            auto t = weft::tid();
+            const Int i = weft::hash_grid_point_id(g, t);
+            order[t] = i;
+            const vec3 p = x[i];
+            cells[i] = weft::hash_grid_cell(g, p);
+        });
     auto order = weft::zeros<int>(1000, dev);
     auto cells = weft::zeros<int>(1000, dev);
     weft::launch(k, 1000, grid.view(), x, order, cells);
