@@ -257,6 +257,46 @@ TEST(HashGrid, PointIdAndCellInKernels) {
         for (int k2 = offsets[cell]; k2 < offsets[cell + 1]; ++k2) EXPECT_EQ(c[ids[k2]], cell);
 }
 
+// The example of docs/kernel-language.md ("Neighbour search"), as written there.
+TEST(HashGrid, GuideExample) {
+    const auto dev = test_device();
+    const int n = 2000;
+    const auto points = random_points(n, 0.0f, 1.0f, 6);
+    auto x = weft::from_vector<vec3>(points, dev);
+    auto count = weft::zeros<int>(n, dev);
+    weft::HashGrid grid(16, 16, 16, dev);
+    weft::Module sim{"hash_grid_guide"};
+    // clang-format off
+    auto k = sim.kernel("count_close", [](weft::HashGridView<weft::kernel_side> grid, weft::Array<weft::vec3> x,
+                                          weft::Array<int> count) {
+        auto i = weft::hash_grid_point_id(grid, weft::tid());  // threads in cell order: nearby points
+        const weft::vec3 p = x[i];
+        weft::for_each_neighbor(grid, p, 0.1f, [&](weft::Int j) {
+            const weft::vec3 q = x[j];
+            weft::if_(j != i && weft::length(q - p) < 0.1f, [&] { count[i] += 1; });
+        });
+    });
+    grid.build(x, 0.1f);
+    weft::launch(k, n, grid.view(), x, count);
+    // clang-format on
+    const auto got = count.to_vector();
+    int total = 0;
+    for (int i = 0; i < n; ++i) {
+        int want = 0;
+        for (int j = 0; j < n; ++j) {
+            const float d = std::sqrt(dist_sq(points[i], points[j]));
+            if (j != i && std::abs(d - 0.1f) > 1e-5f && d < 0.1f) ++want;
+        }
+        int close = 0;  // pairs at the radius itself may fall either way
+        for (int j = 0; j < n; ++j)
+            if (j != i && std::abs(std::sqrt(dist_sq(points[i], points[j])) - 0.1f) <= 1e-5f) ++close;
+        EXPECT_GE(got[i], want) << i;
+        EXPECT_LE(got[i], want + close) << i;
+        total += got[i];
+    }
+    EXPECT_GT(total, n);
+}
+
 TEST(HashGrid, BadArgumentsAreErrors) {
     const auto dev = test_device();
     EXPECT_THROW(weft::HashGrid(0, 4, 4, dev), weft::Error);
