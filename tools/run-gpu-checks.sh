@@ -12,6 +12,7 @@ cmake --build build/gpu -j"$(nproc)" -- -k 0 >"$out/build.log" 2>&1 || { grep -E
 grep -E "tests passed|tests failed|Failed|\*\*\*" "$out/ctest-gpu.log" | head -40
 build/gpu/examples/weft_demo | tee "$out/demo.log"
 build/gpu/examples/weft_projectile_optimization | tee "$out/projectile_optimization.log"
+build/gpu/examples/weft_particles | tee "$out/particles.log"
 for bench in build/gpu/bench/weft_*_bench; do
   [ -x "$bench" ] || continue
   echo "== $bench"

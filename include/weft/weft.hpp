@@ -12,6 +12,7 @@
 #include "weft/error.hpp"
 #include "weft/graph.hpp"
 #include "weft/half.hpp"
+#include "weft/hash_grid.hpp"
 #include "weft/launch.hpp"
 #include "weft/layout.hpp"
 #include "weft/mat.hpp"
