@@ -24,7 +24,13 @@ runtime::Capture* cpu_capture(Device device) {
     return device.is_cpu() ? runtime::active_capture(device) : nullptr;
 }
 
+// Shape's fields are public, so its ndim may be anything: only 1 to 4 are shapes.
+bool valid_ndim(int ndim) {
+    return ndim >= 1 && ndim <= 4;
+}
+
 std::string extents_text(const int64_t* dims, int ndim) {
+    if (!valid_ndim(ndim)) return "of " + std::to_string(ndim) + " dimensions";
     std::string out = "[";
     for (int d = 0; d < ndim; ++d) out += (d ? ", " : "") + std::to_string(dims[d]);
     return out + "]";
@@ -49,6 +55,7 @@ int64_t element_count(const int64_t* dims, int ndim) {
 }
 
 void check_extents(const int64_t* dims, int ndim, const std::source_location& s) {
+    if (!valid_ndim(ndim)) located_error(s, "arrays have 1 to 4 dimensions, got " + std::to_string(ndim));
     for (int d = 0; d < ndim; ++d)
         if (dims[d] < 0) located_error(s, "array extents must be >= 0, got " + std::to_string(dims[d]));
     if (element_count(dims, ndim) < 0)
@@ -71,6 +78,8 @@ Shape::Shape(std::initializer_list<int64_t> extents, std::source_location s)
 }
 
 int64_t Shape::size() const {
+    if (!valid_ndim(ndim))
+        throw Error("arrays have 1 to 4 dimensions, got a Shape of " + std::to_string(ndim));
     const int64_t n = element_count(dims, ndim);
     if (n < 0)
         throw Error("an array of shape " + extents_text(dims, ndim) +
@@ -79,7 +88,7 @@ int64_t Shape::size() const {
 }
 
 bool operator==(const Shape& a, const Shape& b) {
-    if (a.ndim != b.ndim) return false;
+    if (a.ndim != b.ndim || !valid_ndim(a.ndim)) return false;
     for (int d = 0; d < a.ndim; ++d)
         if (a.dims[d] != b.dims[d]) return false;
     return true;
@@ -202,6 +211,7 @@ AnyArray AnyArray::transpose(int d0, int d1, std::source_location s) const {
 
 AnyArray AnyArray::broadcast(const Shape& shape, std::source_location s) const {
     if (!valid()) located_error(s, "broadcast of an empty (default-constructed) array");
+    check_extents(shape.dims, shape.ndim, s);
     const std::string what = "cannot broadcast a " + shape_text(shape_) + " array to " + shape_text(shape);
     if (shape.ndim < ndim())
         located_error(s,

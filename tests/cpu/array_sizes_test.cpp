@@ -36,6 +36,22 @@ TEST(ArraySizes, ElementCountsPast2To63AreErrors) {
     EXPECT_THROW((void)changed.size(), weft::Error);
 }
 
+// Shape's fields are public: a Shape whose ndim was set outside 1 to 4 is an error wherever it is
+// used (issue 25: ndim = 12 wrote past the array's strides and crashed).
+TEST(ArraySizes, AShapeOfMoreThanFourDimensionsIsAnError) {
+    weft::Shape bad{4, 4};
+    bad.ndim = 12;
+    expect_size_error([&] { (void)weft::zeros<float>(bad, dev()); }, __LINE__,
+                      "arrays have 1 to 4 dimensions, got 12");
+    const auto a = weft::zeros<float>(4, dev());
+    expect_size_error([&] { (void)a.broadcast(bad); }, __LINE__, "arrays have 1 to 4 dimensions, got 12");
+    EXPECT_THROW((void)bad.size(), weft::Error);
+    EXPECT_FALSE(bad == bad);
+    bad.ndim = -3;
+    expect_size_error([&] { (void)weft::empty<int>(bad, dev()); }, __LINE__,
+                      "arrays have 1 to 4 dimensions, got -3");
+}
+
 TEST(ArraySizes, ByteCountsPast2To63AreErrors) {
     // clang-format off
     const uint32_t line = __LINE__; expect_size_error([] { (void)weft::empty<float>(int64_t{1} << 62, dev()); }, line, "more than 2^63 - 1 bytes");
