@@ -13,6 +13,8 @@ namespace weft {
 namespace detail {
 // Called by weft::launch after each launch: records it on this thread's recording tape, if any.
 void tape_record(const KernelState& kernel, const Dim& dim, const std::vector<LaunchArg>& args);
+// Whether a tape records on this thread.
+bool tape_recording();
 }  // namespace detail
 
 // In a custom adjoint (Module::func_grad): the gradient of the function's float array parameter

@@ -2,6 +2,7 @@
 #include "api/prepared_launch.hpp"
 #include "weft/error.hpp"
 #include "weft/graph.hpp"
+#include "weft/tape.hpp"
 
 namespace weft {
 
@@ -155,6 +156,9 @@ void RecordedLaunch::set_dim(const Dim& dim) {
 
 void RecordedLaunch::launch() const {
     detail::issue(*prepared_);
+    // As weft::launch does: a tape recording on this thread sees the launch.
+    const detail::PreparedLaunch& p = *prepared_;
+    if (p.checked.compiled->options.enable_backward) detail::tape_record(p.kernel, p.dim, p.args);
 }
 
 }  // namespace weft

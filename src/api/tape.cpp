@@ -94,6 +94,10 @@ void Tape::backward() {
 
 namespace detail {
 
+bool tape_recording() {
+    return recording_tape != nullptr;
+}
+
 void tape_record(const KernelState& kernel, const Dim& dim, const std::vector<LaunchArg>& args) {
     if (!recording_tape) return;
     Record r{kernel, dim, args, {}};

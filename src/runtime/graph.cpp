@@ -8,6 +8,7 @@
 #include "runtime/cuda/stream_handles.hpp"
 #include "runtime/graph_capture.hpp"
 #include "weft/error.hpp"
+#include "weft/tape.hpp"
 
 namespace weft::detail {
 
@@ -124,6 +125,11 @@ void Graph::launch(const Stream& stream) const {
     if (runtime::capturing(state_->device))
         throw Error("Graph::launch: a graph cannot be launched while work on " + state_->device.name() +
                     " is being captured; launch it before or after the capture");
+    if (detail::tape_recording())
+        throw Error(
+            "Graph::launch while a weft::Tape records on this thread: the tape cannot see a graph's "
+            "launches, so its backward would miss them; stop() the tape first, or make the launches "
+            "directly (weft::launch, RecordedLaunch::launch) while it records");
     if (state_->device.is_cpu()) return run_ops(state_->ops);
     state_->cuda->launch(*stream.handle()->state);
 }

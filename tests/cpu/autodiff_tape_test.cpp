@@ -60,6 +60,28 @@ TEST(Tape, BackwardFromAScalarLossRunsTheAdjointsInReverseOrder) {
     EXPECT_EQ(tape.size(), 0u);
 }
 
+// A recorded launch made while the tape records is on the tape (its gradient was 0 before);
+// a graph launch cannot be, so it is refused (issue 25, item 2).
+TEST(Tape, RecordedLaunchesAreRecordedAndGraphLaunchesRefused) {
+    auto x = weft::from_vector<float>({1, 2, 3, -4}, dev(), weft::requires_grad);
+    auto y = weft::zeros<float>(4, dev(), weft::requires_grad);
+    auto loss = weft::zeros<float>(1, dev(), weft::requires_grad);
+    weft::RecordedLaunch squares(square(), 4, x, y);
+    weft::Graph graph = weft::capture(dev(), [&] { weft::launch(total(), 4, y, loss); });
+    weft::Tape tape;
+    tape.start();
+    squares.launch();
+    weft::launch(total(), 4, y, loss);
+    const weft::Error e = error_from([&] { graph.launch(); });
+    tape.stop();
+    EXPECT_TRUE(has(e.message(), "Graph::launch while a weft::Tape records")) << e.message();
+    EXPECT_EQ(tape.size(), 2u);
+    tape.backward(loss);
+    EXPECT_EQ(x.grad().to_vector(), (std::vector<float>{1, 2, 3, -4}));
+    graph.launch();  // not recording: fine
+    weft::synchronize(dev());
+}
+
 TEST(Tape, BackwardFromGivenOutputGradients) {
     auto x = weft::from_vector<float>({1, 2, 3, -4}, dev(), weft::requires_grad);
     auto y = weft::zeros<float>(4, dev(), weft::requires_grad);
