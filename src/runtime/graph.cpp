@@ -3,6 +3,8 @@
 #include "weft/graph.hpp"
 
 #include <cstdint>
+#include <exception>
+#include <string>
 
 #include "runtime/cuda/cuda_graph.hpp"
 #include "runtime/cuda/stream_handles.hpp"
@@ -34,6 +36,19 @@ namespace weft {
 namespace cu = runtime::cuda;
 
 namespace {
+
+// The message of the exception being handled (in a catch block), for Capture::failed.
+std::string handled_exception_text() {
+    try {
+        throw;
+    } catch (const Error& e) {
+        return e.message();
+    } catch (const std::exception& e) {
+        return e.what();
+    } catch (...) {
+        return "an exception of a type that is not a std::exception";
+    }
+}
 
 [[noreturn]] void fail(const std::source_location& s, const std::string& message) {
     throw Error(message, "", s.file_name(), s.line());
@@ -81,8 +96,8 @@ void conditional(bool loop, const AnyArray& condition, const std::function<void(
                         " is not the one being captured; call it where the capture began");
         try {
             capture->conditional(loop, condition.data(), body);
-        } catch (const Error& e) {
-            capture->failed = e.message();
+        } catch (...) {
+            capture->failed = handled_exception_text();
             throw;
         }
         return;
@@ -90,9 +105,9 @@ void conditional(bool loop, const AnyArray& condition, const std::function<void(
     capture->bodies.emplace_back();
     try {
         body();
-    } catch (const Error& e) {
+    } catch (...) {  // any exception: the body is half recorded, whatever its type
         capture->bodies.pop_back();
-        capture->failed = e.message();
+        capture->failed = handled_exception_text();
         throw;
     }
     std::vector<runtime::GraphOp> ops = std::move(capture->bodies.back());

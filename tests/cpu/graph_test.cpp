@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdint>
+#include <stdexcept>
 #include <vector>
 #include <weft/weft.hpp>
 
@@ -532,6 +533,31 @@ TEST(GraphConditional, ARefusalInsideABodyEndsTheCaptureWithoutAGraph) {
     }
     weft::launch(countdown.kernel, 1, left);
     EXPECT_EQ(left.to_vector(), std::vector<int>{-1}) << "nothing captured ran; the device works";
+}
+
+// Any exception leaving a body, not only a weft::Error, leaves it half recorded: the capture ends
+// without a graph (before, a std::runtime_error left the body open, and every later operation of
+// the capture went into it and was silently dropped; issue 25, item 4).
+TEST(GraphConditional, AnExceptionOfAnyTypeInsideABodyEndsTheCaptureWithoutAGraph) {
+    Countdown countdown;
+    auto left = weft::full<int>(1, 1, dev());
+    auto flag = weft::full<int>(1, 1, dev());
+    {
+        weft::ScopedCapture scope(dev());
+        try {
+            weft::capture_if(flag, [&] {
+                weft::launch(countdown.kernel, 1, left);
+                throw std::runtime_error("the user's own error");
+            });
+        } catch (const std::runtime_error&) {
+        }
+        weft::launch(countdown.kernel, 1, left);
+        const weft::Error ended = error_from([&] { (void)scope.end(); });
+        EXPECT_TRUE(has(ended.message(), "body failed while it was recorded (the user's own error)"))
+            << ended.message();
+    }
+    weft::launch(countdown.kernel, 1, left);
+    EXPECT_EQ(left.to_vector(), std::vector<int>{0}) << "nothing captured ran; the device works";
 }
 
 TEST(GraphConditional, OutsideACaptureTheBodyRunsNow) {
