@@ -11,6 +11,10 @@
 namespace weft {
 
 namespace detail {
+struct TapeState;
+// Called by weft::launch before each launch: weft::Error when the tape recording on this thread
+// was destroyed (by another thread) before it stopped, so nothing runs unrecorded.
+void tape_ready();
 // Called by weft::launch after each launch: records it on this thread's recording tape, if any.
 void tape_record(const KernelState& kernel, const Dim& dim, const std::vector<LaunchArg>& args);
 // Whether a tape records on this thread.
@@ -60,7 +64,10 @@ public:
     Tape(const Tape&) = delete;
     Tape& operator=(const Tape&) = delete;
 
-    // Starts or stops recording this thread's launches; one tape records on a thread at a time.
+    // Starts or stops recording this thread's launches; one tape records on a thread at a time,
+    // and a tape records on one thread at a time (start() on a second thread is a weft::Error;
+    // stop() it on the first). A tape destroyed while another thread records makes that
+    // thread's next launch a weft::Error (stop a tape on its thread before destroying it).
     void start(std::source_location s = std::source_location::current());
     void stop();
     bool recording() const;
@@ -79,9 +86,7 @@ public:
     size_t size() const;
 
 private:
-    friend void detail::tape_record(const detail::KernelState&, const Dim&, const std::vector<LaunchArg>&);
-    struct State;
-    std::unique_ptr<State> state_;
+    std::shared_ptr<detail::TapeState> state_;  // shared with the thread that records
 };
 
 }  // namespace weft

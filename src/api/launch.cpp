@@ -218,6 +218,7 @@ void issue(const KernelState& kernel, const Dim& dim, const std::vector<LaunchAr
 
 void launch(const detail::KernelState& kernel, const Dim& dim, const std::vector<LaunchArg>& args) {
     const detail::CheckedLaunch checked = detail::check_launch(kernel, dim, args);
+    if (checked.compiled->options.enable_backward) detail::tape_ready();
     detail::issue(kernel, dim, args, checked);
     if (checked.compiled->options.enable_backward) detail::tape_record(kernel, dim, args);
 }

@@ -155,10 +155,12 @@ void RecordedLaunch::set_dim(const Dim& dim) {
 }
 
 void RecordedLaunch::launch() const {
-    detail::issue(*prepared_);
     // As weft::launch does: a tape recording on this thread sees the launch.
     const detail::PreparedLaunch& p = *prepared_;
-    if (p.checked.compiled->options.enable_backward) detail::tape_record(p.kernel, p.dim, p.args);
+    const bool recordable = p.checked.compiled->options.enable_backward;
+    if (recordable) detail::tape_ready();
+    detail::issue(p);
+    if (recordable) detail::tape_record(p.kernel, p.dim, p.args);
 }
 
 }  // namespace weft

@@ -1,22 +1,38 @@
 // weft::Tape: launches recorded on a thread, their adjoints run in reverse order.
 #include "weft/tape.hpp"
 
+#include <memory>
+#include <mutex>
+#include <thread>
+
 #include "api/adjoint_launch.hpp"
 #include "api/module_state.hpp"
 #include "weft/error.hpp"
 
 namespace weft {
 
-namespace {
+namespace detail {
 
-struct Record {
-    detail::KernelState kernel;
+struct TapeRecord {
+    KernelState kernel;
     Dim dim;
     std::vector<LaunchArg> args;
     std::vector<AnyArray> grads;  // per argument, as the launch found them
 };
 
-thread_local Tape* recording_tape = nullptr;
+struct TapeState {
+    std::mutex mutex;  // guards what follows: the recording thread appends while others may read
+    std::vector<TapeRecord> records;
+    std::thread::id recorder;  // the thread that records (none: not recording)
+    bool destroyed = false;    // the Tape is gone; its recording thread still holds this state
+};
+
+}  // namespace detail
+
+namespace {
+
+// The state of the tape recording on this thread, if any.
+thread_local std::shared_ptr<detail::TapeState> recording_state;
 
 [[noreturn]] void fail(std::source_location s, const std::string& message) {
     throw Error(message, "", s.file_name(), s.line());
@@ -24,42 +40,54 @@ thread_local Tape* recording_tape = nullptr;
 
 }  // namespace
 
-struct Tape::State {
-    std::vector<Record> records;
-};
-
-Tape::Tape() : state_(std::make_unique<State>()) {}
+Tape::Tape() : state_(std::make_shared<detail::TapeState>()) {}
 
 Tape::~Tape() {
     stop();
+    const std::lock_guard lock(state_->mutex);
+    state_->destroyed = true;
 }
 
 void Tape::start(std::source_location s) {
-    if (recording_tape == this) return;
-    if (recording_tape)
+    if (recording_state == state_) return;
+    if (recording_state)
         fail(s,
              "another weft::Tape is recording on this thread; stop() it first (one tape records at a time)");
-    recording_tape = this;
+    {
+        const std::lock_guard lock(state_->mutex);
+        if (state_->recorder != std::thread::id())
+            fail(s,
+                 "this weft::Tape is recording on another thread; a tape records on one thread at a time "
+                 "(stop() it on that thread first, or give each thread its own tape)");
+        state_->recorder = std::this_thread::get_id();
+    }
+    recording_state = state_;
 }
 
 void Tape::stop() {
-    if (recording_tape == this) recording_tape = nullptr;
+    if (recording_state != state_) return;
+    recording_state.reset();
+    const std::lock_guard lock(state_->mutex);
+    state_->recorder = std::thread::id();
 }
 
 bool Tape::recording() const {
-    return recording_tape == this;
+    return recording_state == state_;
 }
 
 size_t Tape::size() const {
+    const std::lock_guard lock(state_->mutex);
     return state_->records.size();
 }
 
 void Tape::reset() {
+    const std::lock_guard lock(state_->mutex);
     state_->records.clear();
 }
 
 void Tape::zero() {
-    for (Record& r : state_->records)
+    const std::lock_guard lock(state_->mutex);
+    for (detail::TapeRecord& r : state_->records)
         for (AnyArray& g : r.grads)
             if (g.valid()) g.zero_();
 }
@@ -84,10 +112,13 @@ void Tape::backward(const AnyArray& loss, std::source_location s) {
 void Tape::backward() {
     // Every launch is checked before any runs, so a rejected one leaves every gradient as it was.
     std::vector<detail::PreparedAdjoint> adjoints;
-    adjoints.reserve(state_->records.size());
-    for (size_t i = state_->records.size(); i-- > 0;) {
-        const Record& r = state_->records[i];
-        adjoints.emplace_back(r.kernel, r.dim, r.args, r.grads);
+    {
+        const std::lock_guard lock(state_->mutex);
+        adjoints.reserve(state_->records.size());
+        for (size_t i = state_->records.size(); i-- > 0;) {
+            const detail::TapeRecord& r = state_->records[i];
+            adjoints.emplace_back(r.kernel, r.dim, r.args, r.grads);
+        }
     }
     for (detail::PreparedAdjoint& a : adjoints) a.run();
 }
@@ -95,17 +126,32 @@ void Tape::backward() {
 namespace detail {
 
 bool tape_recording() {
-    return recording_tape != nullptr;
+    return recording_state != nullptr;
+}
+
+void tape_ready() {
+    if (!recording_state) return;
+    bool destroyed = false;
+    {
+        const std::lock_guard lock(recording_state->mutex);
+        destroyed = recording_state->destroyed;
+    }
+    if (!destroyed) return;
+    recording_state.reset();  // this thread records no more
+    throw Error(
+        "the weft::Tape recording on this thread was destroyed by another thread before stop(), so this "
+        "launch was not made; stop() a tape on the thread that records before destroying it");
 }
 
 void tape_record(const KernelState& kernel, const Dim& dim, const std::vector<LaunchArg>& args) {
-    if (!recording_tape) return;
-    Record r{kernel, dim, args, {}};
+    if (!recording_state) return;
+    TapeRecord r{kernel, dim, args, {}};
     for (const LaunchArg& a : args) {
         const auto* arr = std::get_if<AnyArray>(&a);
         r.grads.push_back(arr && arr->requires_grad() ? arr->grad() : AnyArray());
     }
-    recording_tape->state_->records.push_back(std::move(r));
+    const std::lock_guard lock(recording_state->mutex);
+    recording_state->records.push_back(std::move(r));
 }
 
 }  // namespace detail

@@ -1,6 +1,11 @@
 // The tape (record, backward, zero, reset), manual adjoint launches, and what a backward rejects.
 #include <gtest/gtest.h>
 
+#include <condition_variable>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
 #include <vector>
 #include <weft/weft.hpp>
 
@@ -80,6 +85,74 @@ TEST(Tape, RecordedLaunchesAreRecordedAndGraphLaunchesRefused) {
     EXPECT_EQ(x.grad().to_vector(), (std::vector<float>{1, 2, 3, -4}));
     graph.launch();  // not recording: fine
     weft::synchronize(dev());
+}
+
+// A tape records on one thread at a time: start() on a second thread is refused (eight threads
+// recording into one tape crashed before; issue 25, item 9).
+TEST(Tape, ASecondThreadCannotRecordIntoATapeThatRecords) {
+    weft::Tape tape;
+    tape.start();
+    std::string refused;
+    std::thread other([&] {
+        try {
+            tape.start();
+        } catch (const weft::Error& e) {
+            refused = e.message();
+        }
+    });
+    other.join();
+    EXPECT_TRUE(has(refused, "recording on another thread")) << refused;
+    tape.stop();
+    std::thread after([&] {  // once stopped here, another thread may record
+        tape.start();
+        auto x = weft::from_vector<float>({1, 2}, dev(), weft::requires_grad);
+        auto y = weft::zeros<float>(2, dev(), weft::requires_grad);
+        weft::launch(square(), 2, x, y);
+        tape.stop();
+    });
+    after.join();
+    EXPECT_EQ(tape.size(), 1u);
+}
+
+// A tape destroyed while another thread records: that thread's next launch is a weft::Error
+// and runs nothing, the one after it runs unrecorded (it crashed before; issue 25, item 10).
+TEST(Tape, DestroyingATapeWhileAnotherThreadRecordsIsAnErrorThere) {
+    auto tape = std::make_unique<weft::Tape>();
+    auto x = weft::from_vector<float>({1, 2}, dev(), weft::requires_grad);
+    auto y = weft::zeros<float>(2, dev(), weft::requires_grad);
+    std::mutex m;
+    std::condition_variable cv;
+    int step = 0;
+    std::string error;
+    std::vector<float> after_error, after_next;
+    std::thread recorder([&] {
+        tape->start();
+        {
+            std::unique_lock lock(m);
+            step = 1;
+            cv.notify_all();
+            cv.wait(lock, [&] { return step == 2; });
+        }
+        try {
+            weft::launch(square(), 2, x, y);
+        } catch (const weft::Error& e) {
+            error = e.message();
+        }
+        after_error = y.to_vector();
+        weft::launch(square(), 2, x, y);
+        after_next = y.to_vector();
+    });
+    {
+        std::unique_lock lock(m);
+        cv.wait(lock, [&] { return step == 1; });
+        tape.reset();
+        step = 2;
+        cv.notify_all();
+    }
+    recorder.join();
+    EXPECT_TRUE(has(error, "destroyed by another thread before stop()")) << error;
+    EXPECT_EQ(after_error, (std::vector<float>{0, 0})) << "the refused launch ran nothing";
+    EXPECT_EQ(after_next, (std::vector<float>{1, 4}));
 }
 
 TEST(Tape, BackwardFromGivenOutputGradients) {
