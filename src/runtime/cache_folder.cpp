@@ -52,6 +52,31 @@ int create_folder(const fs::path& dir) {
     return 0;
 }
 
+// Every folder above the cache folder, along the path as written and as resolved, must be owned
+// by this user or root and not writable by others unless sticky: a user who can rename entries
+// of a folder above could swap the cache folder (or a link on the way to it) between its check
+// and the loading of a module from it.
+void check_ancestors(const fs::path& dir, const std::string& named) {
+    std::error_code ec;
+    const fs::path resolved = fs::canonical(dir, ec);
+    for (const fs::path& path : {dir, ec ? dir : resolved}) {
+        for (fs::path above = path.parent_path();; above = above.parent_path()) {
+            struct stat st {};
+            if (::lstat(above.c_str(), &st) != 0)
+                throw Error("cannot check " + above.string() + ", a folder above " + named + ": " +
+                            os_error(errno) + kWhatToDo);
+            const std::string what = above.string() + ", a folder above " + named + ",";
+            if (st.st_uid != geteuid() && st.st_uid != 0)
+                throw Error(what + " belongs to another user (uid " + std::to_string(st.st_uid) +
+                            "), who could replace the cache folder" + kWhatToDo);
+            if ((st.st_mode & S_IWOTH) && !(st.st_mode & S_ISVTX))
+                throw Error(what + " can be written by other users and is not sticky (mode " +
+                            octal_mode(st.st_mode) + "), so they could replace the cache folder" + kWhatToDo);
+            if (above == above.parent_path()) break;
+        }
+    }
+}
+
 }  // namespace
 
 fs::path cache_folder_location() {
@@ -105,6 +130,7 @@ CacheFolder open_cache_folder() {
     if (st.st_mode & (S_IWGRP | S_IWOTH))
         throw Error(named + " can be written by other users (mode " + octal_mode(st.st_mode) +
                     "), so its contents cannot be trusted: run `chmod go-w` on it" + kOrWhatToDo);
+    check_ancestors(dir, named);
     if (::eaccess(dir.c_str(), R_OK | X_OK) != 0)
         throw Error("cannot read " + named + ": " + os_error(errno) + "; run `chmod u+rwx` on it" +
                     kOrWhatToDo);

@@ -170,6 +170,37 @@ TEST_F(CacheSecurityTest, FolderOthersCanWriteIsRefused) {
     EXPECT_EQ(compile_and_run("cache_writable", weft::test::test_device()), "ok");
 }
 
+// A folder above the cache folder that others can write (and is not sticky), or that another
+// user owns, is refused: they could swap the cache folder between its check and a load (issue
+// 25, item 1: a non-sticky parent let a user get their library loaded into a root process).
+TEST_F(CacheSecurityTest, FoldersAboveOthersCanWriteAreRefused) {
+    const fs::path above = dir_ / "shared";
+    const fs::path cache = above / "weft";
+    fs::create_directories(cache);
+    ASSERT_EQ(chmod(cache.c_str(), 0700), 0);
+    ASSERT_EQ(setenv("WEFT_CACHE_DIR", cache.c_str(), 1), 0);
+    ASSERT_EQ(chmod(above.c_str(), 0777), 0);
+    std::string outcome = compile_and_run("cache_above_writable", weft::test::test_device());
+    EXPECT_NE(outcome.find("a folder above the kernel cache folder"), std::string::npos) << outcome;
+    EXPECT_NE(outcome.find("can be written by other users and is not sticky"), std::string::npos) << outcome;
+    EXPECT_TRUE(entries_in(cache).empty());
+    // Through a link in a safe folder to a cache under the unsafe one: refused too.
+    const fs::path link = dir_ / "link";
+    fs::create_directory_symlink(cache, link);
+    ASSERT_EQ(setenv("WEFT_CACHE_DIR", link.c_str(), 1), 0);
+    outcome = compile_and_run("cache_above_linked", weft::test::test_device());
+    EXPECT_NE(outcome.find("can be written by other users and is not sticky"), std::string::npos) << outcome;
+    ASSERT_EQ(chmod(above.c_str(), 01777), 0);  // sticky, as /tmp: fine
+    EXPECT_EQ(compile_and_run("cache_above_sticky", weft::test::test_device()), "ok");
+    if (geteuid() == 0) {
+        ASSERT_EQ(chmod(above.c_str(), 0755), 0);
+        ASSERT_EQ(chown(above.c_str(), kNobody, kNobody), 0);
+        outcome = compile_and_run("cache_above_foreign", weft::test::test_device());
+        EXPECT_NE(outcome.find("belongs to another user"), std::string::npos) << outcome;
+        ASSERT_EQ(chown(above.c_str(), 0, 0), 0);
+    }
+}
+
 TEST_F(CacheSecurityTest, CreatedFolderIsPrivate) {
     const fs::path nested = dir_ / "a" / "weft";
     ASSERT_EQ(setenv("WEFT_CACHE_DIR", nested.c_str(), 1), 0);
