@@ -28,16 +28,16 @@ constexpr int kRounds = 8;
 // A temporary file older than this was left by a build that was killed: no build takes so long.
 constexpr time_t kAbandonedAfterSeconds = 3600;
 
-// The entry at `path` without its footer, still open, when it is a regular file of this user's
-// whose footer matches its name and contents.
-std::optional<FileContents> verified_body(const fs::path& path) {
+// The contents of the entry at `path` without its footer, when it is a regular file of this
+// user's whose footer matches its name and contents.
+std::optional<std::string> verified_body(const fs::path& path) {
     std::optional<FileContents> file = read_regular_file(path);
     if (!file || file->owner != ::geteuid() || file->bytes.size() < kFooterSize) return std::nullopt;
     const std::string_view bytes = file->bytes;
     const std::string_view body = bytes.substr(0, bytes.size() - kFooterSize);
     if (bytes.substr(body.size()) != entry_footer(path.filename().string(), body)) return std::nullopt;
     file->bytes.resize(body.size());
-    return file;
+    return std::move(file->bytes);
 }
 
 // Removes the temporary files that killed builds of this user's left in `dir` long ago.
@@ -61,10 +61,9 @@ void remove_abandoned_temporaries(const fs::path& dir) {
 CacheEntry load_or_build(const fs::path& dir, const std::string& name, const EntryBuilder& build,
                          const EntryLoader& load, bool& vanished) {
     const fs::path entry = dir / name;
-    // Loaded through the descriptor it was verified through: never a file put at its name since.
-    if (const std::optional<FileContents> verified = verified_body(entry)) {
+    if (const std::optional<std::string> body = verified_body(entry)) {
         try {
-            load(verified->file.path(), verified->bytes, EntryLoad::Cached);
+            load(entry, *body, EntryLoad::Cached);
             return {entry, true};
         } catch (const Error&) {
             // An intact entry that does not load is rebuilt, as a corrupt one is.
@@ -87,7 +86,7 @@ CacheEntry load_or_build(const fs::path& dir, const std::string& name, const Ent
         if (!built || built->bytes.empty())
             throw Error("building the kernel cache entry " + name + " left no output in " + tmp.string());
         append_to_file(tmp, entry_footer(name, built->bytes));
-        load(built->file.path(), built->bytes, EntryLoad::Check);
+        load(tmp, built->bytes, EntryLoad::Check);
         if (::rename(tmp.c_str(), entry.c_str()) != 0) {
             const int err = errno;
             throw Error("cannot store the kernel cache entry " + entry.string() + ": " + os_error(err) +
@@ -97,9 +96,6 @@ CacheEntry load_or_build(const fs::path& dir, const std::string& name, const Ent
                              : ""));
         }
         cleanup.release();
-        // By name, for debuggers and profilers, which look a shared object up by the name it was
-        // loaded under: the file is the one just built, renamed in a folder only this user can
-        // change along its whole path (open_cache_folder).
         load(entry, built->bytes, EntryLoad::Published);
     } catch (const Error&) {
         struct stat st {};

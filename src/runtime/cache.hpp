@@ -24,8 +24,7 @@ using EntryBuilder = std::function<void(const std::filesystem::path& output)>;
 // loaders to whom the file's name matters: debuggers and profilers look up a shared object's).
 enum class EntryLoad { Cached, Check, Published };
 // Loads the verified contents `body` of the file at `path`; throws weft::Error when they cannot
-// be loaded. A found or checked entry's `path` is a /proc/self/fd path of the very file that was
-// verified, so that nothing put at its name since can be loaded.
+// be loaded.
 using EntryLoader =
     std::function<void(const std::filesystem::path& path, const std::string& body, EntryLoad why)>;
 

@@ -68,24 +68,14 @@ void append_to_file(const fs::path& path, std::string_view bytes) {
         throw FileError("cannot write " + path.string() + ": " + os_error(err), err);
 }
 
-OpenFile::~OpenFile() {
-    if (fd_ >= 0) ::close(fd_);
-}
-
-fs::path OpenFile::path() const {
-    return "/proc/self/fd/" + std::to_string(fd_);
-}
-
 std::optional<FileContents> read_regular_file(const fs::path& path) {
-    const int fd = ::open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
-    if (fd < 0) return std::nullopt;
-    OpenFile file(fd);
+    const Descriptor file{::open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC)};
     struct stat st {};
-    if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) return std::nullopt;
-    FileContents out{std::string(static_cast<size_t>(st.st_size), '\0'), st.st_uid, std::move(file)};
+    if (file.fd < 0 || ::fstat(file.fd, &st) != 0 || !S_ISREG(st.st_mode)) return std::nullopt;
+    FileContents out{std::string(static_cast<size_t>(st.st_size), '\0'), st.st_uid};
     size_t done = 0;
     while (done < out.bytes.size()) {
-        const ssize_t n = ::read(fd, out.bytes.data() + done, out.bytes.size() - done);
+        const ssize_t n = ::read(file.fd, out.bytes.data() + done, out.bytes.size() - done);
         if (n < 0 && errno == EINTR) continue;
         if (n < 0) return std::nullopt;
         if (n == 0) break;  // shrank while being read: the check of its footer fails

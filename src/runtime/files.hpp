@@ -7,7 +7,6 @@
 #include <optional>
 #include <string>
 #include <string_view>
-#include <utility>
 
 #include "weft/error.hpp"
 
@@ -32,26 +31,9 @@ std::filesystem::path create_unique_file(const std::string& stem, std::string_vi
 // Appends `bytes` to the regular file at `path`; throws FileError when that fails.
 void append_to_file(const std::filesystem::path& path, std::string_view bytes);
 
-// An open file descriptor, closed when it goes (move-only).
-class OpenFile {
-public:
-    explicit OpenFile(int fd) : fd_(fd) {}
-    OpenFile(OpenFile&& other) noexcept : fd_(std::exchange(other.fd_, -1)) {}
-    OpenFile& operator=(OpenFile&&) = delete;
-    OpenFile(const OpenFile&) = delete;
-    ~OpenFile();
-    // A path that opens this very file, whatever is at its name now (/proc/self/fd/N): what was
-    // checked through the descriptor is what a later open by path, dlopen included, gets.
-    std::filesystem::path path() const;
-
-private:
-    int fd_;
-};
-
 struct FileContents {
     std::string bytes;
     uid_t owner;
-    OpenFile file;  // still open
 };
 // The contents of the regular file at `path`; nullopt when it is missing, a symlink, not a
 // regular file, or cannot be read.

@@ -289,23 +289,6 @@ TEST_F(CacheTest, NewModuleIsLoadedUnderItsEntryName) {
     for (const auto& n : names) EXPECT_EQ(n.find(".tmp."), std::string::npos) << n;
 }
 
-// A module found in the cache is loaded through the descriptor its entry was verified through,
-// not by looking its name up again (where another file could have been put since the check:
-// issue 25, item 1), and it runs.
-TEST_F(CacheTest, CachedModuleIsLoadedThroughTheVerifiedDescriptor) {
-    {
-        Scale built("cache_by_descriptor", false);
-        built.module.compile(cpu);
-    }  // (unloaded: the loader would otherwise hand back the object it has under the entry's name)
-    Scale cached("cache_by_descriptor", false);
-    EXPECT_TRUE(cached.module.compile(cpu).loaded_from_cache);
-    const auto names = loaded_object_names();
-    EXPECT_NE(std::find_if(names.begin(), names.end(),
-                           [](const std::string& n) { return n.rfind("/proc/self/fd/", 0) == 0; }),
-              names.end());
-    EXPECT_TRUE(cached.run_and_check(cpu));
-}
-
 // Eight host threads launch one module's kernel at once: it compiles exactly once.
 TEST_F(CacheTest, ConcurrentThreadsCompileOnce) {
     constexpr int kThreads = 8;
