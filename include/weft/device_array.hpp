@@ -158,31 +158,6 @@ namespace detail {
 template <class E>
 using HostElement = std::conditional_t<std::is_same_v<E, bool>, uint8_t, host_t<E>>;
 
-// The element type whose host value is H (weft::vec<3, float> for weft::host::vec3f), so that
-// from_vector and full can deduce a composite element type from their values.
-template <class H>
-struct ElementOfHost {};
-template <int N, class T>
-struct ElementOfHost<host::vec<N, T>> {
-    using type = vec<N, T>;
-};
-template <int R, int C, class T>
-struct ElementOfHost<host::mat<R, C, T>> {
-    using type = mat<R, C, T>;
-};
-template <class T>
-struct ElementOfHost<host::quat<T>> {
-    using type = quat_t<T>;
-};
-template <class T>
-struct ElementOfHost<host::transform<T>> {
-    using type = transform_t<T>;
-};
-template <class H>
-concept HostComposite = requires {
-    typename ElementOfHost<H>::type;
-};
-
 template <class E>
 struct MatrixShape {
     static constexpr bool matrix = false;
@@ -317,11 +292,10 @@ requires is_composite<E> DeviceArray<E> full(const Shape& shape, const host_t<E>
     a.fill_(value);
     return a;
 }
-template <detail::HostComposite H>
-DeviceArray<typename detail::ElementOfHost<H>::type> full(
-    const Shape& shape, const H& value, Device device = default_device(),
-    std::source_location s = std::source_location::current()) {
-    return full<typename detail::ElementOfHost<H>::type>(shape, value, device, s);
+template <HostComposite H>
+DeviceArray<traced_t<H>> full(const Shape& shape, const H& value, Device device = default_device(),
+                              std::source_location s = std::source_location::current()) {
+    return full<traced_t<H>>(shape, value, device, s);
 }
 // Every element 1: scalar elements only.
 template <ArrayElement E>
@@ -362,11 +336,11 @@ requires is_composite<E> DeviceArray<E> from_vector(
     std::source_location s = std::source_location::current()) {
     return from_vector_of<E>(values, shape, device, s);
 }
-template <detail::HostComposite H>
-DeviceArray<typename detail::ElementOfHost<H>::type> from_vector(
-    const std::vector<H>& values, const Shape& shape, Device device = default_device(),
-    std::source_location s = std::source_location::current()) {
-    return from_vector_of<typename detail::ElementOfHost<H>::type>(values, shape, device, s);
+template <HostComposite H>
+DeviceArray<traced_t<H>> from_vector(const std::vector<H>& values, const Shape& shape,
+                                     Device device = default_device(),
+                                     std::source_location s = std::source_location::current()) {
+    return from_vector_of<traced_t<H>>(values, shape, device, s);
 }
 template <ElementType T>
 DeviceArray<T> from_vector(const std::vector<T>& values, Device device = default_device(),
@@ -379,12 +353,10 @@ requires is_composite<E> DeviceArray<E> from_vector(
     std::source_location s = std::source_location::current()) {
     return from_vector_of<E>(values, Shape(static_cast<int64_t>(values.size()), s), device, s);
 }
-template <detail::HostComposite H>
-DeviceArray<typename detail::ElementOfHost<H>::type> from_vector(
-    const std::vector<H>& values, Device device = default_device(),
-    std::source_location s = std::source_location::current()) {
-    return from_vector_of<typename detail::ElementOfHost<H>::type>(
-        values, Shape(static_cast<int64_t>(values.size()), s), device, s);
+template <HostComposite H>
+DeviceArray<traced_t<H>> from_vector(const std::vector<H>& values, Device device = default_device(),
+                                     std::source_location s = std::source_location::current()) {
+    return from_vector_of<traced_t<H>>(values, Shape(static_cast<int64_t>(values.size()), s), device, s);
 }
 
 template <ArrayElement E>
@@ -403,11 +375,10 @@ requires is_composite<E> DeviceArray<E> full(const Shape& shape, const host_t<E>
                                              std::source_location s = std::source_location::current()) {
     return full<E>(shape, value, device, s).requires_grad_(s);
 }
-template <detail::HostComposite H>
-DeviceArray<typename detail::ElementOfHost<H>::type> full(
-    const Shape& shape, const H& value, Device device, RequiresGrad,
-    std::source_location s = std::source_location::current()) {
-    return full<typename detail::ElementOfHost<H>::type>(shape, value, device, s).requires_grad_(s);
+template <HostComposite H>
+DeviceArray<traced_t<H>> full(const Shape& shape, const H& value, Device device, RequiresGrad,
+                              std::source_location s = std::source_location::current()) {
+    return full<traced_t<H>>(shape, value, device, s).requires_grad_(s);
 }
 template <ArrayElement E>
 DeviceArray<E> ones(const Shape& shape, Device device, RequiresGrad,
@@ -425,11 +396,10 @@ requires is_composite<E> DeviceArray<E> from_vector(
     std::source_location s = std::source_location::current()) {
     return from_vector<E>(values, device, s).requires_grad_(s);
 }
-template <detail::HostComposite H>
-DeviceArray<typename detail::ElementOfHost<H>::type> from_vector(
-    const std::vector<H>& values, Device device, RequiresGrad,
-    std::source_location s = std::source_location::current()) {
-    return from_vector<typename detail::ElementOfHost<H>::type>(values, device, s).requires_grad_(s);
+template <HostComposite H>
+DeviceArray<traced_t<H>> from_vector(const std::vector<H>& values, Device device, RequiresGrad,
+                                     std::source_location s = std::source_location::current()) {
+    return from_vector<traced_t<H>>(values, device, s).requires_grad_(s);
 }
 
 }  // namespace weft
