@@ -9,12 +9,15 @@
 #include <vector>
 #include <weft/weft.hpp>
 
+#include "support/composite_bits.hpp"
 #include "support/deterministic_cases.hpp"
 #include "support/errors.hpp"
 #include "support/exact_sum.hpp"
 #include "support/test_device.hpp"
 
 namespace {
+
+using weft::test::bits;
 
 using weft::Array;
 using weft::Deterministic;
@@ -162,12 +165,6 @@ std::vector<weft::host::vec3f> oracle(weft::test::Reduction r, const Scatter& s,
         for (size_t o = 0; o < out.size(); ++o) out[o][c] = got[o];
     }
     return out;
-}
-
-std::vector<uint32_t> bits(const std::vector<weft::host::vec3f>& v) {
-    std::vector<uint32_t> b(v.size() * 3);
-    std::memcpy(b.data(), v.data(), b.size() * 4);
-    return b;
 }
 
 TEST(CompositeArrays, DeterministicVec3TargetsAreExactPerComponentOnEveryStrategyAndWorkerCount) {
@@ -363,8 +360,8 @@ TEST(CompositeArrays, CapturedCompositeLaunchesReplay) {
 TEST(CompositeArrays, GpuToGpuCpuEqualsGpu) {
     if (test_device().is_cpu()) GTEST_SKIP() << "compares the GPU with the CPU; runs under the gpu label";
     weft::Module m{"composite_arrays_g2g", {.deterministic = Deterministic::GpuToGpu}};
-    auto k = m.kernel("k", [](Array<int> idx, Array<weft::vec3> v, Array<weft::transform> xf, Array<weft::vec3> sums,
-                              Array<weft::mat33> outer, Array<weft::quat> turns) {
+    auto k = m.kernel("k", [](Array<int> idx, Array<weft::vec3> v, Array<weft::transform> xf,
+                              Array<weft::vec3> sums, Array<weft::mat33> outer, Array<weft::quat> turns) {
         auto i = weft::tid();
         weft::vec3 p = v[i];
         const weft::transform t(xf[i].p, weft::normalize(weft::quat(xf[i].q)));

@@ -13,11 +13,14 @@
 #include <vector>
 #include <weft/weft.hpp>
 
+#include "support/composite_bits.hpp"
 #include "support/errors.hpp"
 #include "support/exact_sum.hpp"
 #include "support/test_device.hpp"
 
 namespace {
+
+using weft::test::bits;
 
 using weft::Array;
 using weft::ArrayField;
@@ -232,12 +235,6 @@ std::vector<weft::host::vec3f> random_vec3(std::mt19937_64& rng, int n, int min_
         for (int c = 0; c < 3; ++c) e[c] = weft::test::random_value<float>(rng, min_exp, max_exp);
     return v;
 }
-std::vector<uint32_t> bits(const std::vector<weft::host::vec3f>& v) {
-    std::vector<uint32_t> b(v.size() * 3);
-    std::memcpy(b.data(), v.data(), b.size() * 4);
-    return b;
-}
-
 // Forward: out[idx[i]] += cw_mul(x[i], p[0]). Backward: x.grad()[i] = cw_mul(out.grad()[idx[i]],
 // p[0]) (one product each) and p.grad()[0] = the sum over i of cw_mul(x[i], out.grad()[idx[i]]):
 // a scatter of every thread into one element, the exact sum per component.

@@ -7,10 +7,13 @@
 #include <vector>
 #include <weft/weft.hpp>
 
+#include "support/composite_bits.hpp"
 #include "support/errors.hpp"
 #include "support/test_device.hpp"
 
 namespace {
+
+using weft::test::bits;
 
 using weft::Array;
 using weft::ArrayField;
@@ -85,12 +88,6 @@ weft::DeviceArray<weft::mat33> rotation(const weft::Device& dev) {
     r[1] = {1.0f, 0.0f, 0.0f};
     r[2] = {0.0f, 0.0f, 1.0f};
     return weft::from_vector<weft::mat33>(std::vector<weft::host::mat33f>{r}, dev);
-}
-
-std::vector<uint32_t> bits(const std::vector<weft::host::vec3f>& v) {
-    std::vector<uint32_t> b(v.size() * 3);
-    std::memcpy(b.data(), v.data(), b.size() * 4);
-    return b;
 }
 
 TEST(CompositeGraphs, CapturedStructAndCompositeLaunchesReplayAsDirectLaunches) {
