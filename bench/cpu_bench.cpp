@@ -1,19 +1,29 @@
 // Benchmark (CPU): Weft's CPU launches with one worker and with every hardware thread, next to
-// hand-written C++ loops built by the same host compiler with the same flags as Weft's modules.
+// hand-written C++ loops built by the same host compiler with the same flags as Weft's modules;
+// then deterministic atomics against plain atomics, the same kernels at the same worker counts.
 //
-// Rows: saxpy over 64M floats (memory-bound); 256 dependent multiply-adds per element over 1M
-// elements (compute-bound); 1,048,576 deterministic (RunToRun) writes into 1 and into 65,536
-// outputs, whose hand-written twin is the serial loop `out[bins[i]] += values[i]`. The
-// hand-written loops are compiled at run time through Weft's own host-compiler path
-// (runtime::cpu::compile_flags and compile_shared_object), so flags, compiler and -O level are
-// exactly those of the generated code. Each time is the median of several runs, the three
-// variants of a row timed in turn.
+// First table: saxpy over 64M floats (memory-bound); 256 dependent multiply-adds per element over
+// 1M elements (compute-bound); 1,048,576 plain atomic adds into 65,536 outputs, whose
+// hand-written twin is the serial loop `out[bins[i]] += values[i]`. The hand-written loops are
+// compiled at run time through Weft's own host-compiler path (runtime::cpu::compile_flags and
+// compile_shared_object), so flags, compiler and -O level are exactly those of the generated
+// code.
+//
+// Second table (issue 23's targets): 1,048,576 atomic adds into 1, 65,536 and 1,048,576 outputs;
+// a small launch (1,024 threads into 4,096 outputs); a particle-to-grid scatter (262,144
+// particles, each adding its mass and momentum to the 27 cells of its quadratic B-spline stencil
+// in a 64^3 grid: 108 atomic adds per particle); slot allocation (1,048,576 values binned into
+// 65,536 bins); a scatter adjoint (the backward of a gather of 1,048,576 reads from 65,536
+// values). Each time is the median of several runs, the variants of a row timed in turn.
+// The particle-to-grid rows are also what bench/cpu_side_by_side.sh measures against the spec
+// framework's CPU backend.
 //
 // Usage: weft_cpu_bench [runs]   (default 7)
 #include <dlfcn.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <array>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -23,6 +33,8 @@
 #include <random>
 #include <string>
 #include <thread>
+#include <tuple>
+#include <utility>
 #include <vector>
 #include <weft/weft.hpp>
 
@@ -106,21 +118,124 @@ Kernels make_kernels(int workers) {
     return {m, saxpy, multiply_add};
 }
 
-struct Accumulate {
+// The kernels of the second table, in one module: plain or deterministic atomics, `workers`
+// workers.
+constexpr int kGrid = 64;  // the particle-to-grid rows' grid: kGrid^3 cells
+using weft::vec3;
+
+struct Scatters {
     weft::Module module;
-    weft::Kernel<Array<float>, Array<int>, Array<float>> kernel;
+    weft::Kernel<Array<float>, Array<int>, Array<float>> accumulate;
+    weft::Kernel<Array<vec3>, Array<vec3>, Array<float, 3>, Array<vec3, 3>> p2g;
+    weft::Kernel<Array<float>, Array<int>, Array<int>, Array<float>> binning;
+    weft::Kernel<Array<float>, Array<int>, Array<float>> gather;
 };
 
-Accumulate make_accumulate(int workers) {
-    weft::Module m{"cpu_bench_accumulate_" + std::to_string(workers),
-                   {.deterministic = weft::Deterministic::RunToRun, .cpu_threads = workers}};
-    auto k = m.kernel("accumulate", {"values", "bins", "out"},
-                      [](Array<float> values, Array<int> bins, Array<float> out) {
-                          auto i = weft::tid();
-                          out[bins[i]] += values[i];
-                      });
-    return {m, k};
+// The quadratic B-spline weights of the three cells from `base` along one axis, at `x` cells.
+std::array<weft::Float, 3> bspline(const weft::Float& x, const weft::Float& base) {
+    const weft::Float f = x - base;
+    const weft::Float a = 1.5f - f, b = f - 1.0f, c = f - 0.5f;
+    return {0.5f * a * a, 0.75f - b * b, 0.5f * c * c};
 }
+
+Scatters make_scatters(weft::Deterministic mode, int workers) {
+    weft::Module m{
+        std::string("cpu_bench_scatters_") + weft::deterministic_name(mode) + "_" + std::to_string(workers),
+        {.deterministic = mode, .cpu_threads = workers, .enable_backward = true}};
+    auto accumulate = m.kernel("accumulate", {"values", "bins", "out"},
+                               [](Array<float> values, Array<int> bins, Array<float> out) {
+                                   auto i = weft::tid();
+                                   out[bins[i]] += values[i];
+                               });
+    auto p2g = m.kernel(
+        "p2g", {"x", "v", "grid_m", "grid_mv"},
+        [](Array<vec3> x, Array<vec3> v, Array<float, 3> grid_m, Array<vec3, 3> grid_mv) {
+            auto p = weft::tid();
+            const vec3 at = vec3(x[p]) * static_cast<float>(kGrid);
+            const vec3 vp = v[p];
+            const vec3 base(weft::floor(at.x - 0.5f), weft::floor(at.y - 0.5f), weft::floor(at.z - 0.5f));
+            const auto wx = bspline(at.x, base.x), wy = bspline(at.y, base.y), wz = bspline(at.z, base.z);
+            const weft::Int bx = weft::cast<int>(base.x), by = weft::cast<int>(base.y),
+                            bz = weft::cast<int>(base.z);
+            for (int i = 0; i < 3; ++i)
+                for (int j = 0; j < 3; ++j)
+                    for (int k = 0; k < 3; ++k) {
+                        const weft::Float w = wx[i] * wy[j] * wz[k];
+                        grid_m[bx + i][by + j][bz + k] += w;
+                        grid_mv[bx + i][by + j][bz + k] += w * vp;
+                    }
+        });
+    auto binning = m.kernel("binning", {"values", "bins", "starts", "out"},
+                            [](Array<float> values, Array<int> bins, Array<int> starts, Array<float> out) {
+                                auto i = weft::tid();
+                                out[weft::atomic_add(starts, bins[i], 1)] = values[i];
+                            });
+    auto gather = m.kernel("gather", {"values", "indices", "out"},
+                           [](Array<float> values, Array<int> indices, Array<float> out) {
+                               auto i = weft::tid();
+                               out[i] = values[indices[i]];
+                           });
+    m.compile(cpu);
+    return {m, accumulate, p2g, binning, gather};
+}
+
+// `n` values in [-1, 1) and their bins among `outputs`, and the outputs.
+struct Scatter {
+    int64_t n;
+    weft::DeviceArray<float> values, out;
+    weft::DeviceArray<int> bins;
+    Scatter(int64_t count, int outputs) : n(count) {
+        std::vector<float> hv(static_cast<size_t>(n));
+        std::vector<int> hb(static_cast<size_t>(n));
+        std::mt19937 rng(11);
+        for (int64_t i = 0; i < n; ++i) {
+            hv[i] = std::uniform_real_distribution<float>(-1.0f, 1.0f)(rng);
+            hb[i] = static_cast<int>(rng() % static_cast<unsigned>(outputs));
+        }
+        values = weft::from_vector(hv, cpu);
+        bins = weft::from_vector(hb, cpu);
+        out = weft::zeros<float>(outputs, cpu);
+    }
+    const float* values_ptr() const { return static_cast<const float*>(values.data()); }
+    const int* bins_ptr() const { return static_cast<const int*>(bins.data()); }
+    float* out_ptr() { return static_cast<float*>(out.data()); }
+    void run(const weft::Kernel<Array<float>, Array<int>, Array<float>>& k) {
+        out.zero_();
+        weft::launch(k, n, values, bins, out);
+    }
+};
+
+// The particle-to-grid rows' particles: positions in [0.1, 0.9)^3 (every stencil inside the
+// grid), velocities in [-1, 1)^3, from the integer hash the side-by-side script uses too.
+struct Particles {
+    static constexpr int kCount = 262144;
+    weft::DeviceArray<vec3> x, v;
+    weft::DeviceArray<float> grid_m;
+    weft::DeviceArray<vec3> grid_mv;
+    static float unit(uint32_t i, uint32_t axis) {  // in [0, 1), exact in float
+        uint32_t h = i * 0x9E3779B1u + axis * 0x85EBCA77u;
+        h ^= h >> 15;
+        h *= 0x2C1B3C6Du;
+        h ^= h >> 12;
+        return static_cast<float>(h >> 8) * (1.0f / 16777216.0f);
+    }
+    Particles() {
+        std::vector<weft::host::vec3f> hx(kCount), hv(kCount);
+        for (uint32_t i = 0; i < kCount; ++i) {
+            hx[i] = {0.1f + 0.8f * unit(i, 0), 0.1f + 0.8f * unit(i, 1), 0.1f + 0.8f * unit(i, 2)};
+            hv[i] = {2.0f * unit(i, 3) - 1.0f, 2.0f * unit(i, 4) - 1.0f, 2.0f * unit(i, 5) - 1.0f};
+        }
+        x = weft::from_vector(hx, cpu);
+        v = weft::from_vector(hv, cpu);
+        grid_m = weft::zeros<float>({kGrid, kGrid, kGrid}, cpu);
+        grid_mv = weft::zeros<vec3>({kGrid, kGrid, kGrid}, cpu);
+    }
+    void run(const Scatters& k) {
+        grid_m.zero_();
+        grid_mv.zero_();
+        weft::launch(k.p2g, kCount, x, v, grid_m, grid_mv);
+    }
+};
 
 // The median milliseconds of each variant (hand-written, 1 worker, all workers), timed in turn:
 // one call of each per round, `runs` rounds after an untimed one, so that whatever changes on the
@@ -148,6 +263,101 @@ void row(const char* name, const std::vector<double>& ms, int workers) {
                 one / all, one / all / workers);
 }
 
+// A row of the second table: plain and deterministic at 1 worker and at `workers`, each
+// ratio against its target.
+void det_row(const char* name, const std::vector<double>& ms, int workers, double target) {
+    const double one = ms[1] / ms[0], all = ms[3] / ms[2];
+    std::printf("%-40s | %9.3f %9.3f %6.2fx | %9.3f %9.3f %6.2fx | <= %.1fx %s\n", name, ms[0], ms[1], one,
+                ms[2], ms[3], all, target, one <= target && all <= target ? "met" : "not met");
+}
+
+// Deterministic against plain atomics (issue 23's targets): every row's four variants timed in
+// turn, and their bits checked where the deterministic results must agree across worker counts.
+void deterministic_table(int runs, int workers) {
+    using weft::Deterministic;
+    const Scatters plain_one = make_scatters(Deterministic::NotGuaranteed, 1),
+                   plain_all = make_scatters(Deterministic::NotGuaranteed, workers),
+                   det_one = make_scatters(Deterministic::RunToRun, 1),
+                   det_all = make_scatters(Deterministic::RunToRun, workers);
+    std::printf(
+        "\nDeterministic (RunToRun) against plain atomics, the same kernel; %d workers; ms, median of %d\n\n",
+        workers, runs);
+    std::printf("%-40s | %9s %9s %7s | %9s %9s %7s | %s\n", "row", "plain 1w", "det 1w", "det/pl",
+                "plain all", "det all", "det/pl", "target");
+    const auto four = [&](auto run) {
+        return medians_ms(runs, {[&] { run(plain_one); }, [&] { run(det_one); }, [&] { run(plain_all); },
+                                 [&] { run(det_all); }});
+    };
+    const auto same_bits = [&](const char* what, auto run, auto result) {
+        run(det_one);
+        const auto one = result();
+        run(det_all);
+        if (result() != one)
+            std::printf("  UNEXPECTED: %s: 1 worker and %d workers gave different bits\n", what, workers);
+    };
+    for (const auto& [name, count, outputs, target] :
+         std::vector<std::tuple<const char*, int64_t, int, double>>{
+             {"1M atomic adds into 1", 1 << 20, 1, 1.5},
+             {"1M atomic adds into 65536", 1 << 20, 65536, 2.0},
+             {"1M atomic adds into 1M", 1 << 20, 1 << 20, 2.0},
+             {"small: 1024 atomic adds into 4096", 1024, 4096, 2.0}}) {
+        Scatter scatter(count, outputs);
+        const auto run = [&](const Scatters& k) { scatter.run(k.accumulate); };
+        det_row(name, four(run), workers, target);
+        same_bits(name, run, [&] { return scatter.out.to_vector(); });
+    }
+    {
+        Particles particles;
+        const auto run = [&](const Scatters& k) { particles.run(k); };
+        const std::vector<double> ms = four(run);
+        det_row("p2g: 262144 particles, 108 adds each", ms, workers, 2.0);
+        // (Read by bench/cpu_side_by_side.sh.)
+        std::printf("  p2g plain ms: 1 worker %.3f, %d workers %.3f\n", ms[0], workers, ms[2]);
+        same_bits("p2g", run, [&] {
+            return std::make_pair(particles.grid_m.to_vector(), particles.grid_mv.to_vector());
+        });
+    }
+    {
+        const int n = 1 << 20, bins = 65536;
+        std::vector<int> hb(n);
+        std::mt19937 rng(5);
+        for (int& b : hb) b = static_cast<int>(rng() % bins);
+        std::vector<int> counts(bins + 1, 0);
+        for (int b : hb) ++counts[b + 1];
+        for (int b = 1; b <= bins; ++b) counts[b] += counts[b - 1];
+        counts.pop_back();
+        const auto values = weft::full<float>(n, 1.0f, cpu);
+        const auto in_bins = weft::from_vector(hb, cpu);
+        const auto first = weft::from_vector(counts, cpu);
+        auto starts = weft::zeros<int>(bins, cpu);
+        auto out = weft::zeros<float>(n, cpu);
+        const auto run = [&](const Scatters& k) {
+            weft::copy(starts, first);
+            weft::launch(k.binning, n, values, in_bins, starts, out);
+        };
+        det_row("slots: 1M values into 65536 bins", four(run), workers, 1.5);
+        same_bits("slots", run, [&] { return starts.to_vector(); });
+    }
+    {
+        const int reads = 1 << 20, sources = 65536;
+        std::vector<int> hi(reads);
+        std::mt19937 rng(3);
+        for (int& i : hi) i = static_cast<int>(rng() % sources);
+        const auto values = weft::ones<float>(sources, cpu);
+        const auto indices = weft::from_vector(hi, cpu);
+        const auto out = weft::zeros<float>(reads, cpu);
+        auto values_grad = weft::zeros<float>(sources, cpu);
+        const auto out_grad = weft::ones<float>(reads, cpu);
+        const auto run = [&](const Scatters& k) {
+            values_grad.zero_();
+            weft::launch_adjoint(k.gather, reads, {values_grad, weft::AnyArray(), out_grad}, values, indices,
+                                 out);
+        };
+        det_row("backward: gather of 1M reads from 65536", four(run), workers, 2.0);
+        same_bits("backward", run, [&] { return values_grad.to_vector(); });
+    }
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -156,7 +366,8 @@ int main(int argc, char** argv) {
         const int workers = weft::runtime::cpu::cpu_workers(weft::config());
         const HandWritten hand = compile_hand_written(weft::config());
         Kernels one = make_kernels(1), all = make_kernels(workers);
-        Accumulate acc_one = make_accumulate(1), acc_all = make_accumulate(workers);
+        const Scatters plain_one = make_scatters(weft::Deterministic::NotGuaranteed, 1),
+                       plain_all = make_scatters(weft::Deterministic::NotGuaranteed, workers);
         std::printf("%d workers (WEFT_CPU_THREADS, else every hardware thread: %u); median of %d runs\n\n",
                     workers, std::thread::hardware_concurrency(), runs);
         std::printf("%-34s | %10s | %10s %8s | %10s %8s %8s\n", "kernel", "hand ms", "1 worker", "/hand",
@@ -197,49 +408,25 @@ int main(int argc, char** argv) {
             if (!same || y.to_vector() != expected)
                 std::printf("  (note: Weft's results differ from the hand-written loop's)\n");
         }
-        for (const int outputs : {1, 65536}) {
-            const int n = 1 << 20;
-            std::vector<float> hv(n);
-            std::vector<int> hb(n);
-            std::mt19937 rng(11);
-            for (int i = 0; i < n; ++i) {
-                hv[i] = std::uniform_real_distribution<float>(-1.0f, 1.0f)(rng);
-                hb[i] = static_cast<int>(rng() % static_cast<unsigned>(outputs));
-            }
-            auto values = weft::from_vector(hv, cpu);
-            auto bins = weft::from_vector(hb, cpu);
-            auto out = weft::zeros<float>(outputs, cpu);
-            auto* pv = static_cast<float*>(values.data());
-            auto* pb = static_cast<int*>(bins.data());
-            auto* po = static_cast<float*>(out.data());
-            const std::string name = "deterministic 1M writes into " + std::to_string(outputs);
-            row(name.c_str(),
+        {
+            Scatter scatter(1 << 20, 65536);
+            row("1M atomic adds into 65536",
                 medians_ms(runs, {[&] {
-                                      out.zero_();
-                                      hand.accumulate(n, pv, pb, po);
+                                      scatter.out.zero_();
+                                      hand.accumulate(scatter.n, scatter.values_ptr(), scatter.bins_ptr(),
+                                                      scatter.out_ptr());
                                   },
-                                  [&] {
-                                      out.zero_();
-                                      weft::launch(acc_one.kernel, n, values, bins, out);
-                                  },
-                                  [&] {
-                                      out.zero_();
-                                      weft::launch(acc_all.kernel, n, values, bins, out);
-                                  }}),
+                                  [&] { scatter.run(plain_one.accumulate); },
+                                  [&] { scatter.run(plain_all.accumulate); }}),
                 workers);
-            out.zero_();
-            weft::launch(acc_one.kernel, n, values, bins, out);
-            const std::vector<float> bits_one = out.to_vector();
-            out.zero_();
-            weft::launch(acc_all.kernel, n, values, bins, out);
-            if (out.to_vector() != bits_one)
-                std::printf("  UNEXPECTED: 1 worker and %d workers gave different bits\n", workers);
         }
         std::printf(
             "\n/hand: 1 worker's time over the hand-written loop's (target <= 1.25); speed-up: 1 worker's "
             "time\n"
             "over all workers'; /workers: speed-up per worker (target >= 0.8 on the compute-bound row).\n"
-            "The hand-written accumulation is a plain serial float sum (not deterministic across orders).\n");
+            "The hand-written accumulation is a plain serial float sum (what plain atomics do with one "
+            "worker).\n");
+        deterministic_table(runs, workers);
         return 0;
     } catch (const weft::Error& e) {
         std::fprintf(stderr, "weft_cpu_bench: %s\n", e.what());

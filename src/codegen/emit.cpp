@@ -270,9 +270,9 @@ private:
     std::string atomic_call(const ir::Node& n, const std::string& ptr) const {
         const ir::ValueId value = n.args.back();
         if (n.atomic_op() == ir::AtomicOp::Cas)
-            return "wf::atomic_cas(" + ptr + ", " + v(n.args[n.args.size() - 2]) + ", " + v(value) + ")";
-        return std::string("wf::atomic<") + atomic_functor(n.atomic_op()) + ">(" + ptr + ", " + v(value) +
-               ")";
+            return "wf::atomic_cas(ctx, " + ptr + ", " + v(n.args[n.args.size() - 2]) + ", " + v(value) + ")";
+        return std::string("wf::atomic<") + atomic_functor(n.atomic_op()) + ">(ctx, " + ptr + ", " +
+               v(value) + ")";
     }
 
     // Indexed operations: unchecked, a direct expression; checked, guarded by a null test.
@@ -558,10 +558,17 @@ void cpu_entry(std::ostringstream& s, const ir::Program& p, const Entry& e, size
     s << "WEFT_KERNEL void " << chunk
       << "(const wf::Launch& launch, wf::i32 begin, wf::i32 end, wf::Error* error" << params << ") {\n";
     if (det) s << "    wf::BlockPrivate block_private;\n    wf::block_private_begin(block_private);\n";
-    s << (options.bounds_check ? "" : "    WEFT_THREADS_INDEPENDENT\n")
+    // (Not where threads update shared memory: atomics do not vectorize, and a serial launch's
+    // atomics are plain loads and stores, which must stay in thread order.)
+    const bool updates =
+        det || e.counter() >= 0 ||
+        std::find(e.kernel.atomics.begin(), e.kernel.atomics.end(), true) != e.kernel.atomics.end();
+    s << "    const bool serial = launch.serial != 0;\n"
+      << (options.bounds_check || updates ? "" : "    WEFT_THREADS_INDEPENDENT\n")
       << "    for (wf::i32 i = begin; i < end" << (options.bounds_check ? " && error->code == 0" : "")
       << "; ++i) {\n"
       << "        wf::Ctx ctx{{i, 0, 0, 0}, error, " << (det ? "&block_private" : "nullptr") << ", i, 0};\n"
+      << "        ctx.serial = serial;\n"
       << (fn.tid_ndim > 1 ? "        wf::set_tid<" + std::to_string(fn.tid_ndim) + ">(ctx, launch, i);\n"
                           : "")
       << "        " << call << ");\n"

@@ -63,7 +63,9 @@ struct Launch {
     i64 dims[4];
     i64 total;
     i32 ndim;
-    i32 pad;
+    // CPU: the launch runs as one chunk and no other launch updates its atomics' targets
+    // meanwhile, so an atomic may be a plain load and store (wf::atomic); 0 on a GPU.
+    i32 serial;
     Error* error;  // null unless bounds checking is on
     InKernelResolve resolve;
     FusedSlots slots;  // a fused slot entry's state (null words for every other entry)

@@ -201,59 +201,6 @@ WEFT_FUNC void or_flag(u32* f, u32 v) {
 #endif
 }
 
-constexpr i64 kCarryAt = i64(1) << 62;
-
-// Adds `v` to word k of a slot's `limit` words, carrying: once the word's magnitude reaches
-// 2^62, its multiple of 2^32 moves into word k + 1 (the swap makes one thread move it; the
-// others see the small remainder and stop). Each single addition is below 2^40 (a warp's
-// total of digits), so a word stays far below 2^63 while the carry is pending. The top word
-// has nowhere to carry to and flags the slot instead.
-WEFT_FUNC void add_carrying(i64* words, int k, int limit, i64 v, u32* flags) {
-    for (;;) {
-        i64 now = add_word_fetch(words + k, v);
-        if (now < kCarryAt && now > -kCarryAt) return;
-        if (k + 1 == limit) {
-            or_flag(flags, kFlagOverflow);
-            return;
-        }
-        for (;;) {
-            const i64 high = now >> 32;  // arithmetic: the remainder is in [0, 2^32)
-            if (swap_word(words + k, now, now - high * 4294967296ll)) {
-                v = high;
-                break;
-            }
-            if (now < kCarryAt && now > -kCarryAt) return;
-        }
-        ++k;
-    }
-}
-
-// ---- The compact strategy: one window per slot, spilling what it cannot hold ----
-//
-// A slot's cell holds a window of its exact sum: a 64-bit integer in units of 2^anchor (units of
-// the smallest subnormal), where the first finite contribution sets the anchor kCompactBelow
-// bits below its own lowest bit. A contribution whose lowest bit lies 0..kCompactSpan bits above
-// the anchor is one integer atomic on the window (its significand shifted, below 2^40). Anything
-// else, and a window's carry, goes to the slot's spill block: kSpillWords words of 48-bit digits
-// (336 bits: 2^-149 .. 2^187) that carry like the exact strategy's words, zeroed by the first
-// thread that spills into the slot (the others wait for it). The exact sum is the window plus
-// the spill; the resolve adds both into limbs and rounds once, as for every strategy.
-//
-// Headroom: a window add is below 2^40, so 2^22 of them cannot reach 2^62. A target that may get
-// more (TargetPlan::carrying) adds with the returned value and, at 2^62, moves the window's
-// multiple of 2^32 to the spill (as add_carrying does; at most one add per resident thread,
-// fewer than 2^20, can be pending, so the window stays below 2^63).
-constexpr int kCompactSpan = 16;
-constexpr int kCompactBelow = 8;
-constexpr int kSpillDigitBits = 48;
-// The top spill word flags the slot once it reaches 2^30: a running sum of 2^318 units of
-// 2^-149, the bound the exact strategy's top word has.
-constexpr i64 kSpillTopLimit = i64(1) << 30;
-
-// Cell meta: the flags (kFlag*) in the low bits, then these, then the anchor from bit 8.
-enum : u32 { kSpillClaimed = 32, kSpillReady = 64, kAnchored = 128 };
-constexpr int kAnchorShift = 8;
-
 WEFT_FUNC u32 load_meta(const u32* m) {
 #if defined(__CUDACC__)
     return *static_cast<const volatile u32*>(m);
@@ -298,36 +245,140 @@ WEFT_FUNC bool swap_meta(u32* m, u32& expected, u32 desired) {
 #endif
 }
 
+// How a launch's threads update deterministic state. Shared: with atomic instructions (a GPU,
+// or a CPU launch in several chunks). Serial: with plain loads and stores, for a CPU launch that
+// runs as one chunk (wf::Ctx::serial): its state is its own, so nothing else touches it.
+struct Shared {
+    static WEFT_METHOD void add(i64* w, i64 v) { add_global_word(w, v); }
+    static WEFT_METHOD i64 add_fetch(i64* w, i64 v) { return add_word_fetch(w, v); }
+    static WEFT_METHOD bool swap(i64* w, i64& expected, i64 desired) {
+        return swap_word(w, expected, desired);
+    }
+    static WEFT_METHOD void flag(u32* f, u32 v) { or_flag(f, v); }
+    static WEFT_METHOD u32 load(const u32* m) { return load_meta(m); }
+    static WEFT_METHOD u32 peek(const u32* m) { return peek_meta(m); }
+    static WEFT_METHOD u32 fetch_or(u32* m, u32 v) { return fetch_or_meta(m, v); }
+    static WEFT_METHOD bool swap(u32* m, u32& expected, u32 desired) {
+        return swap_meta(m, expected, desired);
+    }
+    static WEFT_METHOD void store(i64* w, i64 v) {
+#if defined(__CUDACC__)
+        *w = v;
+#else
+        __atomic_store_n(w, v, __ATOMIC_RELAXED);
+#endif
+    }
+};
+struct Serial {
+    static WEFT_METHOD void add(i64* w, i64 v) { *w += v; }
+    static WEFT_METHOD i64 add_fetch(i64* w, i64 v) { return *w += v; }
+    static WEFT_METHOD bool swap(i64* w, i64& expected, i64 desired) {
+        if (*w != expected) {
+            expected = *w;
+            return false;
+        }
+        *w = desired;
+        return true;
+    }
+    static WEFT_METHOD void flag(u32* f, u32 v) { *f |= v; }
+    static WEFT_METHOD u32 load(const u32* m) { return *m; }
+    static WEFT_METHOD u32 peek(const u32* m) { return *m; }
+    static WEFT_METHOD u32 fetch_or(u32* m, u32 v) {
+        const u32 old = *m;
+        *m = old | v;
+        return old;
+    }
+    static WEFT_METHOD bool swap(u32* m, u32& expected, u32 desired) {
+        if (*m != expected) {
+            expected = *m;
+            return false;
+        }
+        *m = desired;
+        return true;
+    }
+    static WEFT_METHOD void store(i64* w, i64 v) { *w = v; }
+};
+
+constexpr i64 kCarryAt = i64(1) << 62;
+
+// Adds `v` to word k of a slot's `limit` words, carrying: once the word's magnitude reaches
+// 2^62, its multiple of 2^32 moves into word k + 1 (the swap makes one thread move it; the
+// others see the small remainder and stop). Each single addition is below 2^40 (a warp's
+// total of digits), so a word stays far below 2^63 while the carry is pending. The top word
+// has nowhere to carry to and flags the slot instead.
+template <class A = Shared>
+WEFT_FUNC void add_carrying(i64* words, int k, int limit, i64 v, u32* flags) {
+    for (;;) {
+        i64 now = A::add_fetch(words + k, v);
+        if (now < kCarryAt && now > -kCarryAt) return;
+        if (k + 1 == limit) {
+            A::flag(flags, kFlagOverflow);
+            return;
+        }
+        for (;;) {
+            const i64 high = now >> 32;  // arithmetic: the remainder is in [0, 2^32)
+            if (A::swap(words + k, now, now - high * 4294967296ll)) {
+                v = high;
+                break;
+            }
+            if (now < kCarryAt && now > -kCarryAt) return;
+        }
+        ++k;
+    }
+}
+
+// ---- The compact strategy: one window per slot, spilling what it cannot hold ----
+//
+// A slot's cell holds a window of its exact sum: a 64-bit integer in units of 2^anchor (units of
+// the smallest subnormal), where the first finite contribution sets the anchor kCompactBelow
+// bits below its own lowest bit. A contribution whose lowest bit lies 0..kCompactSpan bits above
+// the anchor is one integer atomic on the window (its significand shifted, below 2^40). Anything
+// else, and a window's carry, goes to the slot's spill block: kSpillWords words of 48-bit digits
+// (336 bits: 2^-149 .. 2^187) that carry like the exact strategy's words, zeroed by the first
+// thread that spills into the slot (the others wait for it). The exact sum is the window plus
+// the spill; the resolve adds both into limbs and rounds once, as for every strategy.
+//
+// Headroom: a window add is below 2^40, so 2^22 of them cannot reach 2^62. A target that may get
+// more (TargetPlan::carrying) adds with the returned value and, at 2^62, moves the window's
+// multiple of 2^32 to the spill (as add_carrying does; at most one add per resident thread,
+// fewer than 2^20, can be pending, so the window stays below 2^63).
+constexpr int kCompactSpan = 16;
+constexpr int kCompactBelow = 8;
+constexpr int kSpillDigitBits = 48;
+// The top spill word flags the slot once it reaches 2^30: a running sum of 2^318 units of
+// 2^-149, the bound the exact strategy's top word has.
+constexpr i64 kSpillTopLimit = i64(1) << 30;
+
+// Cell meta: the flags (kFlag*) in the low bits, then these, then the anchor from bit 8.
+enum : u32 { kSpillClaimed = 32, kSpillReady = 64, kAnchored = 128 };
+constexpr int kAnchorShift = 8;
+
 // The slot's anchor, set from `position` (a contribution's lowest bit) if it has none. `meta` is
 // the meta word as the caller last read it: an anchor, once set, stays for the launch, and a stale
 // word only makes the compare-and-swap fail and return the word as it is.
+template <class A = Shared>
 WEFT_FUNC int anchor_of(CompactCell* cell, int position, u32 meta) {
     const int wanted = position > kCompactBelow ? position - kCompactBelow : 0;
     while (!(meta & kAnchored)) {
-        if (swap_meta(&cell->meta, meta, meta | kAnchored | (static_cast<u32>(wanted) << kAnchorShift)))
+        if (A::swap(&cell->meta, meta, meta | kAnchored | (static_cast<u32>(wanted) << kAnchorShift)))
             return wanted;
     }
     return static_cast<int>(meta >> kAnchorShift);
 }
 
 // The slot's spill block, zeroed by the first thread that needs it; the others wait until it is.
+template <class A = Shared>
 WEFT_FUNC void spill_ready(CompactCell* cell, i64* block) {
-    if (load_meta(&cell->meta) & kSpillReady) return;
-    if (!(fetch_or_meta(&cell->meta, kSpillClaimed) & kSpillClaimed)) {
-        for (int k = 0; k < kSpillWords; ++k) {
-#if defined(__CUDACC__)
-            block[k] = 0;
-#else
-            __atomic_store_n(block + k, i64(0), __ATOMIC_RELAXED);
-#endif
-        }
+    if (A::load(&cell->meta) & kSpillReady) return;
+    if (!(A::fetch_or(&cell->meta, kSpillClaimed) & kSpillClaimed)) {
+        for (int k = 0; k < kSpillWords; ++k) A::store(block + k, 0);
 #if defined(__CUDACC__)
         __threadfence();  // the zeros before the flag, for every thread that sees the flag
 #endif
-        fetch_or_meta(&cell->meta, kSpillReady);
+        A::fetch_or(&cell->meta, kSpillReady);
         return;
     }
-    while (!(load_meta(&cell->meta) & kSpillReady)) {
+    while (!(A::load(&cell->meta) & kSpillReady)) {
 #if defined(__CUDACC__)
         __nanosleep(32);
 #endif
@@ -340,17 +391,18 @@ WEFT_FUNC void spill_ready(CompactCell* cell, i64* block) {
 // Adds `v` to spill word k, carrying: once a word's magnitude reaches 2^62 its multiple of 2^48
 // moves into word k + 1 (one thread's swap moves it). The top word flags the slot instead, at
 // kSpillTopLimit.
+template <class A = Shared>
 WEFT_FUNC void spill_add_word(CompactCell* cell, i64* block, int k, i64 v) {
     for (;;) {
-        i64 now = add_word_fetch(block + k, v);
+        i64 now = A::add_fetch(block + k, v);
         if (k + 1 == kSpillWords) {
-            if (now >= kSpillTopLimit || now <= -kSpillTopLimit) or_flag(&cell->meta, kFlagOverflow);
+            if (now >= kSpillTopLimit || now <= -kSpillTopLimit) A::flag(&cell->meta, kFlagOverflow);
             return;
         }
         if (now < kCarryAt && now > -kCarryAt) return;
         for (;;) {
             const i64 high = now >> kSpillDigitBits;  // arithmetic: the remainder is in [0, 2^48)
-            if (swap_word(block + k, now, now - high * (i64(1) << kSpillDigitBits))) {
+            if (A::swap(block + k, now, now - high * (i64(1) << kSpillDigitBits))) {
                 v = high;
                 break;
             }
@@ -361,8 +413,9 @@ WEFT_FUNC void spill_add_word(CompactCell* cell, i64* block, int k, i64 v) {
 }
 
 // Adds v * 2^position (|v| < 2^32) to the slot's spill block.
+template <class A = Shared>
 WEFT_FUNC void spill_add(CompactCell* cell, i64* block, i64 v, int position) {
-    spill_ready(cell, block);
+    spill_ready<A>(cell, block);
     const bool negative = v < 0;
     const u64 m = static_cast<u64>(negative ? -v : v);
     const int k = position / kSpillDigitBits;
@@ -371,8 +424,8 @@ WEFT_FUNC void spill_add(CompactCell* cell, i64* block, i64 v, int position) {
     const i64 low = static_cast<i64>((m << r) & kDigit);
     const i64 high =
         r == 0 ? static_cast<i64>(m >> kSpillDigitBits) : static_cast<i64>(m >> (kSpillDigitBits - r));
-    if (low) spill_add_word(cell, block, k, negative ? -low : low);
-    if (high) spill_add_word(cell, block, k + 1, negative ? -high : high);
+    if (low) spill_add_word<A>(cell, block, k, negative ? -low : low);
+    if (high) spill_add_word<A>(cell, block, k + 1, negative ? -high : high);
 }
 
 // Out of line on a GPU: the paths that spill or carry would otherwise take registers from every
@@ -385,11 +438,12 @@ WEFT_FUNC void spill_add(CompactCell* cell, i64* block, i64 v, int position) {
 
 // A window that reached 2^62 (`now`): its multiple of 2^32 moves to the spill (one thread's
 // swap moves it; the others see the small remainder and stop).
+template <class A = Shared>
 WEFT_COLD void compact_carry(CompactCell* cell, i64* block, i64 now, int anchor) {
     while (now >= kCarryAt || now <= -kCarryAt) {
         const i64 high = now >> 32;  // arithmetic: the remainder is in [0, 2^32)
-        if (swap_word(&cell->window, now, now - high * 4294967296ll)) {
-            spill_add(cell, block, high, anchor + 32);
+        if (A::swap(&cell->window, now, now - high * 4294967296ll)) {
+            spill_add<A>(cell, block, high, anchor + 32);
             return;
         }
     }
@@ -398,24 +452,25 @@ WEFT_COLD void compact_carry(CompactCell* cell, i64* block, i64 now, int anchor)
 // A compact slot's contribution where the window cannot take it with one plain atomic: the slot
 // has no anchor yet, the contribution lies outside the window, or the window may carry (kept out
 // of the hot path: inline, it took two more registers in kernels with loops).
+template <class A = Shared>
 WEFT_COLD void compact_add_slow(CompactCell* cell, const DetTarget* t, i64 slot, bool negative,
                                 u64 significand, int position, bool carrying, u32 meta) {
     i64* const block = t->spill + slot * kSpillWords;  // read here: the hot path does not need it
-    const int anchor = anchor_of(cell, position, meta);
+    const int anchor = anchor_of<A>(cell, position, meta);
     const int shift = position - anchor;
     if (shift < 0 || shift > kCompactSpan) {
         const i64 sig = static_cast<i64>(significand);
-        spill_add(cell, block, negative ? -sig : sig, position);
+        spill_add<A>(cell, block, negative ? -sig : sig, position);
         return;
     }
     const i64 magnitude = static_cast<i64>(significand << shift);
     const i64 v = negative ? -magnitude : magnitude;
     if (!carrying) {
-        add_global_word(&cell->window, v);
+        A::add(&cell->window, v);
         return;
     }
-    const i64 now = add_word_fetch(&cell->window, v);
-    if (now >= kCarryAt || now <= -kCarryAt) compact_carry(cell, block, now, anchor);
+    const i64 now = A::add_fetch(&cell->window, v);
+    if (now >= kCarryAt || now <= -kCarryAt) compact_carry<A>(cell, block, now, anchor);
 }
 
 // A slot's first contribution, `v` in units of 2^anchor (`anchored` is the meta word that sets
@@ -424,6 +479,7 @@ WEFT_COLD void compact_add_slow(CompactCell* cell, const DetTarget* t, i64 slot,
 // a compare-and-swap on the meta word sets the anchor and the caller adds the window (false).
 // Either way `meta` becomes the cell's meta word, whoever anchored it: the anchor is the first
 // contribution's, which only changes how the window and spill hold the exact sum.
+template <class A = Shared>
 WEFT_FUNC bool first_contribution(CompactCell* cell, u32 anchored, i64 v, u32& meta) {
 #if defined(__CUDACC__) && __CUDA_ARCH__ >= 900
     u64 seen_window, seen_high;
@@ -444,7 +500,7 @@ WEFT_FUNC bool first_contribution(CompactCell* cell, u32 anchored, i64 v, u32& m
     return false;
 #else
     (void)v;
-    if (swap_meta(&cell->meta, meta, anchored)) meta = anchored;
+    if (A::swap(&cell->meta, meta, anchored)) meta = anchored;
     return false;
 #endif
 }
@@ -466,6 +522,7 @@ WEFT_FUNC int kept_anchor(const u8* anchors, i64 slot) {
 // and one non-returning atomic on the window (the cell's meta word holds that anchor: see
 // resolve_compact_slot). Else one read of the meta word and one non-returning atomic; a slot's
 // first contribution is one compare-and-swap on sm_90.
+template <class A = Shared>
 WEFT_FUNC void compact_add(CompactCell* cell, const DetTarget* t, const u8* anchors, i64 slot,
                            const Split<float>& s, bool carrying) {
     if (anchors && !carrying) {
@@ -473,30 +530,30 @@ WEFT_FUNC void compact_add(CompactCell* cell, const DetTarget* t, const u8* anch
         const int shift = s.position - kept;  // negative for kNoAnchor
         if (shift >= 0 && shift <= kCompactSpan) {
             const i64 magnitude = static_cast<i64>(s.significand << shift);
-            add_global_word(&cell->window, s.negative ? -magnitude : magnitude);
+            A::add(&cell->window, s.negative ? -magnitude : magnitude);
             return;
         }
         if (kept != kNoAnchor) {  // anchored since the launch began: no need to read the meta word
-            compact_add_slow(cell, t, slot, s.negative, s.significand, s.position, false,
-                             kAnchored | (static_cast<u32>(kept) << kAnchorShift));
+            compact_add_slow<A>(cell, t, slot, s.negative, s.significand, s.position, false,
+                                kAnchored | (static_cast<u32>(kept) << kAnchorShift));
             return;
         }
     }
-    u32 meta = peek_meta(&cell->meta);
+    u32 meta = A::peek(&cell->meta);
     if (meta == 0 && !carrying) {  // the slot's first contribution, probably: set the anchor
         const int anchor = s.position > kCompactBelow ? s.position - kCompactBelow : 0;
         const i64 magnitude = static_cast<i64>(s.significand << (s.position - anchor));  // below 2^32
-        if (first_contribution(cell, kAnchored | (static_cast<u32>(anchor) << kAnchorShift),
-                               s.negative ? -magnitude : magnitude, meta))
+        if (first_contribution<A>(cell, kAnchored | (static_cast<u32>(anchor) << kAnchorShift),
+                                  s.negative ? -magnitude : magnitude, meta))
             return;
     }
     const int shift = s.position - static_cast<int>(meta >> kAnchorShift);
     if ((meta & kAnchored) && !carrying && shift >= 0 && shift <= kCompactSpan) {
         const i64 magnitude = static_cast<i64>(s.significand << shift);
-        add_global_word(&cell->window, s.negative ? -magnitude : magnitude);
+        A::add(&cell->window, s.negative ? -magnitude : magnitude);
         return;
     }
-    compact_add_slow(cell, t, slot, s.negative, s.significand, s.position, carrying, meta);
+    compact_add_slow<A>(cell, t, slot, s.negative, s.significand, s.position, carrying, meta);
 }
 
 #if defined(__CUDACC__)
@@ -546,6 +603,7 @@ WEFT_FUNC void block_private_end(BlockPrivate& bp) {
 // Adds a digit total to word k of a slot: in the block's (CPU: the chunk's) private accumulator
 // when the slot is (or can become) its hot slot, else with a global atomic. (Only for targets that do not
 // carry: a block's words could not carry into each other without more state per block.)
+template <class A = Shared>
 WEFT_FUNC void add_digit(Ctx& ctx, i64* slot_words, int k, i64 total) {
 #if defined(__CUDACC__)
     if (BlockPrivate* bp = static_cast<BlockPrivate*>(ctx.block_private)) {
@@ -567,7 +625,7 @@ WEFT_FUNC void add_digit(Ctx& ctx, i64* slot_words, int k, i64 total) {
         }
     }
 #endif
-    add_global_word(slot_words + k, total);
+    A::add(slot_words + k, total);
 }
 
 // The digits of one contribution to a slot, added to its words: lanes of a warp that add to
@@ -603,6 +661,7 @@ WEFT_FUNC void add_digits(i64* slot_words, const Digits& d, Add add) {
 
 // A record's position: on a GPU the lanes of a warp appending to one target take their positions
 // with one atomic (a hot target's cursor would otherwise take one per contribution).
+template <class A = Shared>
 WEFT_FUNC u64 take_record(u64* cursor) {
 #if defined(__CUDACC__)
     const unsigned peers = __match_any_sync(__activemask(), reinterpret_cast<unsigned long long>(cursor));
@@ -615,20 +674,21 @@ WEFT_FUNC u64 take_record(u64* cursor) {
     base = __shfl_sync(peers, base, leader);
     return base + static_cast<u64>(__popc(peers & ((1u << lane) - 1)));
 #else
+    if (Same<A, Serial>::value) return (*cursor)++;
     return __atomic_fetch_add(cursor, u64(1), __ATOMIC_RELAXED);
 #endif
 }
 
 // The compact strategy: adds `v` (a float32, the state type of every compact target) to a cell.
-template <class T>
+template <class T, class A = Shared>
 WEFT_FUNC void compact_contribute(CompactCell* cell, const DetTarget* t, const u8* anchors, i64 slot, T v,
                                   bool carrying) {
     const u32 flag = special_flag(v);
     const Split<T> s = split(v);
     if (flag)
-        or_flag(&cell->meta, flag);
+        A::flag(&cell->meta, flag);
     else if (s.significand != 0)
-        compact_add(cell, t, anchors, slot, Split<float>{s.negative, s.significand, s.position}, carrying);
+        compact_add<A>(cell, t, anchors, slot, Split<float>{s.negative, s.significand, s.position}, carrying);
 }
 
 // Appends (slot, value bits) to a records target: in the region of the thread where the target
@@ -638,13 +698,14 @@ WEFT_FUNC void compact_contribute(CompactCell* cell, const DetTarget* t, const u
 // the region's number is kept across the atomic, its bounds found after it: with them held, the
 // function took the register that put every accumulating kernel at 33 (6 blocks of 256 per
 // multiprocessor instead of 8).
+template <class A = Shared>
 WEFT_COLD void append_record(i64 thread, DetTarget* t, i64 slot, u64 bits) {
     int region = 0;
     if (t->regions > 1) {
         const i64 r = thread >> t->region_shift;
         region = r < t->regions ? static_cast<int>(r) : t->regions - 1;
     }
-    const u64 at = take_record(t->cursor + region * kCursorStride);
+    const u64 at = take_record<A>(t->cursor + region * kCursorStride);
     const i64 first = region * t->region_records;  // 0 with one region
     const i64 left = t->capacity - first;
     const i64 room = t->regions > 1 && left > t->region_records ? t->region_records : left;
@@ -655,22 +716,22 @@ WEFT_COLD void append_record(i64 thread, DetTarget* t, i64 slot, u64 bits) {
 }
 
 // Adds `v` (already negated for a subtraction, and in its state type) to slot `slot` of `t`.
-template <class T>
+template <class T, class A = Shared>
 WEFT_FUNC void det_add_to_slot(Ctx& ctx, DetTarget* t, i64 slot, T v) {
     // Compact: float32 state only (the runtime never gives float64 targets cells, and their
     // kernels need no compact code).
     if (sizeof(T) == 4 && t->cells) {
-        compact_contribute(t->cells + slot, t, t->anchors, slot, v, t->carrying != 0);
+        compact_contribute<T, A>(t->cells + slot, t, t->anchors, slot, v, t->carrying != 0);
         return;
     }
     if (t->records) {
-        append_record(ctx.thread, t, slot, static_cast<u64>(bit_cast<typename Format<T>::Bits>(v)));
+        append_record<A>(ctx.thread, t, slot, static_cast<u64>(bit_cast<typename Format<T>::Bits>(v)));
         return;
     }
     const u32 flag = special_flag(v);
     const Split<T> s = split(v);
     if (flag != 0 || s.significand == 0) {
-        if (flag) or_flag(&t->flags[slot], flag);
+        if (flag) A::flag(&t->flags[slot], flag);
         return;
     }
     const Digits d = digits<T>(s);
@@ -678,16 +739,16 @@ WEFT_FUNC void det_add_to_slot(Ctx& ctx, DetTarget* t, i64 slot, T v) {
     if (t->carrying) {
         u32* slot_flags = t->flags + slot;
         add_digits<T>(slot_words, d, [&](int k, i64 total) {
-            add_carrying(slot_words, k, Exact<T>::kWords, total, slot_flags);
+            add_carrying<A>(slot_words, k, Exact<T>::kWords, total, slot_flags);
         });
     } else {
-        add_digits<T>(slot_words, d, [&](int k, i64 total) { add_digit(ctx, slot_words, k, total); });
+        add_digits<T>(slot_words, d, [&](int k, i64 total) { add_digit<A>(ctx, slot_words, k, total); });
     }
 }
 
-// Adds `v` (already negated for a subtraction) to the slot of element `p` of target `t`.
-template <class T>
-WEFT_FUNC void det_add(Ctx& ctx, DetTarget* t, const T* p, T v) {
+// det_add as the launch's threads update state (Shared or Serial).
+template <class A, class T>
+WEFT_FUNC void det_add_as(Ctx& ctx, DetTarget* t, const T* p, T v) {
     // The cells' and anchors' addresses are read before the slot is found, so that their loads
     // overlap the loads the slot waits for instead of following them: the anchor's load waits
     // for both.
@@ -695,9 +756,19 @@ WEFT_FUNC void det_add(Ctx& ctx, DetTarget* t, const T* p, T v) {
     const u8* const anchors = t->anchors;
     const i64 slot = slot_of(t, reinterpret_cast<const char*>(p), static_cast<i64>(sizeof(T)));
     if (sizeof(typename StateOf<T>::type) == 4 && cells)
-        compact_contribute(cells + slot, t, anchors, slot, StateOf<T>::of(v), t->carrying != 0);
+        compact_contribute<typename StateOf<T>::type, A>(cells + slot, t, anchors, slot, StateOf<T>::of(v),
+                                                         t->carrying != 0);
     else
-        det_add_to_slot(ctx, t, slot, StateOf<T>::of(v));
+        det_add_to_slot<typename StateOf<T>::type, A>(ctx, t, slot, StateOf<T>::of(v));
+}
+
+// Adds `v` (already negated for a subtraction) to the slot of element `p` of target `t`.
+template <class T>
+WEFT_FUNC void det_add(Ctx& ctx, DetTarget* t, const T* p, T v) {
+#if !defined(__CUDACC__)
+    if (ctx.serial) return det_add_as<Serial>(ctx, t, p, v);
+#endif
+    det_add_as<Shared>(ctx, t, p, v);
 }
 
 // Order-preserving integer keys: a < b under the total order iff key(a) < key(b).
@@ -746,17 +817,22 @@ WEFT_FUNC T from_order_key(typename KeyOf<T>::Key key) {
 }
 
 template <class T>
-WEFT_FUNC void det_minmax(DetTarget* t, const T* p, T v, bool is_max) {
+WEFT_FUNC void det_minmax(const Ctx& ctx, DetTarget* t, const T* p, T v, bool is_max) {
     using K = typename KeyOf<T>::Key;
     const i64 slot = slot_of(t, reinterpret_cast<const char*>(p), static_cast<i64>(sizeof(T)));
     K* key = reinterpret_cast<K*>(t->words) + slot;
     const K k = order_key(StateOf<T>::of(v), is_max);
 #if defined(__CUDACC__)
+    (void)ctx;
     if (is_max)
         atomicMax(key, k);
     else
         atomicMin(key, k);
 #else
+    if (ctx.serial) {
+        if (is_max ? k > *key : k < *key) *key = k;
+        return;
+    }
     K seen = __atomic_load_n(key, __ATOMIC_RELAXED);
     while ((is_max ? k > seen : k < seen) &&
            !__atomic_compare_exchange_n(key, &seen, k, false, __ATOMIC_RELAXED, __ATOMIC_RELAXED)) {
@@ -783,15 +859,15 @@ struct DetFamily<OpSub> {
 template <>
 struct DetFamily<OpMin> {
     template <class T>
-    WEFT_FUNC void apply(Ctx&, DetTarget* t, T* p, T v) {
-        det_minmax(t, p, v, false);
+    WEFT_FUNC void apply(Ctx& ctx, DetTarget* t, T* p, T v) {
+        det_minmax(ctx, t, p, v, false);
     }
 };
 template <>
 struct DetFamily<OpMax> {
     template <class T>
-    WEFT_FUNC void apply(Ctx&, DetTarget* t, T* p, T v) {
-        det_minmax(t, p, v, true);
+    WEFT_FUNC void apply(Ctx& ctx, DetTarget* t, T* p, T v) {
+        det_minmax(ctx, t, p, v, true);
     }
 };
 

@@ -44,6 +44,8 @@ struct Ctx {
     bool joined;
     bool diverged;
     i32 asked;
+    // The CPU launch's Launch::serial: no other thread updates what this thread's atomics do.
+    bool serial;
 };
 
 // The thread index of each of the launch's N dimensions (row-major); N is a compile-time
@@ -354,6 +356,32 @@ WEFT_FUNC T atomic_load(T* p) {
 #endif
 }
 
+#if !defined(__CUDACC__)
+// An atomic of a serial launch (Ctx::serial): a plain load and store. (The chunk loop of a kernel
+// with atomics does not declare its iterations independent, so the compiler keeps each thread's
+// update of an element before the next thread's.)
+template <class T, class F>
+WEFT_FUNC T serial_update(T* p, F f) {
+    const T old = *p;
+    *p = f(old);
+    return old;
+}
+#endif
+
+// atomic_cas as generated code calls it: in a serial launch (Ctx::serial), a load and a store.
+template <class T>
+WEFT_FUNC T atomic_cas(const Ctx& ctx, T* p, T compare, T value) {
+#if !defined(__CUDACC__)
+    using B = typename BitsOf<T>::type;
+    if (ctx.serial)
+        return serial_update(p,
+                             [&](T old) { return bit_cast<B>(old) == bit_cast<B>(compare) ? value : old; });
+#else
+    (void)ctx;
+#endif
+    return atomic_cas(p, compare, value);
+}
+
 // Read-modify-write by compare-and-swap: the fallback for operations without an instruction.
 template <class T, class F>
 WEFT_FUNC T atomic_update(T* p, F f) {
@@ -440,7 +468,12 @@ struct IsHalf {
 };
 
 template <class Op, class T>
-WEFT_FUNC T atomic(T* p, T v) {
+WEFT_FUNC T atomic(const Ctx& ctx, T* p, T v) {
+#if !defined(__CUDACC__)
+    if (ctx.serial) return serial_update(p, [v](T old) { return Op::apply(old, v); });
+#else
+    (void)ctx;
+#endif
 #if defined(__CUDACC__)
     // The hardware instruction where CUDA has one. Signed 64-bit add, bit operations and
     // exchange go through the unsigned form, which has the same bits.

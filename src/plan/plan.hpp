@@ -82,6 +82,8 @@ struct KernelPlan {
     // dimensions whose extent shape() reads (bit d: dimension d).
     std::vector<bool> writes;
     std::vector<uint8_t> shape_reads;
+    // Per parameter: whether plain atomics (not deterministic accumulation) update it.
+    std::vector<bool> atomics;
 };
 
 // Per function of the lowered program.

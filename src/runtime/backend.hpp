@@ -74,6 +74,11 @@ public:
     // Streams. Whether a failure found while a launch runs (an overflow, a divergence) is known
     // when the launch returns; a GPU finds it at the stream's next synchronization.
     virtual bool finds_failures_at_launch() const = 0;
+    // Serial launches (the CPU): a launch that runs as one chunk may update its atomics' targets
+    // with plain loads and stores while it holds them exclusively (det::AtomicTargetLocks).
+    // Whether the backend has them, and whether a launch of `threads` threads would be one.
+    virtual bool has_serial_launches() const = 0;
+    virtual bool runs_serial(int64_t threads, const Options& options) const = 0;
     // Waits for the current stream; throws the first failure found on the device.
     virtual void synchronize() const = 0;
     // A new stream, and the current one (null on the CPU, whose work is done when it returns).

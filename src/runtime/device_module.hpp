@@ -28,9 +28,12 @@ public:
     virtual ~DeviceModule() = default;
     // Runs (CPU) or queues (GPU) kernel `function` over `grid`. `args` point at each argument's
     // value: an array descriptor or a scalar. A fault the kernel reports (an index out of
-    // bounds, with bounds checking on) is thrown as weft::Error.
-    virtual void launch(size_t function, const LaunchGrid& grid, void* const* args,
-                        const Options& options) const = 0;
+    // bounds, with bounds checking on) is thrown as weft::Error. `exclusive_atomics`: no other
+    // launch updates the targets of the kernel's plain atomics while this one runs
+    // (AtomicTargetLocks), so that a CPU launch that runs as one chunk may update them without
+    // atomic instructions.
+    virtual void launch(size_t function, const LaunchGrid& grid, void* const* args, const Options& options,
+                        bool exclusive_atomics) const = 0;
     // As launch(), with the kernel resolving its deterministic sums as `resolve` says
     // (wf::InKernelResolve); returns false, having queued nothing, where it cannot (the CPU, an
     // entry without the resolve, a GPU that refuses a cooperative launch of the kernel).

@@ -87,7 +87,7 @@ void KernelLaunch::run(Step step) {
                                                      *request_.options, *fused);
             if (fused_) return;
             return request_.code->launch(static_cast<size_t>(kernel.variants.counting), request_.grid,
-                                         pointers_.data(), *request_.options);
+                                         pointers_.data(), *request_.options, exclusive_atomics_);
         case Step::Assign: return slots_->assign_slots();
         case Step::Execute:
             if (fused_) return;
@@ -97,7 +97,7 @@ void KernelLaunch::run(Step step) {
                     return accumulation_->resolved_in_kernel();
             }
             return request_.code->launch(kernel.variants.forward, request_.grid, pointers_.data(),
-                                         *request_.options);
+                                         *request_.options, exclusive_atomics_);
         case Step::Resolve: return resolve();
     }
 }
@@ -133,6 +133,13 @@ void KernelLaunch::plan() {
     }
     // Launches from several host threads into the same targets or counters run one at a time.
     if (!locked.empty()) locks_.emplace(locked);
+    std::vector<const AnyArray*> atomic_targets;
+    for (size_t i = 0; i < args.size(); ++i)
+        if (kernel.atomics[i]) atomic_targets.push_back(&std::get<AnyArray>(args[i]));
+    const bool serial = request_.backend->runs_serial(request_.grid.total(), options);
+    if (!atomic_targets.empty() && request_.backend->has_serial_launches())
+        atomic_locks_.emplace(atomic_targets, serial);
+    exclusive_atomics_ = serial && (atomic_targets.empty() || atomic_locks_->exclusive());
 
     // A launch that can fail after it has written is undone from a snapshot (docs/design/0006):
     // with bounds_check, and when a records overflow or a slot divergence is possible and is

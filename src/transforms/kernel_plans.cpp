@@ -1,6 +1,7 @@
 // Starting and completing the plan of a program.
 #include "transforms/kernel_plans.hpp"
 
+#include "analysis/atomic_targets.hpp"
 #include "analysis/shape_reads.hpp"
 #include "analysis/written_arrays.hpp"
 
@@ -28,6 +29,18 @@ void complete_plan(const ir::Program& lowered, plan::ProgramPlan& plan) {
     for (plan::KernelPlan& k : plan.kernels) {
         k.writes = written[k.variants.forward];
         k.shape_reads = shapes[k.variants.forward];
+        k.atomics.assign(k.writes.size(), false);
+        bool untracked = false;  // an atomic on an array not traced to a parameter: count every one
+        for (const analysis::AtomicSite& a : analysis::kernel_atomics(lowered, k.variants.forward).atomics) {
+            if (a.node->kind != ir::NodeKind::Atomic) continue;
+            if (a.kernel_param >= 0)
+                k.atomics[a.kernel_param] = true;
+            else
+                untracked = true;
+        }
+        const ir::Function& fn = *lowered.functions[k.variants.forward];
+        for (size_t i = 0; untracked && i < fn.params.size(); ++i)
+            if (fn.type_of(fn.params[i]).is_array()) k.atomics[i] = true;
     }
 }
 

@@ -1,5 +1,5 @@
 // Deterministic launches from several host threads into the same arrays lose no update and hand
-// out no slot twice.
+// out no slot twice; nor do plain atomics of serial CPU launches (plain loads and stores).
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -47,6 +47,45 @@ TEST(ConcurrentLaunches, AccumulationIntoOneTargetLosesNothing) {
         weft::synchronize(dev());
     });
     EXPECT_EQ(total.to_vector(), std::vector<float>{static_cast<float>(kHostThreads * launches * threads)});
+}
+
+// Plain atomics: a CPU launch of one chunk updates its targets with plain loads and stores only
+// while no other launch updates them (det::AtomicTargetLocks); small launches (one chunk each)
+// beside large ones (several chunks, atomic instructions) into the same view of one array, and a
+// counter whose atomics return the value they replaced.
+TEST(ConcurrentLaunches, PlainAtomicsOfSerialLaunchesLoseNothing) {
+    weft::Module m{"concurrent_plain_atomics"};
+    auto add = m.kernel("add_one", {"total", "taken"}, [](Array<int> total, Array<int> taken) {
+        total[weft::tid() % 2] += 1;
+        weft::atomic_add(taken, 0, 1);
+    });
+    auto count = m.kernel("count", {"counter", "seen"}, [](Array<int> counter, Array<int> seen) {
+        seen[weft::atomic_add(counter, 0, 1)] += 1;
+    });
+    m.compile(dev());
+    auto total = weft::zeros<int>(4, dev());
+    auto taken = weft::zeros<int>(1, dev());
+    const int launches = 300, small = 64, large = 1 << 16;
+    on_host_threads([&](int h) {
+        for (int i = 0; i < launches / (h == 0 ? 10 : 1); ++i)
+            weft::launch(add, h == 0 ? large : small, total.slice(0, 1, 3), taken);
+        weft::synchronize(dev());
+    });
+    const int64_t adds = int64_t{launches / 10} * large + int64_t{kHostThreads - 1} * launches * small;
+    EXPECT_EQ(total.to_vector(),
+              (std::vector<int>{0, static_cast<int>(adds / 2), static_cast<int>(adds / 2), 0}));
+    EXPECT_EQ(taken.to_vector(), std::vector<int>{static_cast<int>(adds)});
+
+    // Every value the counter hands out is handed out once.
+    const int per_thread = 40;
+    auto counter = weft::zeros<int>(1, dev());
+    auto seen = weft::zeros<int>(kHostThreads * per_thread * small, dev());
+    on_host_threads([&](int) {
+        for (int i = 0; i < per_thread; ++i) weft::launch(count, small, counter, seen);
+        weft::synchronize(dev());
+    });
+    const std::vector<int> each = seen.to_vector();
+    EXPECT_TRUE(std::all_of(each.begin(), each.end(), [](int n) { return n == 1; }));
 }
 
 // Many elements: each launch's resolve of the whole target overlaps the others'.

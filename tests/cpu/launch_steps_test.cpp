@@ -23,6 +23,7 @@ struct Request {
         if (counts) kernel.variants.counting = 1;
         kernel.writes = {true};
         kernel.shape_reads = {0};
+        kernel.atomics = {false};
         args.emplace_back(weft::AnyArray(weft::zeros<float>(4, weft::Device::cpu())));
     }
     weft::runtime::LaunchRequest on(weft::Device device) const {

@@ -19,9 +19,10 @@ WEFT_KERNEL void f0_accumulate(wf::Ctx& ctx, wf::Array<float, 1> v0, wf::Array<w
 WEFT_KERNEL void weft_kernel_0_chunk(const wf::Launch& launch, wf::i32 begin, wf::i32 end, wf::Error* error, const wf::Array<float, 1> a0, const wf::Array<wf::i32, 1> a1, const wf::Array<float, 1> a2, const wf::Array<float, 1> a3) {
     wf::BlockPrivate block_private;
     wf::block_private_begin(block_private);
-    WEFT_THREADS_INDEPENDENT
+    const bool serial = launch.serial != 0;
     for (wf::i32 i = begin; i < end; ++i) {
         wf::Ctx ctx{{i, 0, 0, 0}, error, &block_private, i, 0};
+        ctx.serial = serial;
         f0_accumulate(ctx, a0, a1, a2, a3);
     }
     wf::block_private_end(block_private);

@@ -9,15 +9,16 @@ WEFT_KERNEL void f0_compact_positive(wf::Ctx& ctx, wf::Array<float, 1> v0, wf::A
     if (v6) {
         const wf::i32 v7 = wf::i32(1);
         const wf::i64 v8 = wf::i64(0ll);
-        const wf::i32 v9 = wf::atomic<wf::OpAdd>(wf::addr(v1, v8), v7);
+        const wf::i32 v9 = wf::atomic<wf::OpAdd>(ctx, wf::addr(v1, v8), v7);
         *wf::addr(v2, wf::wrap(v9, v2.shape[0])) = v4;
     }
 }
 
 WEFT_KERNEL void weft_kernel_0_chunk(const wf::Launch& launch, wf::i32 begin, wf::i32 end, wf::Error* error, const wf::Array<float, 1> a0, const wf::Array<wf::i32, 1> a1, const wf::Array<float, 1> a2) {
-    WEFT_THREADS_INDEPENDENT
+    const bool serial = launch.serial != 0;
     for (wf::i32 i = begin; i < end; ++i) {
         wf::Ctx ctx{{i, 0, 0, 0}, error, nullptr, i, 0};
+        ctx.serial = serial;
         f0_compact_positive(ctx, a0, a1, a2);
     }
     (void)launch;

@@ -24,9 +24,11 @@ WEFT_KERNEL void f0_first_above(wf::Ctx& ctx, wf::Array<float, 2> v0, float v1, 
 }
 
 WEFT_KERNEL void weft_kernel_0_chunk(const wf::Launch& launch, wf::i32 begin, wf::i32 end, wf::Error* error, const wf::Array<float, 2> a0, const float a1, const wf::Array<wf::i32, 2> a2) {
+    const bool serial = launch.serial != 0;
     WEFT_THREADS_INDEPENDENT
     for (wf::i32 i = begin; i < end; ++i) {
         wf::Ctx ctx{{i, 0, 0, 0}, error, nullptr, i, 0};
+        ctx.serial = serial;
         wf::set_tid<2>(ctx, launch, i);
         f0_first_above(ctx, a0, a1, a2);
     }

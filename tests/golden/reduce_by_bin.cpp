@@ -25,9 +25,11 @@ WEFT_KERNEL void f1_reduce_by_bin(wf::Ctx& ctx, wf::Array<float, 1> v0, wf::Arra
 }
 
 WEFT_KERNEL void weft_kernel_1_chunk(const wf::Launch& launch, wf::i32 begin, wf::i32 end, wf::Error* error, const wf::Array<float, 1> a0, const wf::Array<wf::i32, 1> a1, const wf::Array<float, 1> a2, const wf::i32 a3) {
+    const bool serial = launch.serial != 0;
     WEFT_THREADS_INDEPENDENT
     for (wf::i32 i = begin; i < end; ++i) {
         wf::Ctx ctx{{i, 0, 0, 0}, error, nullptr, i, 0};
+        ctx.serial = serial;
         f1_reduce_by_bin(ctx, a0, a1, a2, a3);
     }
     (void)launch;

@@ -56,9 +56,10 @@ WEFT_FUNC wf::i32 f3_take__count(wf::Ctx& ctx, wf::Array<wf::i32, 1> v0) {
 }
 
 WEFT_KERNEL void weft_kernel_1_chunk(const wf::Launch& launch, wf::i32 begin, wf::i32 end, wf::Error* error, const wf::Array<float, 1> a0, const wf::Array<wf::i32, 1> a1, const wf::Array<float, 1> a2) {
-    WEFT_THREADS_INDEPENDENT
+    const bool serial = launch.serial != 0;
     for (wf::i32 i = begin; i < end; ++i) {
         wf::Ctx ctx{{i, 0, 0, 0}, error, nullptr, i, 0};
+        ctx.serial = serial;
         f1_compact_positive(ctx, a0, a1, a2);
         wf::reservations_end(ctx, a1.det, false);
     }
@@ -74,9 +75,10 @@ extern "C" __attribute__((visibility("default"))) void weft_kernel_1(void* const
 }
 
 WEFT_KERNEL void weft_kernel_2_chunk(const wf::Launch& launch, wf::i32 begin, wf::i32 end, wf::Error* error, const wf::Array<float, 1> a0, const wf::Array<wf::i32, 1> a1, const wf::Array<float, 1> a2) {
-    WEFT_THREADS_INDEPENDENT
+    const bool serial = launch.serial != 0;
     for (wf::i32 i = begin; i < end; ++i) {
         wf::Ctx ctx{{i, 0, 0, 0}, error, nullptr, i, 0};
+        ctx.serial = serial;
         f2_compact_positive__count(ctx, a0, a1, a2);
         wf::reservations_end(ctx, a1.det, true);
     }

@@ -8,6 +8,7 @@
 
 #include "codegen/generated.hpp"
 #include "runtime/cpu/cpu_module.hpp"
+#include "runtime/cpu/worker_pool.hpp"
 #include "runtime/det/cpu_accumulation.hpp"
 #include "runtime/det/cpu_slots.hpp"
 #include "runtime/memory.hpp"
@@ -74,6 +75,10 @@ public:
     }
 
     bool finds_failures_at_launch() const override { return true; }
+    bool has_serial_launches() const override { return true; }
+    bool runs_serial(int64_t threads, const Options& options) const override {
+        return chunk_count(threads, cpu_workers(options)) <= 1;
+    }
     void synchronize() const override {}
     std::shared_ptr<detail::StreamHandle> create_stream() const override { return nullptr; }
     std::shared_ptr<detail::StreamHandle> current_stream() const override { return nullptr; }

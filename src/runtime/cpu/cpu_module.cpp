@@ -91,17 +91,20 @@ void CpuModule::unload() {
 CpuModule::~CpuModule() {
     unload();
 }
-void CpuModule::launch(size_t function, const LaunchGrid& grid, void* const* args,
-                       const Options& options) const {
+void CpuModule::launch(size_t function, const LaunchGrid& grid, void* const* args, const Options& options,
+                       bool exclusive_atomics) const {
     const Entry entry = entries_.at(function);
-    const LaunchRecord launch = launch_record(grid, nullptr);
+    LaunchRecord launch = launch_record(grid, nullptr);
+    const int workers = cpu_workers(options);
+    // (The caller holds the atomics' targets exclusively only where runs_serial said it would.)
+    launch.serial = exclusive_atomics && chunk_count(launch.total, workers) <= 1;
     // Each chunk records its own first fault (it stops there); the launch reports the fault of
     // the earliest chunk that has one, which is the first in thread order. Chunks after a
     // faulting one need not run: the launch is undone.
     std::mutex faults_mutex;
     FaultRecord first{};
     std::atomic<int64_t> first_chunk{INT64_MAX};
-    run_chunks(launch.total, cpu_workers(options), [&](int64_t chunk, int64_t begin, int64_t end) {
+    run_chunks(launch.total, workers, [&](int64_t chunk, int64_t begin, int64_t end) {
         if (chunk > first_chunk.load(std::memory_order_relaxed)) return;
         FaultRecord fault{};
         entry(args, &launch, begin, end, &fault);

@@ -17,9 +17,10 @@ public:
     CpuModule& operator=(const CpuModule&) = delete;
 
     // Runs the launch's threads in chunks on the CPU's workers (docs/design/0019); returns when
-    // all have run. A fault is the first in (row-major) thread order.
-    void launch(size_t function, const LaunchGrid& grid, void* const* args,
-                const Options& options) const override;
+    // all have run. A fault is the first in (row-major) thread order. A launch of one chunk with
+    // exclusive atomics runs serial (wf::Launch::serial): its atomics are plain loads and stores.
+    void launch(size_t function, const LaunchGrid& grid, void* const* args, const Options& options,
+                bool exclusive_atomics) const override;
 
 private:
     CpuModule() = default;

@@ -129,6 +129,8 @@ public:
     }
 
     bool finds_failures_at_launch() const override { return false; }
+    bool has_serial_launches() const override { return false; }
+    bool runs_serial(int64_t, const Options&) const override { return false; }
     void synchronize() const override { cuda::synchronize(*cuda::current_stream(ordinal_)); }
     std::shared_ptr<detail::StreamHandle> create_stream() const override {
         return std::make_shared<detail::StreamHandle>(detail::StreamHandle{cuda::create_stream(ordinal_)});

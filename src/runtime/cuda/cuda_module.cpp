@@ -168,8 +168,8 @@ bool CudaModule::one_wave(CUfunction f, int64_t blocks, int64_t block) const {
     return blocks <= static_cast<int64_t>(context(ordinal_).sm_count) * resident_blocks(f, block);
 }
 
-void CudaModule::launch(size_t function, const LaunchGrid& grid, void* const* args,
-                        const Options& options) const {
+void CudaModule::launch(size_t function, const LaunchGrid& grid, void* const* args, const Options& options,
+                        bool) const {
     launch_with(function, functions_[function], entry_blocks(ordinal_, grid.total(), options.block_dim), grid,
                 args, options, nullptr, nullptr, false);
 }

@@ -30,8 +30,8 @@ public:
 
     // Queues the kernel on the thread's current stream and returns. With bounds checking or
     // debug on, waits for it and reports its errors at once.
-    void launch(size_t function, const LaunchGrid& grid, void* const* args,
-                const Options& options) const override;
+    void launch(size_t function, const LaunchGrid& grid, void* const* args, const Options& options,
+                bool exclusive_atomics) const override;
     // A cooperative launch of the resolving entry, whose blocks resolve the deterministic sums
     // after a grid barrier: only where its grid is at most one wave of resident blocks.
     bool launch_resolving(size_t function, const LaunchGrid& grid, void* const* args, const Options& options,

@@ -1,5 +1,6 @@
 // Deterministic accumulation on the CPU: state in host memory, resolved with the shared
-// device header compiled into the library.
+// device header compiled into the library. Sums' state serves the next launch into the same
+// target as its resolve leaves it (clean), as on a GPU.
 // clang-format off
 #include "device/prelude.h"
 #include "device/half.h"
@@ -8,100 +9,132 @@
 
 #include "runtime/det/cpu_accumulation.hpp"
 
-#include <cstdlib>
+#include <sys/mman.h>
+
+#include <cstring>
 #include <memory>
 #include <new>
+#include <optional>
 
+#include "runtime/det/state_cache.hpp"
 #include "weft/error.hpp"
 
 namespace weft::runtime::det {
 
 namespace {
 
-// Zeroed host memory for `count` items of T. calloc leaves untouched pages unmapped, so a large
-// target costs memory only for the slots its contributions reach.
-template <class T>
-class Zeroed {
-public:
-    Zeroed() = default;
-    Zeroed(const TargetPlan& plan, int64_t count, const LaunchSite& site) {
-        const size_t bytes = state_bytes(plan, count, sizeof(T), site);
-        data_.reset(static_cast<T*>(std::calloc(bytes == 0 ? 1 : bytes, 1)));
-        if (!data_)
+// Zeroed host memory for a target's state, from the system: pages no contribution reaches cost
+// nothing, and a large state lies on huge pages where the system has them (scattered
+// contributions then miss the TLB far less).
+struct HostMemory {
+    void* ptr = nullptr;
+    size_t bytes = 0;
+    HostMemory(const TargetPlan& plan, size_t wanted, const LaunchSite& site)
+        : bytes(wanted == 0 ? 1 : wanted) {
+        ptr = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+        if (ptr == MAP_FAILED)
             state_allocation_failed(plan, std::to_string(bytes) + " bytes of host memory are not available",
                                     site);
+        constexpr size_t kHugePage = size_t{2} << 20;
+        if (bytes >= kHugePage) madvise(ptr, bytes, MADV_HUGEPAGE);  // (a hint: no failure to report)
     }
-    T* get() const { return data_.get(); }
-
-private:
-    struct Free {
-        void operator()(T* p) const { std::free(p); }
-    };
-    std::unique_ptr<T, Free> data_;
+    HostMemory(const HostMemory&) = delete;
+    HostMemory& operator=(const HostMemory&) = delete;
+    ~HostMemory() { munmap(ptr, bytes); }
 };
 
-// Host memory that is not initialised: a compact target's spill blocks, each zeroed by the
-// kernel when its slot first spills (as on a GPU).
-std::unique_ptr<wf::i64[]> uninitialised(const TargetPlan& plan, int64_t count, const LaunchSite& site) {
-    const size_t bytes = state_bytes(plan, count, sizeof(wf::i64), site);
-    try {
-        return std::make_unique_for_overwrite<wf::i64[]>(bytes / sizeof(wf::i64) + 1);
-    } catch (const std::bad_alloc&) {
-        state_allocation_failed(plan, std::to_string(bytes) + " bytes of host memory are not available",
-                                site);
+// Byte offsets of a state's parts in its memory, each aligned for what it holds.
+class Layout {
+public:
+    Layout(const TargetPlan& plan, const LaunchSite& site) : plan_(plan), site_(site) {}
+    size_t add(int64_t count, size_t size) {
+        bytes_ = (bytes_ + 15) / 16 * 16;
+        const size_t at = bytes_;
+        bytes_ += state_bytes(plan_, count, size, site_);
+        return at;
     }
+    size_t bytes() const { return bytes_; }
+
+private:
+    const TargetPlan& plan_;
+    const LaunchSite& site_;
+    size_t bytes_ = 0;
+};
+
+// Sums whose resolve leaves their state clean on every path (compact cells, exact words and
+// flags): not records, min/max or carrying sums, whose resolves may stop before cleaning.
+bool self_cleaning(const TargetPlan& p) {
+    return p.target.family == detail::AtomicOp::Add && !p.records && !p.carrying;
 }
 
-// Host memory behind one target's wf::DetTarget.
+// One target's state: its memory and the wf::DetTarget the kernels read.
 struct Storage {
+    std::shared_ptr<HostMemory> memory;
     wf::DetTarget state{};
-    Zeroed<wf::i64> words;
-    Zeroed<wf::u32> flags;
-    Zeroed<wf::u64> records;
-    Zeroed<wf::u32> record_slots;
-    Zeroed<wf::CompactCell> cells;
-    std::unique_ptr<wf::i64[]> spill;
     wf::u64 cursor = 0;
 };
 
+// What a cached state must match: the described target (its slot map) and how it accumulates.
+// Compared bytewise: a described wf::DetTarget is value-initialised, so its bytes are its fields.
+struct CacheKey {
+    wf::DetTarget described;
+    bool compact;
+    DType dtype;
+    friend bool operator==(const CacheKey& a, const CacheKey& b) {
+        return std::memcmp(&a.described, &b.described, sizeof a.described) == 0 && a.compact == b.compact &&
+               a.dtype == b.dtype;
+    }
+};
+
+StateCache<CacheKey, Storage>& state_cache() {
+    static auto* cache = new StateCache<CacheKey, Storage>;
+    return *cache;
+}
+
 template <class T>
-void initialise(const TargetPlan& p, Storage& s, const LaunchSite& site) {
+Storage make_storage(const TargetPlan& p, const LaunchSite& site) {
+    Storage s;
     const SlotMap& m = p.slots;
     describe_slots(p, s.state);
+    Layout layout(p, site);
+    int64_t n = 0;
+    size_t words_at = 0, flags_at = 0, records_at = 0, record_slots_at = 0, cells_at = 0, spill_at = 0;
     if (p.records) {
-        s.records = Zeroed<wf::u64>(p, p.capacity, site);
-        s.record_slots = Zeroed<wf::u32>(p, p.capacity, site);
-        s.state.records = s.records.get();
-        s.state.record_slots = s.record_slots.get();
-        s.state.cursor = &s.cursor;
-        s.state.capacity = p.capacity;
-        return;
-    }
-    if (p.compact) {
-        int64_t words = 0;
-        if (__builtin_mul_overflow(m.count, int64_t{wf::kSpillWords}, &words)) words = -1;
-        s.cells = Zeroed<wf::CompactCell>(p, m.count, site);
-        s.spill = uninitialised(p, words, site);
-        s.state.cells = s.cells.get();
-        s.state.spill = s.spill.get();
-        return;
-    }
-    if (p.target.family == detail::AtomicOp::Add) {
-        int64_t words = 0;
-        if (__builtin_mul_overflow(m.count, int64_t{wf::Exact<T>::kWords}, &words)) words = -1;
-        s.words = Zeroed<wf::i64>(p, words, site);
-        s.flags = Zeroed<wf::u32>(p, m.count, site);
+        records_at = layout.add(p.capacity, sizeof(wf::u64));
+        record_slots_at = layout.add(p.capacity, sizeof(wf::u32));
+    } else if (p.compact) {
+        cells_at = layout.add(m.count, sizeof(wf::CompactCell));
+        // (Spill blocks are zeroed by the kernel where a slot first spills, as on a GPU.)
+        spill_at = layout.add(__builtin_mul_overflow(m.count, int64_t{wf::kSpillWords}, &n) ? -1 : n, 8);
+    } else if (p.target.family == detail::AtomicOp::Add) {
+        words_at = layout.add(__builtin_mul_overflow(m.count, int64_t{wf::Exact<T>::kWords}, &n) ? -1 : n, 8);
+        flags_at = layout.add(m.count, sizeof(wf::u32));
     } else {
-        // One key per slot, starting at the identity of the family.
-        using Key = typename wf::KeyOf<T>::Key;
-        const Key identity =
-            p.target.family == detail::AtomicOp::Max ? wf::KeyOf<T>::kMin : wf::KeyOf<T>::kMax;
-        s.words = Zeroed<wf::i64>(p, m.count, site);
-        Key* keys = reinterpret_cast<Key*>(s.words.get());
-        for (int64_t i = 0; i < m.count; ++i) keys[i] = identity;
+        words_at = layout.add(m.count, 8);
     }
-    s.state.words = s.words.get();
-    s.state.flags = s.flags.get();
+    s.memory = std::make_shared<HostMemory>(p, layout.bytes(), site);
+    char* base = static_cast<char*>(s.memory->ptr);
+    if (p.records) {
+        s.state.records = reinterpret_cast<wf::u64*>(base + records_at);
+        s.state.record_slots = reinterpret_cast<wf::u32*>(base + record_slots_at);
+        s.state.capacity = p.capacity;
+    } else if (p.compact) {
+        s.state.cells = reinterpret_cast<wf::CompactCell*>(base + cells_at);
+        s.state.spill = reinterpret_cast<wf::i64*>(base + spill_at);
+    } else {
+        s.state.words = reinterpret_cast<wf::i64*>(base + words_at);
+        if (p.target.family == detail::AtomicOp::Add) {
+            s.state.flags = reinterpret_cast<wf::u32*>(base + flags_at);
+        } else {
+            // One key per slot, starting at the identity of the family.
+            using Key = typename wf::KeyOf<T>::Key;
+            const Key identity =
+                p.target.family == detail::AtomicOp::Max ? wf::KeyOf<T>::kMin : wf::KeyOf<T>::kMax;
+            Key* keys = reinterpret_cast<Key*>(s.state.words);
+            for (int64_t i = 0; i < m.count; ++i) keys[i] = identity;
+        }
+    }
+    return s;
 }
 
 template <class T>
@@ -109,23 +142,17 @@ T* element_of(const wf::DetTarget& t, int64_t slot) {
     return reinterpret_cast<T*>(wf::slot_address(t, slot, static_cast<wf::i64>(sizeof(T))));
 }
 
-template <class T>
-void resolve_slot(T* element, const wf::i64* words, uint32_t flags) {
-    bool touched = flags != 0;
-    for (int k = 0; k < wf::Exact<T>::kWords && !touched; ++k) touched = words[k] != 0;
-    if (touched) *element = wf::resolve_sum<T>(words, flags, *element);
-}
-
 // Groups the records by slot (a counting sort) and reduces each slot exactly.
 template <class T>
-void resolve_records(const TargetPlan& p, const Storage& s) {
+void resolve_records(const TargetPlan& p, Storage& s) {
     const auto n = static_cast<size_t>(s.cursor);
+    const wf::u32* record_slots = s.state.record_slots;
     std::vector<uint32_t> start(static_cast<size_t>(p.slots.count) + 1, 0);
-    for (size_t r = 0; r < n; ++r) ++start[s.record_slots.get()[r] + 1];
+    for (size_t r = 0; r < n; ++r) ++start[record_slots[r] + 1];
     for (size_t k = 1; k < start.size(); ++k) start[k] += start[k - 1];
     std::vector<wf::u64> sorted(n);
     std::vector<uint32_t> fill(start.begin(), start.end() - 1);
-    for (size_t r = 0; r < n; ++r) sorted[fill[s.record_slots.get()[r]]++] = s.records.get()[r];
+    for (size_t r = 0; r < n; ++r) sorted[fill[record_slots[r]]++] = s.state.records[r];
     std::vector<wf::i64> words(wf::Exact<T>::kWords);
     for (int64_t slot = 0; slot < p.slots.count; ++slot) {
         if (start[slot] == start[slot + 1]) continue;
@@ -133,28 +160,42 @@ void resolve_records(const TargetPlan& p, const Storage& s) {
         wf::u32 flags = 0;
         for (uint32_t r = start[slot]; r < start[slot + 1]; ++r)
             wf::add_record<T>(words.data(), &flags, sorted[r], false);
-        resolve_slot(element_of<T>(s.state, slot), words.data(), flags);
+        T* element = element_of<T>(s.state, slot);
+        *element = wf::resolve_sum<T>(words.data(), flags, *element);
     }
 }
 
+// Resolves a compact slot into its element and leaves its cell for the next launch: window 0,
+// and the meta word holding only the anchor where the slot's contributions all fit the window
+// (the next launch's contributions there need no first contribution), else zero.
 template <class T>
-void resolve_target(const TargetPlan& p, const Storage& s) {
+void resolve_compact_cell(const wf::DetTarget& t, int64_t slot) {
+    wf::CompactCell& cell = t.cells[slot];
+    if (cell.meta == 0) return;  // no contribution reached it
+    const int anchor = wf::next_anchor(cell.meta);
+    const wf::u32 kept =
+        anchor == wf::kNoAnchor ? 0u : wf::kAnchored | (static_cast<wf::u32>(anchor) << wf::kAnchorShift);
+    if (cell.window != 0 || cell.meta != kept) {
+        T* element = element_of<T>(t, slot);
+        *element = wf::resolve_compact<T>(cell, t.spill + slot * wf::kSpillWords, *element);
+    }
+    cell = wf::CompactCell{0, kept, 0};
+}
+
+template <class T>
+void resolve_target(const TargetPlan& p, Storage& s) {
     if (p.records) return resolve_records<T>(p, s);
+    const wf::DetTarget& t = s.state;
     if (p.compact) {
-        for (int64_t slot = 0; slot < p.slots.count; ++slot) {
-            const wf::CompactCell& cell = s.state.cells[slot];
-            if (cell.meta == 0) continue;  // no contribution reached it
-            T* element = element_of<T>(s.state, slot);
-            *element = wf::resolve_compact<T>(cell, s.state.spill + slot * wf::kSpillWords, *element);
-        }
+        for (int64_t slot = 0; slot < p.slots.count; ++slot) resolve_compact_cell<T>(t, slot);
         return;
     }
     for (int64_t slot = 0; slot < p.slots.count; ++slot) {
-        T* element = element_of<T>(s.state, slot);
         if (p.target.family == detail::AtomicOp::Add) {
-            resolve_slot(element, s.state.words + slot * wf::Exact<T>::kWords, s.state.flags[slot]);
+            wf::resolve_exact_slot<T>(t, slot, true);
         } else {
-            const auto key = reinterpret_cast<const typename wf::KeyOf<T>::Key*>(s.state.words)[slot];
+            const auto key = reinterpret_cast<const typename wf::KeyOf<T>::Key*>(t.words)[slot];
+            T* element = element_of<T>(t, slot);
             *element = wf::resolve_minmax<T>(key, *element, p.target.family == detail::AtomicOp::Max);
         }
     }
@@ -174,14 +215,22 @@ uint64_t out_of_range(const TargetPlan& p, const Storage& s) {
 class CpuAccumulation final : public Accumulation {
 public:
     CpuAccumulation(std::vector<TargetPlan> plans, const LaunchSite& site)
-        : plans_(std::move(plans)), storage_(plans_.size()), site_(site) {
+        : plans_(std::move(plans)), storage_(plans_.size()), keys_(plans_.size()), site_(site) {
         for (size_t i = 0; i < plans_.size(); ++i) {
-            if (plans_[i].shared_with >= 0) continue;
+            const TargetPlan& p = plans_[i];
+            if (p.shared_with >= 0) continue;
+            if (self_cleaning(p)) {
+                keys_[i] = CacheKey{{}, p.compact, p.target.dtype};
+                describe_slots(p, keys_[i]->described);
+                if (std::optional<Storage> cached = state_cache().take(*keys_[i])) {
+                    storage_[i] = std::move(*cached);
+                    continue;
+                }
+            }
             // Half-precision targets keep float32's state (src/device/deterministic.h).
-            if (plans_[i].target.dtype == DType::Float64)
-                initialise<double>(plans_[i], storage_[i], site_);
-            else
-                initialise<float>(plans_[i], storage_[i], site_);
+            storage_[i] = p.target.dtype == DType::Float64 ? make_storage<double>(p, site_)
+                                                           : make_storage<float>(p, site_);
+            storage_[i].state.cursor = &storage_[i].cursor;
         }
     }
 
@@ -213,12 +262,15 @@ public:
                 state_allocation_failed(plans_[i], "host memory for grouping its records is not available",
                                         site_);
             }
+            // Clean now: the next launch into the same target takes it as it is.
+            if (keys_[i]) state_cache().put(*keys_[i], std::move(storage_[i]));
         }
     }
 
 private:
     std::vector<TargetPlan> plans_;
     std::vector<Storage> storage_;
+    std::vector<std::optional<CacheKey>> keys_;  // set for state that goes back to the cache
     LaunchSite site_;
 };
 
