@@ -161,8 +161,8 @@ Scatters make_scatters(weft::Deterministic mode, int workers) {
                 for (int j = 0; j < 3; ++j)
                     for (int k = 0; k < 3; ++k) {
                         const weft::Float w = wx[i] * wy[j] * wz[k];
-                        grid_m[bx + i][by + j][bz + k] += w;
-                        grid_mv[bx + i][by + j][bz + k] += w * vp;
+                        grid_m(bx + i, by + j, bz + k) += w;
+                        grid_mv(bx + i, by + j, bz + k) += w * vp;
                     }
         });
     auto binning = m.kernel("binning", {"values", "bins", "starts", "out"},

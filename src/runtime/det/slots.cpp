@@ -2,7 +2,6 @@
 #include "runtime/det/slots.hpp"
 
 #include <algorithm>
-#include <map>
 
 #include "device/abi.h"
 #include "runtime/det/cpu_slots.hpp"
@@ -37,15 +36,25 @@ public:
     void assign_slots() override {
         if (status_ & wf::kSlotsOverflow)
             throw Error(slots_overflow_message(plan_), site_.kernel, site_.file, site_.line);
+        // Each element's running total, in an array per counter group (an element's key is its
+        // group and its index there), and the elements reached, in the order first reached.
+        totals_.resize(plan_.spans.size());
         // Per counter element, in thread order, then program order.
         for (int64_t t = 0; t < plan_.threads; ++t) {
             for (int64_t k = 0; k < reserved_[t]; ++k) {
                 const auto r = static_cast<size_t>(t * plan_.per_thread + k);
-                int64_t& running = totals_[keys_[r]];
+                const wf::u64 key = keys_[r];
+                std::vector<int64_t>& group = totals_[key >> 40];
+                if (group.empty()) group.assign(static_cast<size_t>(plan_.spans[key >> 40].count), -1);
+                int64_t& running = group[key & ((uint64_t{1} << 40) - 1)];
+                if (running < 0) {
+                    running = 0;
+                    reached_.push_back(key);
+                }
                 offsets_[r] = static_cast<wf::i32>(running);
                 running += counts_[r];
                 if (running > kMaxReservations)
-                    throw Error("slot allocation on counter '" + plan_.names[keys_[r] >> 40] +
+                    throw Error("slot allocation on counter '" + plan_.names[key >> 40] +
                                     "' passes 2^31 - 1 slots in one launch",
                                 site_.kernel, site_.file, site_.line);
             }
@@ -55,10 +64,10 @@ public:
     void finish() override {
         if (status_ & wf::kSlotsDiverged)
             throw Error(slots_divergence_message(plan_), site_.kernel, site_.file, site_.line);
-        for (const auto& [key, total] : totals_) {
-            auto* element =
-                reinterpret_cast<int32_t*>(plan_.spans[key >> 40].base) + (key & ((uint64_t{1} << 40) - 1));
-            *element = static_cast<int32_t>(*element + total);
+        for (const wf::u64 key : reached_) {
+            const size_t index = key & ((uint64_t{1} << 40) - 1);
+            auto* element = reinterpret_cast<int32_t*>(plan_.spans[key >> 40].base) + index;
+            *element = static_cast<int32_t>(*element + totals_[key >> 40][index]);
         }
     }
 
@@ -70,7 +79,8 @@ private:
     wf::u32 status_ = 0;
     wf::SlotLaunch launch_{};
     std::vector<wf::SlotCounter> counters_;
-    std::map<wf::u64, int64_t> totals_;
+    std::vector<std::vector<int64_t>> totals_;  // per counter group and element; -1: not reached
+    std::vector<wf::u64> reached_;
 };
 
 }  // namespace
