@@ -18,7 +18,8 @@
 // The particle-to-grid rows are also what bench/cpu_side_by_side.sh measures against the spec
 // framework's CPU backend.
 //
-// Usage: weft_cpu_bench [runs]   (default 7)
+// Usage: weft_cpu_bench [runs] [p2g]   (runs: default 7; p2g: only the particle-to-grid rows,
+// printed for bench/cpu_side_by_side.sh)
 #include <dlfcn.h>
 #include <unistd.h>
 
@@ -271,6 +272,22 @@ void det_row(const char* name, const std::vector<double>& ms, int workers, doubl
                 ms[2], ms[3], all, target, one <= target && all <= target ? "met" : "not met");
 }
 
+// The particle-to-grid rows alone, one line each, for bench/cpu_side_by_side.sh: plain and
+// deterministic at 1 worker and at `workers`.
+void p2g_rows(int runs, int workers) {
+    using weft::Deterministic;
+    const Scatters plain_one = make_scatters(Deterministic::NotGuaranteed, 1),
+                   plain_all = make_scatters(Deterministic::NotGuaranteed, workers),
+                   det_one = make_scatters(Deterministic::RunToRun, 1),
+                   det_all = make_scatters(Deterministic::RunToRun, workers);
+    Particles particles;
+    const std::vector<double> ms =
+        medians_ms(runs, {[&] { particles.run(plain_one); }, [&] { particles.run(det_one); },
+                          [&] { particles.run(plain_all); }, [&] { particles.run(det_all); }});
+    std::printf("p2g plain 1 %.3f\np2g deterministic 1 %.3f\np2g plain %d %.3f\np2g deterministic %d %.3f\n",
+                ms[0], ms[1], workers, ms[2], workers, ms[3]);
+}
+
 // Deterministic against plain atomics (issue 23's targets): every row's four variants timed in
 // turn, and their bits checked where the deterministic results must agree across worker counts.
 void deterministic_table(int runs, int workers) {
@@ -309,10 +326,7 @@ void deterministic_table(int runs, int workers) {
     {
         Particles particles;
         const auto run = [&](const Scatters& k) { particles.run(k); };
-        const std::vector<double> ms = four(run);
-        det_row("p2g: 262144 particles, 108 adds each", ms, workers, 2.0);
-        // (Read by bench/cpu_side_by_side.sh.)
-        std::printf("  p2g plain ms: 1 worker %.3f, %d workers %.3f\n", ms[0], workers, ms[2]);
+        det_row("p2g: 262144 particles, 108 adds each", four(run), workers, 2.0);
         same_bits("p2g", run, [&] {
             return std::make_pair(particles.grid_m.to_vector(), particles.grid_mv.to_vector());
         });
@@ -364,6 +378,10 @@ int main(int argc, char** argv) {
     try {
         const int runs = argc > 1 ? std::max(1, std::atoi(argv[1])) : 7;
         const int workers = weft::runtime::cpu::cpu_workers(weft::config());
+        if (argc > 2 && std::string(argv[2]) == "p2g") {
+            p2g_rows(runs, workers);
+            return 0;
+        }
         const HandWritten hand = compile_hand_written(weft::config());
         Kernels one = make_kernels(1), all = make_kernels(workers);
         const Scatters plain_one = make_scatters(weft::Deterministic::NotGuaranteed, 1),

@@ -27,7 +27,7 @@ namespace wf {
 // corrected by one where the rounding crossed an integer: offsets are below 2^48, so the product
 // is within 2^-4 of the quotient. (A 64-bit integer division would be a call on a GPU, and its
 // registers would count against every kernel that accumulates.)
-WEFT_FUNC i64 slot_of(const DetTarget* t, const char* p, i64 element_size) {
+WEFT_ALWAYS_INLINE i64 slot_of(const DetTarget* t, const char* p, i64 element_size) {
     i64 offset = p - t->base;
     if (t->dims == 0) return offset / element_size;
     i64 slot = 0;
@@ -605,6 +605,12 @@ WEFT_FUNC void block_private_end(BlockPrivate& bp) {
 // carry: a block's words could not carry into each other without more state per block.)
 template <class A = Shared>
 WEFT_FUNC void add_digit(Ctx& ctx, i64* slot_words, int k, i64 total) {
+#if !defined(__CUDACC__)
+    if (Same<A, Serial>::value) {  // (the chunk is the launch: its own words are as private)
+        slot_words[k] += total;
+        return;
+    }
+#endif
 #if defined(__CUDACC__)
     if (BlockPrivate* bp = static_cast<BlockPrivate*>(ctx.block_private)) {
         const unsigned long long key = reinterpret_cast<unsigned long long>(slot_words);
@@ -679,16 +685,52 @@ WEFT_FUNC u64 take_record(u64* cursor) {
 #endif
 }
 
+#if !defined(__CUDACC__)
+// compact_add in a serial CPU launch (wf::Ctx::serial). Without atomics a window can check its
+// headroom after every add and carry when it runs out, so it takes contributions over a far
+// wider range of magnitudes than a shared window (kSerialBelow below the first contribution's
+// lowest bit, kSerialSpan above the anchor) and spills far less. The cell means what every
+// strategy's cell means (its window in units of 2^anchor, the anchor in the meta word), so the
+// resolve and a later shared launch into the same cached state read it alike.
+constexpr int kSerialBelow = 24;
+constexpr int kSerialSpan = 38;  // a contribution below 2^62, the window carrying at 2^62
+
+WEFT_ALWAYS_INLINE void compact_add_serial(CompactCell* cell, const DetTarget* t, i64 slot,
+                                           const Split<float>& s) {
+    if (!(cell->meta & kAnchored)) {
+        const int anchor = s.position > kSerialBelow ? s.position - kSerialBelow : 0;
+        cell->meta |= kAnchored | (static_cast<u32>(anchor) << kAnchorShift);
+    }
+    const int anchor = static_cast<int>(cell->meta >> kAnchorShift);
+    const int shift = s.position - anchor;
+    if (shift < 0 || shift > kSerialSpan) {
+        const i64 sig = static_cast<i64>(s.significand);
+        spill_add<Serial>(cell, t->spill + slot * kSpillWords, s.negative ? -sig : sig, s.position);
+        return;
+    }
+    const i64 magnitude = static_cast<i64>(s.significand << shift);
+    const i64 now = cell->window += s.negative ? -magnitude : magnitude;
+    if (now >= kCarryAt || now <= -kCarryAt)
+        compact_carry<Serial>(cell, t->spill + slot * kSpillWords, now, anchor);
+}
+#endif
+
 // The compact strategy: adds `v` (a float32, the state type of every compact target) to a cell.
 template <class T, class A = Shared>
-WEFT_FUNC void compact_contribute(CompactCell* cell, const DetTarget* t, const u8* anchors, i64 slot, T v,
-                                  bool carrying) {
+WEFT_ALWAYS_INLINE void compact_contribute(CompactCell* cell, const DetTarget* t, const u8* anchors, i64 slot,
+                                           T v, bool carrying) {
     const u32 flag = special_flag(v);
     const Split<T> s = split(v);
-    if (flag)
+    if (flag) {
         A::flag(&cell->meta, flag);
-    else if (s.significand != 0)
-        compact_add<A>(cell, t, anchors, slot, Split<float>{s.negative, s.significand, s.position}, carrying);
+        return;
+    }
+    if (s.significand == 0) return;
+    const Split<float> f{s.negative, s.significand, s.position};
+#if !defined(__CUDACC__)
+    if (Same<A, Serial>::value) return compact_add_serial(cell, t, slot, f);
+#endif
+    compact_add<A>(cell, t, anchors, slot, f, carrying);
 }
 
 // Appends (slot, value bits) to a records target: in the region of the thread where the target
@@ -717,7 +759,7 @@ WEFT_COLD void append_record(i64 thread, DetTarget* t, i64 slot, u64 bits) {
 
 // Adds `v` (already negated for a subtraction, and in its state type) to slot `slot` of `t`.
 template <class T, class A = Shared>
-WEFT_FUNC void det_add_to_slot(Ctx& ctx, DetTarget* t, i64 slot, T v) {
+WEFT_ALWAYS_INLINE void det_add_to_slot(Ctx& ctx, DetTarget* t, i64 slot, T v) {
     // Compact: float32 state only (the runtime never gives float64 targets cells, and their
     // kernels need no compact code).
     if (sizeof(T) == 4 && t->cells) {
@@ -748,7 +790,7 @@ WEFT_FUNC void det_add_to_slot(Ctx& ctx, DetTarget* t, i64 slot, T v) {
 
 // det_add as the launch's threads update state (Shared or Serial).
 template <class A, class T>
-WEFT_FUNC void det_add_as(Ctx& ctx, DetTarget* t, const T* p, T v) {
+WEFT_ALWAYS_INLINE void det_add_as(Ctx& ctx, DetTarget* t, const T* p, T v) {
     // The cells' and anchors' addresses are read before the slot is found, so that their loads
     // overlap the loads the slot waits for instead of following them: the anchor's load waits
     // for both.
@@ -764,7 +806,7 @@ WEFT_FUNC void det_add_as(Ctx& ctx, DetTarget* t, const T* p, T v) {
 
 // Adds `v` (already negated for a subtraction) to the slot of element `p` of target `t`.
 template <class T>
-WEFT_FUNC void det_add(Ctx& ctx, DetTarget* t, const T* p, T v) {
+WEFT_ALWAYS_INLINE void det_add(Ctx& ctx, DetTarget* t, const T* p, T v) {
 #if !defined(__CUDACC__)
     if (ctx.serial) return det_add_as<Serial>(ctx, t, p, v);
 #endif
@@ -845,35 +887,35 @@ struct DetFamily;
 template <>
 struct DetFamily<OpAdd> {
     template <class T>
-    WEFT_FUNC void apply(Ctx& ctx, DetTarget* t, T* p, T v) {
+    WEFT_ALWAYS_INLINE void apply(Ctx& ctx, DetTarget* t, T* p, T v) {
         det_add(ctx, t, p, v);
     }
 };
 template <>
 struct DetFamily<OpSub> {
     template <class T>
-    WEFT_FUNC void apply(Ctx& ctx, DetTarget* t, T* p, T v) {
+    WEFT_ALWAYS_INLINE void apply(Ctx& ctx, DetTarget* t, T* p, T v) {
         det_add(ctx, t, p, static_cast<T>(-v));
     }
 };
 template <>
 struct DetFamily<OpMin> {
     template <class T>
-    WEFT_FUNC void apply(Ctx& ctx, DetTarget* t, T* p, T v) {
+    WEFT_ALWAYS_INLINE void apply(Ctx& ctx, DetTarget* t, T* p, T v) {
         det_minmax(ctx, t, p, v, false);
     }
 };
 template <>
 struct DetFamily<OpMax> {
     template <class T>
-    WEFT_FUNC void apply(Ctx& ctx, DetTarget* t, T* p, T v) {
+    WEFT_ALWAYS_INLINE void apply(Ctx& ctx, DetTarget* t, T* p, T v) {
         det_minmax(ctx, t, p, v, true);
     }
 };
 
 // The deterministic form of atomic_<op>(p, v) on an element of a target array.
 template <class Op, class T>
-WEFT_FUNC void accumulate(Ctx& ctx, DetTarget* t, T* p, T v) {
+WEFT_ALWAYS_INLINE void accumulate(Ctx& ctx, DetTarget* t, T* p, T v) {
     DetFamily<Op>::apply(ctx, t, p, v);
 }
 

@@ -5,10 +5,14 @@
 #if defined(__CUDACC__)
 #define WEFT_FUNC static __device__ __forceinline__
 #define WEFT_KERNEL WEFT_FUNC
+#define WEFT_ALWAYS_INLINE WEFT_FUNC
 #else
 #define WEFT_FUNC static inline
 // A kernel's body is inlined into its chunk loop, so the thread's context stays in registers.
 #define WEFT_KERNEL static inline __attribute__((always_inline))
+// Small steps of every access and accumulation, inlined even into kernels so large that the
+// compiler would otherwise call them (a call per access, and the arguments through memory).
+#define WEFT_ALWAYS_INLINE static inline __attribute__((always_inline))
 // A launch's threads are unordered (as on a GPU), so the loop over a chunk of them has no
 // dependence between iterations that the compiler must keep: it may vectorize across threads.
 #if defined(__clang__)
@@ -76,7 +80,7 @@ WEFT_FUNC i64 wrap(I index, i64 extent) {
 
 // The element at already-wrapped indices.
 template <class T, int N, class... I>
-WEFT_FUNC T* addr(const Array<T, N>& a, I... index) {
+WEFT_ALWAYS_INLINE T* addr(const Array<T, N>& a, I... index) {
     const i64 idx[] = {static_cast<i64>(index)...};
     i64 offset = 0;
     for (int d = 0; d < N; ++d) offset += idx[d] * a.strides[d];
@@ -85,7 +89,7 @@ WEFT_FUNC T* addr(const Array<T, N>& a, I... index) {
 // Component `c` of the composite element at already-wrapped indices (docs/design/0015: an
 // element is its components packed, T being the component's type).
 template <class T, int N, class... I>
-WEFT_FUNC T* addr_component(const Array<T, N>& a, i32 c, I... index) {
+WEFT_ALWAYS_INLINE T* addr_component(const Array<T, N>& a, i32 c, I... index) {
     return addr(a, index...) + c;
 }
 
@@ -94,7 +98,7 @@ WEFT_FUNC T* addr_component(const Array<T, N>& a, i32 c, I... index) {
 // checked, so an index below -extent is still out of bounds; the fault reports the index as the
 // kernel computed it.
 template <unsigned Wrap, class T, int N, class... I>
-WEFT_FUNC T* checked(Ctx& ctx, i32 site, const Array<T, N>& a, i32 c, I... index) {
+WEFT_ALWAYS_INLINE T* checked(Ctx& ctx, i32 site, const Array<T, N>& a, i32 c, I... index) {
     const i64 idx[] = {static_cast<i64>(index)...};
     i64 offset = 0;
     for (int d = 0; d < N; ++d) {
