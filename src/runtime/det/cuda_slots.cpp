@@ -12,8 +12,7 @@
 #include <string>
 #include <vector>
 
-#include "codegen/generated.hpp"
-#include "device/abi.h"
+#include "device/library_abi.h"
 #include "runtime/cuda/context.hpp"
 #include "runtime/cuda/cuda_graph.hpp"
 #include "runtime/cuda/cuda_module.hpp"
@@ -30,39 +29,8 @@ namespace cu = runtime::cuda;
 
 namespace {
 
-constexpr int kCountersPerPublish = 8;
-struct CounterChunk {
-    wf::SlotCounter counters[kCountersPerPublish];
-};
-
-const char* const kKernels = R"(
-constexpr int kCountersPerPublish = 8;
-struct CounterChunk {
-    wf::SlotCounter counters[kCountersPerPublish];
-};
-
-// Publishes the launch's state and zeroes its per-launch words (the status, the total, the count
-// of finished blocks, the chained scan's words), so that a launch needs no memset node.
-extern "C" __global__ void slots_publish(wf::SlotLaunch* launch, wf::SlotLaunch value, wf::SlotCounter* counters,
-                                         int count, CounterChunk chunk, unsigned long long* zeroed,
-                                         long long zeroed_words) {
-    const long long stride = static_cast<long long>(gridDim.x) * blockDim.x;
-    for (long long i = static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x; i < zeroed_words; i += stride)
-        zeroed[i] = 0;
-    if (blockIdx.x != 0 || threadIdx.x != 0) return;
-    *launch = value;
-    for (int i = 0; i < count; ++i) counters[i] = chunk.counters[i];
-}
-
-// Launched cooperatively into a capture of its own, to learn whether captures take such launches.
-extern "C" __global__ void slots_probe() {}
-)";
-
-// Built once: a launch looks its kernels up several times, and the prelude is some 60 KB.
-const std::string& library_source() {
-    static const std::string source = codegen::prelude() + kKernels;
-    return source;
-}
+using wf::kernels::slots::CounterChunk;
+using wf::kernels::slots::kCountersPerPublish;
 
 using Memory = std::shared_ptr<detail::Allocation>;
 
@@ -76,7 +44,7 @@ bool cooperative_launches_capture(int ordinal) {
     for (const auto& [device, works] : known)
         if (device == ordinal) return works;
     const cu::UnsafeCallsAllowed unsafe;
-    const cu::CUfunction f = cu::library_function(ordinal, "slots", library_source(), "slots_probe");
+    const cu::CUfunction f = cu::library_function(ordinal, cu::LibraryModule::Slots, "slots_probe");
     const cu::Driver& d = cu::require_driver();
     bool works = false;
     cu::CUstream side = nullptr;
@@ -307,7 +275,7 @@ private:
     }
 
     void run(const char* name, void** params, long long blocks) const {
-        cu::launch_library_kernel(ordinal_, "slots", library_source(), name, static_cast<unsigned>(blocks),
+        cu::launch_library_kernel(ordinal_, cu::LibraryModule::Slots, name, static_cast<unsigned>(blocks),
                                   256, params, site_.kernel + " (slot allocation " + name + ")");
     }
 
