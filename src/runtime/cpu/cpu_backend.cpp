@@ -10,6 +10,7 @@
 #include "runtime/cpu/cpu_module.hpp"
 #include "runtime/det/cpu_accumulation.hpp"
 #include "runtime/det/cpu_slots.hpp"
+#include "runtime/graph_capture.hpp"
 #include "runtime/memory.hpp"
 #include "weft/error.hpp"
 
@@ -82,6 +83,11 @@ public:
     }
     DeviceInfo info() const override {
         return {"cpu", 0, 0, static_cast<int>(std::thread::hardware_concurrency()), 0};
+    }
+    // A CPU graph is the runtime's operations, recorded while a capture is open.
+    bool capturing() const override { return active_capture(Device::cpu()) != nullptr; }
+    std::unique_ptr<CaptureRecorder> begin_capture(Capture& capture) const override {
+        return record_operations(capture);
     }
 };
 

@@ -12,8 +12,10 @@
 #include "runtime/cuda/device_link.hpp"
 #include "runtime/cuda/device_sources.hpp"
 #include "runtime/cuda/nvrtc.hpp"
+#include "runtime/cuda/stream_handles.hpp"
 #include "runtime/files.hpp"
 #include "weft/error.hpp"
+#include "weft/stream.hpp"
 
 namespace weft::runtime::cuda {
 
@@ -278,6 +280,43 @@ void StreamCapture::conditional(bool loop, const void* element, const std::funct
     CUgraph ended = nullptr;
     check(d.cuStreamEndCapture(s, &ended), "ending a conditional body's capture");
     resume();
+}
+
+namespace {
+
+class StreamGraph final : public GraphReplay {
+public:
+    explicit StreamGraph(std::unique_ptr<CudaGraph> graph) : graph_(std::move(graph)) {}
+    void launch(const Stream& stream) const override { graph_->launch(*stream.handle()->state); }
+
+private:
+    std::unique_ptr<CudaGraph> graph_;
+};
+
+class StreamRecorder final : public CaptureRecorder {
+public:
+    explicit StreamRecorder(std::shared_ptr<StreamState> stream) : capture_(std::move(stream)) {}
+    std::unique_ptr<GraphReplay> end(Capture&) override {
+        return std::make_unique<StreamGraph>(capture_.end());
+    }
+    StreamCapture& capture() { return capture_; }
+
+private:
+    StreamCapture capture_;
+};
+
+}  // namespace
+
+std::unique_ptr<CaptureRecorder> capture_stream(std::shared_ptr<StreamState> stream, Capture& capture) {
+    const StreamState* state = stream.get();
+    auto recorder = std::make_unique<StreamRecorder>(stream);
+    capture.stream = state;
+    capture.keep.push_back(std::move(stream));
+    StreamCapture* cuda = &recorder->capture();
+    capture.conditional = [cuda](bool loop, const void* element, const std::function<void()>& body) {
+        cuda->conditional(loop, element, body);
+    };
+    return recorder;
 }
 
 }  // namespace weft::runtime::cuda
