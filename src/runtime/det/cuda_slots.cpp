@@ -34,6 +34,34 @@ using wf::kernels::slots::kCountersPerPublish;
 
 using Memory = std::shared_ptr<detail::Allocation>;
 
+// The key of a launch's status word: launches whose failures would read alike share one word.
+// Made of what the messages are made of (the site, the counters, the reservations planned, the
+// other arrays the launch writes), not of the messages, which are built only when one is raised:
+// the key is made at every launch. (Names are identifiers: a newline separates them unambiguously.)
+std::string status_key(const SlotPlan& plan, const LaunchSite& site) {
+    std::string key = "slots\n";
+    key += site.kernel;
+    key += '\n';
+    key += site.file;
+    key += ':';
+    key += std::to_string(site.line);
+    key += '\n';
+    key += std::to_string(plan.per_thread);
+    key += plan.dynamic ? " dynamic" : " fixed";
+    for (const std::string& name : plan.names) {
+        key += '\n';
+        key += name;
+    }
+    // late_failure_note's part: none without written arrays, else those the counters are not.
+    key += site.written.empty() ? "\n-" : "\n+";
+    for (const std::string& name : site.written)
+        if (std::find(plan.names.begin(), plan.names.end(), name) == plan.names.end()) {
+            key += '\n';
+            key += name;
+        }
+    return key;
+}
+
 // Whether a capture records a cooperative launch (the fused entry's) as a node that runs: tried
 // once per device on a private stream's capture, where a refusal invalidates only that capture,
 // then instantiated and run. Asked only while the caller's stream is capturing.
@@ -229,16 +257,15 @@ private:
     cu::StatusTicket status_word() const {
         const SlotPlan& plan = plan_;
         const LaunchSite& site = site_;
-        std::string key = "slots\n" + site.kernel + "\n" + site.file + ":" + std::to_string(site.line) +
-                          "\n" + slots_overflow_message(plan) + late_failure_note(site, plan.names);
-        return cu::status_word(cu::current_stream(ordinal_), key, [plan, site](uint64_t bits) {
-            if (bits & wf::kSlotsOverflow)
-                throw Error(slots_overflow_message(plan), site.kernel, site.file, site.line);
-            if (bits & wf::kSlotsTooMany)
-                throw Error(slots_too_many_message(plan), site.kernel, site.file, site.line);
-            throw Error(slots_divergence_message(plan) + late_failure_note(site, plan.names), site.kernel,
-                        site.file, site.line);
-        });
+        return cu::status_word(
+            cu::current_stream(ordinal_), status_key(plan, site), [plan, site](uint64_t bits) {
+                if (bits & wf::kSlotsOverflow)
+                    throw Error(slots_overflow_message(plan), site.kernel, site.file, site.line);
+                if (bits & wf::kSlotsTooMany)
+                    throw Error(slots_too_many_message(plan), site.kernel, site.file, site.line);
+                throw Error(slots_divergence_message(plan) + late_failure_note(site, plan.names), site.kernel,
+                            site.file, site.line);
+            });
     }
 
     // The publish kernels: the launch's state and counters, and `zeroed_words` words zeroed.
