@@ -209,7 +209,6 @@ void issue(const KernelState& kernel, const Dim& dim, const std::vector<LaunchAr
     request.grid.ndim = dim.ndim;
     for (int d = 0; d < 4; ++d) request.grid.dims[d] = dim.dims[d];
     request.site = {kernel.body->name, dim.loc.file, dim.loc.line, checked.threads};
-    request.captured = runtime::capturing(checked.target);
     runtime::KernelLaunch launch(std::move(request));
     runtime::run(launch);  // plan, prepare, (count, assign,) execute, resolve
 }
