@@ -194,7 +194,7 @@ void issue(const KernelState& kernel, const Dim& dim, const std::vector<LaunchAr
         for (const LaunchArg& a : args)
             if (const auto* arr = std::get_if<AnyArray>(&a))
                 capture->keep.push_back(std::make_shared<AnyArray>(*arr));
-        if (checked.target.is_cpu()) {
+        if (capture->records_operations) {
             capture->bodies.back().push_back([p = PreparedLaunch{kernel, dim, args, checked}] { issue(p); });
             return;
         }
@@ -209,7 +209,6 @@ void issue(const KernelState& kernel, const Dim& dim, const std::vector<LaunchAr
     request.grid.ndim = dim.ndim;
     for (int d = 0; d < 4; ++d) request.grid.dims[d] = dim.dims[d];
     request.site = {kernel.body->name, dim.loc.file, dim.loc.line, checked.threads};
-    request.captured = !checked.target.is_cpu() && runtime::capturing(checked.target);
     runtime::KernelLaunch launch(std::move(request));
     runtime::run(launch);  // plan, prepare, (count, assign,) execute, resolve
 }

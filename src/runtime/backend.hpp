@@ -29,6 +29,8 @@ struct EventHandle;
 namespace weft::runtime {
 
 class DeviceModule;
+struct Capture;
+class CaptureRecorder;
 
 namespace det {
 struct TargetPlan;
@@ -87,6 +89,13 @@ public:
     // An event (throws weft::Error on the CPU, where there is nothing to order or time).
     virtual std::shared_ptr<detail::EventHandle> create_event() const = 0;
     virtual DeviceInfo info() const = 0;
+
+    // Graphs (runtime/graph_capture.hpp). Whether work queued now on the current stream is being
+    // captured (by weft::ScopedCapture; on a GPU also by any CUDA stream capture).
+    virtual bool capturing() const = 0;
+    // Begins capturing the current stream's work into `capture` (weft::ScopedCapture), setting how
+    // it records conditional bodies; the recorder ends it with the graph, which replays it.
+    virtual std::unique_ptr<CaptureRecorder> begin_capture(Capture& capture) const = 0;
 };
 
 // The backend of `device`.

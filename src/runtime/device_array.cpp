@@ -18,12 +18,6 @@ namespace {
     throw Error(message, "", s.file_name(), s.line());
 }
 
-// The CPU graph capture in progress on this thread that records work on `device`, if any (a GPU
-// capture records its stream's work itself).
-runtime::Capture* cpu_capture(Device device) {
-    return device.is_cpu() ? runtime::active_capture(device) : nullptr;
-}
-
 // Shape's fields are public, so its ndim may be anything: only 1 to 4 are shapes.
 bool valid_ndim(int ndim) {
     return ndim >= 1 && ndim <= 4;
@@ -361,7 +355,7 @@ AnyArray AnyArray::grad(std::source_location s) const {
 
 void AnyArray::zero_() {
     if (!valid()) return;
-    if (runtime::Capture* capture = cpu_capture(device_)) {
+    if (runtime::Capture* capture = runtime::recording_capture(device_)) {  // recorded, run at replay
         capture->bodies.back().push_back([array = *this]() mutable { array.zero_(); });
         return;
     }
@@ -422,9 +416,12 @@ void copy(const AnyArray& dst, const AnyArray& src, std::source_location s) {
                              " vs " + element_text(src.dtype(), src.components()) + " " +
                              shape_text(src.shape()) + "); copy between arrays of one type and shape");
     const size_t bytes = static_cast<size_t>(src.size()) * src.element_bytes();
-    if (runtime::Capture* capture =
-            cpu_capture(dst.device()) ? cpu_capture(dst.device()) : cpu_capture(src.device())) {
-        if (!src.device().is_cpu() || !dst.device().is_cpu())
+    // A capture that records operations (the CPU's) records the copy; a GPU capture records the
+    // copy its stream queues.
+    runtime::Capture* capture = runtime::recording_capture(dst.device());
+    if (!capture) capture = runtime::recording_capture(src.device());
+    if (capture) {
+        if (src.device() != capture->device || dst.device() != capture->device)
             located_error(s, "copy: a CPU graph capture cannot record a copy between " + src.device().name() +
                                  " and " + dst.device().name() + "; copy before the capture begins");
         capture->bodies.back().push_back([dst, src, s] { copy(dst, src, s); });

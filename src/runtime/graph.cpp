@@ -1,12 +1,13 @@
-// weft::Graph, ScopedCapture, capture_while and capture_if: a CUDA graph on a GPU, recorded
-// operations on the CPU (runtime/graph_capture.hpp keeps the captures in progress).
+// weft::Graph, ScopedCapture, capture_while and capture_if: the device's backend begins, records
+// and ends a capture and replays its graph (a CUDA graph on a GPU, recorded operations on the
+// CPU); runtime/graph_capture.hpp keeps the captures in progress.
 #include "weft/graph.hpp"
 
 #include <cstdint>
 #include <exception>
 #include <string>
 
-#include "runtime/cuda/cuda_graph.hpp"
+#include "runtime/backend.hpp"
 #include "runtime/cuda/stream_handles.hpp"
 #include "runtime/graph_capture.hpp"
 #include "weft/error.hpp"
@@ -17,23 +18,19 @@ namespace weft::detail {
 struct GraphState {
     Device device = Device::cpu();
     std::vector<std::shared_ptr<const void>> keep;
-    std::vector<runtime::GraphOp> ops;  // CPU
     // Destroyed before what it uses (members are destroyed in reverse order).
-    std::unique_ptr<runtime::cuda::CudaGraph> cuda;
+    std::unique_ptr<runtime::GraphReplay> replay;
 };
 
 struct CaptureState {
     runtime::Capture capture;
-    std::shared_ptr<runtime::cuda::StreamState> stream;  // GPU
-    std::unique_ptr<runtime::cuda::StreamCapture> cuda;  // GPU
+    std::unique_ptr<runtime::CaptureRecorder> recorder;
     Loc loc;
 };
 
 }  // namespace weft::detail
 
 namespace weft {
-
-namespace cu = runtime::cuda;
 
 namespace {
 
@@ -52,11 +49,6 @@ std::string handled_exception_text() {
 
 [[noreturn]] void fail(const std::source_location& s, const std::string& message) {
     throw Error(message, "", s.file_name(), s.line());
-}
-
-// Runs recorded CPU operations in order.
-void run_ops(const std::vector<runtime::GraphOp>& ops) {
-    for (const runtime::GraphOp& op : ops) op();
 }
 
 int32_t read_condition(const AnyArray& condition) {
@@ -89,36 +81,17 @@ void conditional(bool loop, const AnyArray& condition, const std::function<void(
         return;
     }
     capture->keep.push_back(std::make_shared<AnyArray>(condition));
-    if (!device.is_cpu()) {
-        const auto current = cu::current_stream(device.ordinal());
-        if (current.get() != capture->stream)
-            fail(s, std::string(what) + ": the current stream of " + device.name() +
-                        " is not the one being captured; call it where the capture began");
-        try {
-            capture->conditional(loop, condition.data(), body);
-        } catch (...) {
-            capture->failed = handled_exception_text();
-            throw;
-        }
-        return;
-    }
-    capture->bodies.emplace_back();
+    // The stream being captured (none on the CPU, whose current stream is null too).
+    const auto current = runtime::backend(device).current_stream();
+    if ((current ? current->state.get() : nullptr) != capture->stream)
+        fail(s, std::string(what) + ": the current stream of " + device.name() +
+                    " is not the one being captured; call it where the capture began");
     try {
-        body();
+        capture->conditional(loop, condition.data(), body);
     } catch (...) {  // any exception: the body is half recorded, whatever its type
-        capture->bodies.pop_back();
         capture->failed = handled_exception_text();
         throw;
     }
-    std::vector<runtime::GraphOp> ops = std::move(capture->bodies.back());
-    capture->bodies.pop_back();
-    const auto* element = static_cast<const int32_t*>(condition.data());
-    capture->bodies.back().push_back([loop, element, ops = std::move(ops)] {
-        if (loop)
-            while (*element != 0) run_ops(ops);
-        else if (*element != 0)
-            run_ops(ops);
-    });
 }
 
 }  // namespace
@@ -145,8 +118,7 @@ void Graph::launch(const Stream& stream) const {
             "Graph::launch while a weft::Tape records on this thread: the tape cannot see a graph's "
             "launches, so its backward would miss them; stop() the tape first, or make the launches "
             "directly (weft::launch, RecordedLaunch::launch) while it records");
-    if (state_->device.is_cpu()) return run_ops(state_->ops);
-    state_->cuda->launch(*stream.handle()->state);
+    state_->replay->launch(stream);
 }
 
 ScopedCapture::ScopedCapture(Device device, std::source_location s)
@@ -156,18 +128,7 @@ ScopedCapture::ScopedCapture(Device device, std::source_location s)
     if (runtime::active_capture(device))
         fail(s, "ScopedCapture: a capture of " + device.name() +
                     " is already in progress on this thread; end it first (captures do not nest)");
-    if (!device.is_cpu()) {
-        state_->stream = cu::current_stream(device.ordinal());
-        state_->cuda = std::make_unique<cu::StreamCapture>(state_->stream);
-        state_->capture.stream = state_->stream.get();
-        // Its kernels write the stream's status area, which the graph keeps.
-        state_->capture.keep.push_back(state_->stream);
-        cu::StreamCapture* cuda = state_->cuda.get();
-        state_->capture.conditional = [cuda](bool loop, const void* element,
-                                             const std::function<void()>& body) {
-            cuda->conditional(loop, element, body);
-        };
-    }
+    state_->recorder = runtime::backend(device).begin_capture(state_->capture);
     runtime::push_capture(state_->capture);
 }
 
@@ -187,9 +148,8 @@ Graph ScopedCapture::end() {
             "", capture->loc.file, capture->loc.line);
     auto graph = std::make_shared<detail::GraphState>();
     graph->device = capture->capture.device;
-    if (capture->cuda) graph->cuda = capture->cuda->end();
+    graph->replay = capture->recorder->end(capture->capture);
     graph->keep = std::move(capture->capture.keep);
-    graph->ops = std::move(capture->capture.bodies.front());
     return Graph(std::move(graph));
 }
 

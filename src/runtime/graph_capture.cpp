@@ -2,8 +2,9 @@
 #include "runtime/graph_capture.hpp"
 
 #include <algorithm>
+#include <cstdint>
 
-#include "runtime/cuda/context.hpp"
+#include "runtime/backend.hpp"
 #include "weft/error.hpp"
 
 namespace weft::runtime {
@@ -12,7 +13,52 @@ namespace {
 
 thread_local std::vector<Capture*> captures;  // innermost last
 
+void run_ops(const std::vector<GraphOp>& ops) {
+    for (const GraphOp& op : ops) op();
+}
+
+class RecordedGraph final : public GraphReplay {
+public:
+    explicit RecordedGraph(std::vector<GraphOp> ops) : ops_(std::move(ops)) {}
+    void launch(const Stream&) const override { run_ops(ops_); }
+
+private:
+    std::vector<GraphOp> ops_;
+};
+
+class OperationRecorder final : public CaptureRecorder {
+public:
+    std::unique_ptr<GraphReplay> end(Capture& capture) override {
+        return std::make_unique<RecordedGraph>(std::move(capture.bodies.front()));
+    }
+};
+
 }  // namespace
+
+std::unique_ptr<CaptureRecorder> record_operations(Capture& capture) {
+    capture.records_operations = true;
+    // A conditional body is recorded as a body of its own, then added as one operation that
+    // runs it while (or if) the element is nonzero at replay.
+    capture.conditional = [&capture](bool loop, const void* element, const std::function<void()>& body) {
+        capture.bodies.emplace_back();
+        try {
+            body();
+        } catch (...) {  // any exception: the body is half recorded, whatever its type
+            capture.bodies.pop_back();
+            throw;
+        }
+        std::vector<GraphOp> ops = std::move(capture.bodies.back());
+        capture.bodies.pop_back();
+        const auto* flag = static_cast<const int32_t*>(element);
+        capture.bodies.back().push_back([loop, flag, ops = std::move(ops)] {
+            if (loop)
+                while (*flag != 0) run_ops(ops);
+            else if (*flag != 0)
+                run_ops(ops);
+        });
+    };
+    return std::make_unique<OperationRecorder>();
+}
 
 Capture* active_capture(Device device) {
     for (auto it = captures.rbegin(); it != captures.rend(); ++it)
@@ -29,9 +75,13 @@ void pop_capture(Capture& capture) noexcept {
     if (it != captures.end()) captures.erase(it);
 }
 
+Capture* recording_capture(Device device) {
+    Capture* capture = active_capture(device);
+    return capture && capture->records_operations ? capture : nullptr;
+}
+
 bool capturing(Device device) {
-    if (device.is_cpu()) return active_capture(device) != nullptr;
-    return cuda::capturing(*cuda::current_stream(device.ordinal()));
+    return backend(device).capturing();
 }
 
 void refuse_in_capture(Device device, const std::string& what) {

@@ -53,17 +53,23 @@ bool KernelLaunch::stream_ordered(Step step) const {
         case Step::Plan: return !(undo_ && options.deterministic_debug);
         case Step::Prepare: return true;
         case Step::Count:
-        case Step::Execute: return request_.captured || !kernel_checked;  // captured: checked at replay
+        case Step::Execute: return !kernel_checked;
         case Step::Assign: return true;
         case Step::Resolve: return !(deterministic_ && options.deterministic_debug);
     }
     return false;
 }
 
+bool KernelLaunch::captured() const {
+    if (!captured_) captured_ = request_.backend->capturing();
+    return *captured_;
+}
+
 void KernelLaunch::check_capturable() const {
-    if (!request_.captured) return;
     for (Step step : steps()) {
-        if (stream_ordered(step)) continue;
+        // A captured launch's kernels are checked at replay: their steps only queue work then.
+        if (stream_ordered(step) || step == Step::Count || step == Step::Execute) continue;
+        if (!captured()) return;  // a launch run directly may wait for the device
         const std::string why =
             "runs with the option deterministic_debug, which checks each deterministic launch "
             "on the host (it waits for the GPU). Capture it without that option";
@@ -152,8 +158,7 @@ void KernelLaunch::plan() {
     const bool may_diverge = slot_plan_ && kernel.slots.reservations_may_diverge;
     const bool diverges_late = may_diverge && !found_at_launch;
     // (A captured launch is never undone: its failures are found in replays.)
-    undo_ =
-        !request_.captured && (options.bounds_check || (found_at_launch && (may_overflow || may_diverge)));
+    undo_ = (options.bounds_check || (found_at_launch && (may_overflow || may_diverge))) && !captured();
     if (undo_) {
         // A broadcast view is copied once per element it reaches, not once per index.
         for (size_t i = 0; i < args.size(); ++i) {

@@ -44,9 +44,6 @@ struct LaunchRequest {
     const std::vector<std::string>* param_names = nullptr;
     LaunchGrid grid;
     det::LaunchSite site;
-    // The launch is being captured into a graph (runtime/graph_capture.hpp): it only queues
-    // work, is never undone from a snapshot (a replay cannot be), and must be stream-ordered.
-    bool captured = false;
 };
 
 class KernelLaunch {
@@ -62,7 +59,9 @@ public:
     // Whether `step` only queues work in stream order (nothing read back on the host, no
     // synchronization), so that a graph capture records it as it runs; known once the plan step
     // has run. Failures of such work are left in the stream's status area and reported at its
-    // next synchronization. (On the CPU every step runs to its end as it is queued.)
+    // next synchronization. (On the CPU every step runs to its end as it is queued.) This is the
+    // launch run directly: captured, the count and execute steps of a checked launch only queue
+    // work too (the kernel is checked at replay), which check_capturable() allows.
     bool stream_ordered(Step step) const;
     void run(Step step);
     // For a captured launch, after the plan step: throws the weft::Error naming the kernel and
@@ -78,6 +77,12 @@ private:
     void prepare();
     void resolve();
     std::vector<std::string> written_names() const;
+    // Whether the launch is being captured into a graph (runtime/graph_capture.hpp): it only
+    // queues work, is never undone from a snapshot (a replay cannot be), and must be
+    // stream-ordered. Asked of the backend the first time it matters, which is only for a checked
+    // launch (bounds_check, debug, deterministic_debug): on a GPU the question is a driver call,
+    // which a plain launch then does not make.
+    bool captured() const;
 
     LaunchRequest request_;
     std::array<Step, 6> steps_{};
@@ -95,8 +100,9 @@ private:
     std::optional<det::AtomicTargetLocks> atomic_locks_;
     bool exclusive_atomics_ = false;  // no other launch updates the plain atomics' targets meanwhile
     bool undo_ = false;
-    bool deterministic_ = false;  // it has deterministic targets or allocates slots
-    bool fused_ = false;          // the counting step ran both slot passes as one kernel
+    bool deterministic_ = false;            // it has deterministic targets or allocates slots
+    bool fused_ = false;                    // the counting step ran both slot passes as one kernel
+    mutable std::optional<bool> captured_;  // captured(), once asked
     // A copy of the arrays the launch may write, put back if it fails (docs/design/0006).
     std::vector<std::pair<AnyArray, AnyArray>> snapshot_;
 

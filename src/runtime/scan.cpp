@@ -24,9 +24,9 @@ void array_scan(const AnyArray& in, const AnyArray& out, bool inclusive) {
     if (in.device() != out.device())
         throw Error("array_scan: input is on " + in.device().name() + " but output is on " +
                     out.device().name());
-    // Inside a CPU graph capture the scan is recorded, and runs at each replay (a GPU capture
-    // records its kernels).
-    if (runtime::Capture* capture = in.device().is_cpu() ? runtime::active_capture(in.device()) : nullptr) {
+    // Inside a capture that records operations (the CPU's) the scan is recorded, and runs at each
+    // replay (a GPU capture records its kernels).
+    if (runtime::Capture* capture = runtime::recording_capture(in.device())) {
         capture->bodies.back().push_back([in, out, inclusive] { array_scan(in, out, inclusive); });
         return;
     }

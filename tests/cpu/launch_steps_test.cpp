@@ -4,7 +4,15 @@
 
 #include <gtest/gtest.h>
 
+#include <string>
 #include <vector>
+
+#include "codegen/generated.hpp"
+#include "runtime/det/accumulation.hpp"
+#include "runtime/det/slots.hpp"
+#include "runtime/device_module.hpp"
+#include "runtime/graph_capture.hpp"
+#include "weft/error.hpp"
 
 namespace {
 
@@ -37,6 +45,55 @@ struct Request {
         r.site = {"k", "launch_steps_test.cpp", 1, 4};
         return r;
     }
+};
+
+// A GPU's backend whose stream is or is not being captured, as the test says, and which counts
+// how often a launch asks (on a GPU the question is a driver call). Nothing else is used.
+class CaptureBackend final : public weft::runtime::Backend {
+public:
+    explicit CaptureBackend(bool capturing) : capturing_(capturing) {}
+    mutable int asked = 0;
+
+    bool capturing() const override {
+        ++asked;
+        return capturing_;
+    }
+    bool finds_failures_at_launch() const override { return false; }
+
+    [[noreturn]] static void unused() { throw std::logic_error("CaptureBackend: not used by the plan step"); }
+    void allocate(weft::detail::Allocation&) const override { unused(); }
+    void release(weft::detail::Allocation&) const noexcept override {}
+    void zero(void*, size_t) const override { unused(); }
+    void copy_from_host(void*, const void*, size_t) const override { unused(); }
+    void copy_to_host(void*, const void*, size_t) const override { unused(); }
+    void copy_within(void*, const void*, size_t) const override { unused(); }
+    bool host_addressable() const override { return false; }
+    weft::codegen::Dialect dialect() const override { return weft::codegen::Dialect::Cuda; }
+    std::shared_ptr<weft::runtime::DeviceModule> load_module(weft::codegen::Generated,
+                                                             const weft::plan::ProgramPlan&,
+                                                             const weft::Options&) const override {
+        unused();
+    }
+    std::unique_ptr<weft::runtime::det::Accumulation> accumulation(
+        std::vector<weft::runtime::det::TargetPlan>, const weft::runtime::det::LaunchSite&) const override {
+        unused();
+    }
+    std::unique_ptr<weft::runtime::det::SlotAllocation> slot_allocation(
+        weft::runtime::det::SlotPlan, const weft::runtime::det::LaunchSite&) const override {
+        unused();
+    }
+    void scan(weft::DType, const void*, void*, int64_t, bool) const override { unused(); }
+    void synchronize() const override { unused(); }
+    std::shared_ptr<weft::detail::StreamHandle> create_stream() const override { unused(); }
+    std::shared_ptr<weft::detail::StreamHandle> current_stream() const override { unused(); }
+    std::shared_ptr<weft::detail::EventHandle> create_event() const override { unused(); }
+    weft::DeviceInfo info() const override { unused(); }
+    std::unique_ptr<weft::runtime::CaptureRecorder> begin_capture(weft::runtime::Capture&) const override {
+        unused();
+    }
+
+private:
+    bool capturing_;
 };
 
 std::vector<Step> steps_of(const KernelLaunch& launch) {
@@ -92,6 +149,55 @@ TEST(LaunchSteps, OnAGpuSlotsOnSeveralCounterElementsAreStreamOrdered) {
     KernelLaunch launch(r.on(weft::Device::cuda(0)));
     launch.run(Step::Plan);
     for (Step s : launch.steps()) EXPECT_TRUE(launch.stream_ordered(s)) << weft::runtime::step_name(s);
+}
+
+// Whether a launch is captured changes only what a checked launch does, so a plain launch does
+// not ask (the empty-kernel launch's host time); a checked one asks once and acts on the answer.
+TEST(LaunchSteps, OnlyACheckedLaunchAsksWhetherItIsCaptured) {
+    Request r(false);
+    for (const bool capturing : {false, true}) {
+        CaptureBackend backend(capturing);
+        weft::runtime::LaunchRequest request = r.on(weft::Device::cuda(0));
+        request.backend = &backend;
+        KernelLaunch launch(request);
+        launch.run(Step::Plan);
+        launch.check_capturable();
+        EXPECT_EQ(backend.asked, 0) << "a plain launch, capturing " << capturing;
+    }
+    r.options.bounds_check = true;  // captured, the kernel is checked at replay: capturable
+    for (const bool capturing : {false, true}) {
+        CaptureBackend backend(capturing);
+        weft::runtime::LaunchRequest request = r.on(weft::Device::cuda(0));
+        request.backend = &backend;
+        KernelLaunch launch(request);
+        launch.run(Step::Plan);
+        EXPECT_NO_THROW(launch.check_capturable());
+        EXPECT_EQ(backend.asked, 1) << "a bounds-checked launch, capturing " << capturing;
+    }
+}
+
+TEST(LaunchSteps, ACapturedLaunchWithADebugResolveIsRefusedNamingTheStep) {
+    Request r(true);
+    r.options.deterministic_debug = true;
+    for (const bool capturing : {false, true}) {
+        CaptureBackend backend(capturing);
+        weft::runtime::LaunchRequest request = r.on(weft::Device::cuda(0));
+        request.backend = &backend;
+        KernelLaunch launch(request);
+        if (!capturing) {
+            EXPECT_NO_THROW(launch.check_capturable());
+            continue;
+        }
+        try {
+            launch.check_capturable();
+            ADD_FAILURE() << "a captured launch with a debug resolve was not refused";
+        } catch (const weft::Error& e) {
+            EXPECT_NE(e.message().find("its resolve step runs with the option deterministic_debug"),
+                      std::string::npos)
+                << e.message();
+            EXPECT_EQ(e.kernel(), "k");
+        }
+    }
 }
 
 TEST(LaunchSteps, OnTheCpuEveryStepRunsToItsEnd) {

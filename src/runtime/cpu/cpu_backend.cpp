@@ -11,6 +11,7 @@
 #include "runtime/cpu/worker_pool.hpp"
 #include "runtime/det/cpu_accumulation.hpp"
 #include "runtime/det/cpu_slots.hpp"
+#include "runtime/graph_capture.hpp"
 #include "runtime/memory.hpp"
 #include "weft/error.hpp"
 
@@ -87,6 +88,11 @@ public:
     }
     DeviceInfo info() const override {
         return {"cpu", 0, 0, static_cast<int>(std::thread::hardware_concurrency()), 0};
+    }
+    // A CPU graph is the runtime's operations, recorded while a capture is open.
+    bool capturing() const override { return active_capture(Device::cpu()) != nullptr; }
+    std::unique_ptr<CaptureRecorder> begin_capture(Capture& capture) const override {
+        return record_operations(capture);
     }
 };
 

@@ -43,7 +43,7 @@ public:
         // a stream-ordered allocation would become the graph's own node, freed inside it, and a
         // conditional body may hold none.
         const Capture* capture = active_capture(Device::cuda(ordinal_));
-        a.captured = capture && capture->stream == a.stream.get() && capturing(*a.stream);
+        a.captured = capture && capture->stream == a.stream.get() && cuda::capturing(*a.stream);
         CUresult r = 0;
         if (a.captured) {
             const UnsafeCallsAllowed unsafe;
@@ -148,6 +148,11 @@ public:
     DeviceInfo info() const override {
         const DeviceContext& c = context(ordinal_);
         return {c.name, c.cc_major, c.cc_minor, c.sm_count, c.total_memory};
+    }
+
+    bool capturing() const override { return cuda::capturing(*cuda::current_stream(ordinal_)); }
+    std::unique_ptr<CaptureRecorder> begin_capture(Capture& capture) const override {
+        return cuda::capture_stream(cuda::current_stream(ordinal_), capture);
     }
 
 private:

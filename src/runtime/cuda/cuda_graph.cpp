@@ -10,9 +10,12 @@
 #include "base/hash.hpp"
 #include "runtime/cache.hpp"
 #include "runtime/cuda/device_link.hpp"
+#include "runtime/cuda/device_sources.hpp"
 #include "runtime/cuda/nvrtc.hpp"
+#include "runtime/cuda/stream_handles.hpp"
 #include "runtime/files.hpp"
 #include "weft/error.hpp"
+#include "weft/stream.hpp"
 
 namespace weft::runtime::cuda {
 
@@ -85,14 +88,6 @@ const GraphDriver& graph_driver() {
     return g;
 }
 
-// Sets a conditional node's handle from an int32 in device memory: cudaGraphSetConditional is
-// a device runtime function, so the kernel is linked with libcudadevrt.a.
-const char* const kConditionSource = R"(
-extern "C" __global__ void weft_set_condition(unsigned long long handle, const int* element) {
-    cudaGraphSetConditional(handle, *element != 0 ? 1u : 0u);
-}
-)";
-
 CUfunction condition_kernel(int ordinal) {
     static std::mutex mutex;
     static std::map<int, CUmodule> loaded;
@@ -102,8 +97,9 @@ CUfunction condition_kernel(int ordinal) {
     const Driver& d = require_driver();
     if (!m) {
         const int arch = c.cc_major * 10 + c.cc_minor;
+        const std::string& source = library_source(LibraryModule::GraphCondition);
         const std::string key = base::Hasher()
-                                    .add(kConditionSource)
+                                    .add(source)
                                     .add(nvrtc_version())
                                     .add(static_cast<uint64_t>(arch))
                                     .add("linked with libcudadevrt")
@@ -112,9 +108,11 @@ CUfunction condition_kernel(int ordinal) {
         cached_build(
             "cuda-lib-graph-sm" + std::to_string(arch) + "-" + key + ".cubin",
             [&](const std::filesystem::path& out) {
-                append_to_file(out,
-                               link_with_device_runtime(
-                                   compile_cubin(kConditionSource, "weft_graph", arch, {"-rdc=true"}), arch));
+                append_to_file(
+                    out, link_with_device_runtime(
+                             compile_cubin(source, library_module_name(LibraryModule::GraphCondition), arch,
+                                           library_options(LibraryModule::GraphCondition)),
+                             arch));
             },
             [&](const std::filesystem::path&, const std::string& image, EntryLoad why) {
                 if (why == EntryLoad::Published) return;
@@ -282,6 +280,43 @@ void StreamCapture::conditional(bool loop, const void* element, const std::funct
     CUgraph ended = nullptr;
     check(d.cuStreamEndCapture(s, &ended), "ending a conditional body's capture");
     resume();
+}
+
+namespace {
+
+class StreamGraph final : public GraphReplay {
+public:
+    explicit StreamGraph(std::unique_ptr<CudaGraph> graph) : graph_(std::move(graph)) {}
+    void launch(const Stream& stream) const override { graph_->launch(*stream.handle()->state); }
+
+private:
+    std::unique_ptr<CudaGraph> graph_;
+};
+
+class StreamRecorder final : public CaptureRecorder {
+public:
+    explicit StreamRecorder(std::shared_ptr<StreamState> stream) : capture_(std::move(stream)) {}
+    std::unique_ptr<GraphReplay> end(Capture&) override {
+        return std::make_unique<StreamGraph>(capture_.end());
+    }
+    StreamCapture& capture() { return capture_; }
+
+private:
+    StreamCapture capture_;
+};
+
+}  // namespace
+
+std::unique_ptr<CaptureRecorder> capture_stream(std::shared_ptr<StreamState> stream, Capture& capture) {
+    const StreamState* state = stream.get();
+    auto recorder = std::make_unique<StreamRecorder>(stream);
+    capture.stream = state;
+    capture.keep.push_back(std::move(stream));
+    StreamCapture* cuda = &recorder->capture();
+    capture.conditional = [cuda](bool loop, const void* element, const std::function<void()>& body) {
+        cuda->conditional(loop, element, body);
+    };
+    return recorder;
 }
 
 }  // namespace weft::runtime::cuda

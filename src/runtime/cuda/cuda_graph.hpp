@@ -6,6 +6,7 @@
 #include <memory>
 
 #include "runtime/cuda/context.hpp"
+#include "runtime/graph_capture.hpp"
 
 namespace weft::runtime::cuda {
 
@@ -58,5 +59,10 @@ private:
     CUgraph graph_ = nullptr;  // known once the capture was paused for a conditional body
     bool open_ = true;
 };
+
+// Begins capturing `stream` (the current one) into `capture` (weft::ScopedCapture): the graph
+// keeps the stream, whose status area its kernels write; conditional bodies become conditional
+// nodes. The recorder's graph replays on a stream of the same GPU.
+std::unique_ptr<CaptureRecorder> capture_stream(std::shared_ptr<StreamState> stream, Capture& capture);
 
 }  // namespace weft::runtime::cuda

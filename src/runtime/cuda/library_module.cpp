@@ -14,23 +14,24 @@
 
 namespace weft::runtime::cuda {
 
-CUfunction library_function(int ordinal, const std::string& module, const std::string& source,
-                            const std::string& name) {
+CUfunction library_function(int ordinal, LibraryModule module, const std::string& name) {
     static std::mutex mutex;
-    static std::map<std::pair<int, std::string>, CUmodule> loaded;
+    static std::map<std::pair<int, LibraryModule>, CUmodule> loaded;
     const DeviceContext& c = context(ordinal);
     std::lock_guard lock(mutex);
     CUmodule& m = loaded[{ordinal, module}];
     if (!m) {
         const int arch = c.cc_major * 10 + c.cc_minor;
+        const std::string& source = library_source(module);
+        const std::string module_name = library_module_name(module);
         const std::string key =
             base::Hasher().add(source).add(nvrtc_version()).add(static_cast<uint64_t>(arch)).hex();
         const Driver& d = require_driver();
         const UnsafeCallsAllowed unsafe;  // first used inside a graph capture, it loads here
         cached_build(
-            "cuda-lib-" + module + "-sm" + std::to_string(arch) + "-" + key + ".cubin",
+            "cuda-lib-" + module_name + "-sm" + std::to_string(arch) + "-" + key + ".cubin",
             [&](const std::filesystem::path& out) {
-                append_to_file(out, compile_cubin(source, module, arch, {}));
+                append_to_file(out, compile_cubin(source, module_name, arch, library_options(module)));
             },
             [&](const std::filesystem::path&, const std::string& image, EntryLoad why) {
                 if (why == EntryLoad::Published) return;  // loaded from memory at the check
@@ -50,10 +51,9 @@ CUfunction library_function(int ordinal, const std::string& module, const std::s
     return f;
 }
 
-void launch_library_kernel(int ordinal, const std::string& module, const std::string& source,
-                           const char* name, unsigned blocks, unsigned threads, void** params,
-                           const std::string& what) {
-    const CUfunction f = library_function(ordinal, module, source, name);
+void launch_library_kernel(int ordinal, LibraryModule module, const char* name, unsigned blocks,
+                           unsigned threads, void** params, const std::string& what) {
+    const CUfunction f = library_function(ordinal, module, name);
     const auto stream = current_stream(ordinal);
     check(require_driver().cuLaunchKernel(f, blocks, 1, 1, threads, 1, 1, 0, stream->stream, params, nullptr),
           name);

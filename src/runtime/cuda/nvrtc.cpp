@@ -80,6 +80,12 @@ const std::string& nvrtc_version() {
     return nvrtc().version;
 }
 
+std::vector<std::string> nvrtc_options(int arch, const std::vector<std::string>& extra) {
+    std::vector<std::string> all = {"--gpu-architecture=sm_" + std::to_string(arch), "-std=c++17"};
+    all.insert(all.end(), extra.begin(), extra.end());
+    return all;
+}
+
 std::string compile_cubin(const std::string& source, const std::string& name, int arch,
                           const std::vector<std::string>& options) {
     const Nvrtc& n = nvrtc();
@@ -92,8 +98,7 @@ std::string compile_cubin(const std::string& source, const std::string& name, in
         ~Destroy() { n.nvrtcDestroyProgram(&p); }
     } destroy{n, prog};
 
-    std::vector<std::string> all = {"--gpu-architecture=sm_" + std::to_string(arch), "-std=c++17"};
-    all.insert(all.end(), options.begin(), options.end());
+    const std::vector<std::string> all = nvrtc_options(arch, options);
     std::vector<const char*> argv;
     for (const auto& o : all) argv.push_back(o.c_str());
     const nvrtcResult rc = n.nvrtcCompileProgram(prog, static_cast<int>(argv.size()), argv.data());

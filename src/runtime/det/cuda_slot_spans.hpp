@@ -4,17 +4,12 @@
 
 #include <vector>
 
+#include "device/library_abi.h"
 #include "runtime/det/slots.hpp"
 
 namespace weft::runtime::det {
 
-// Compact keys of a span's elements are first + element; a counter that shares another's span has
-// count 0 (its reservations carry the owner's id).
-struct GroupSpan {
-    char* base;
-    long long count;
-    unsigned long long first;
-};
+using GroupSpan = wf::kernels::GroupSpan;
 
 // The table in counter order; `elements` gets the number of compact keys.
 inline std::vector<GroupSpan> group_spans(const SlotPlan& plan, unsigned long long& elements) {

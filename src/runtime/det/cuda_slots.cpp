@@ -12,8 +12,7 @@
 #include <string>
 #include <vector>
 
-#include "codegen/generated.hpp"
-#include "device/abi.h"
+#include "device/library_abi.h"
 #include "runtime/cuda/context.hpp"
 #include "runtime/cuda/cuda_graph.hpp"
 #include "runtime/cuda/cuda_module.hpp"
@@ -30,41 +29,38 @@ namespace cu = runtime::cuda;
 
 namespace {
 
-constexpr int kCountersPerPublish = 8;
-struct CounterChunk {
-    wf::SlotCounter counters[kCountersPerPublish];
-};
-
-const char* const kKernels = R"(
-constexpr int kCountersPerPublish = 8;
-struct CounterChunk {
-    wf::SlotCounter counters[kCountersPerPublish];
-};
-
-// Publishes the launch's state and zeroes its per-launch words (the status, the total, the count
-// of finished blocks, the chained scan's words), so that a launch needs no memset node.
-extern "C" __global__ void slots_publish(wf::SlotLaunch* launch, wf::SlotLaunch value, wf::SlotCounter* counters,
-                                         int count, CounterChunk chunk, unsigned long long* zeroed,
-                                         long long zeroed_words) {
-    const long long stride = static_cast<long long>(gridDim.x) * blockDim.x;
-    for (long long i = static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x; i < zeroed_words; i += stride)
-        zeroed[i] = 0;
-    if (blockIdx.x != 0 || threadIdx.x != 0) return;
-    *launch = value;
-    for (int i = 0; i < count; ++i) counters[i] = chunk.counters[i];
-}
-
-// Launched cooperatively into a capture of its own, to learn whether captures take such launches.
-extern "C" __global__ void slots_probe() {}
-)";
-
-// Built once: a launch looks its kernels up several times, and the prelude is some 60 KB.
-const std::string& library_source() {
-    static const std::string source = codegen::prelude() + kKernels;
-    return source;
-}
+using wf::kernels::slots::CounterChunk;
+using wf::kernels::slots::kCountersPerPublish;
 
 using Memory = std::shared_ptr<detail::Allocation>;
+
+// The key of a launch's status word: launches whose failures would read alike share one word.
+// Made of what the messages are made of (the site, the counters, the reservations planned, the
+// other arrays the launch writes), not of the messages, which are built only when one is raised:
+// the key is made at every launch. (Names are identifiers: a newline separates them unambiguously.)
+std::string status_key(const SlotPlan& plan, const LaunchSite& site) {
+    std::string key = "slots\n";
+    key += site.kernel;
+    key += '\n';
+    key += site.file;
+    key += ':';
+    key += std::to_string(site.line);
+    key += '\n';
+    key += std::to_string(plan.per_thread);
+    key += plan.dynamic ? " dynamic" : " fixed";
+    for (const std::string& name : plan.names) {
+        key += '\n';
+        key += name;
+    }
+    // late_failure_note's part: none without written arrays, else those the counters are not.
+    key += site.written.empty() ? "\n-" : "\n+";
+    for (const std::string& name : site.written)
+        if (std::find(plan.names.begin(), plan.names.end(), name) == plan.names.end()) {
+            key += '\n';
+            key += name;
+        }
+    return key;
+}
 
 // Whether a capture records a cooperative launch (the fused entry's) as a node that runs: tried
 // once per device on a private stream's capture, where a refusal invalidates only that capture,
@@ -76,7 +72,7 @@ bool cooperative_launches_capture(int ordinal) {
     for (const auto& [device, works] : known)
         if (device == ordinal) return works;
     const cu::UnsafeCallsAllowed unsafe;
-    const cu::CUfunction f = cu::library_function(ordinal, "slots", library_source(), "slots_probe");
+    const cu::CUfunction f = cu::library_function(ordinal, cu::LibraryModule::Slots, "slots_probe");
     const cu::Driver& d = cu::require_driver();
     bool works = false;
     cu::CUstream side = nullptr;
@@ -261,16 +257,15 @@ private:
     cu::StatusTicket status_word() const {
         const SlotPlan& plan = plan_;
         const LaunchSite& site = site_;
-        std::string key = "slots\n" + site.kernel + "\n" + site.file + ":" + std::to_string(site.line) +
-                          "\n" + slots_overflow_message(plan) + late_failure_note(site, plan.names);
-        return cu::status_word(cu::current_stream(ordinal_), key, [plan, site](uint64_t bits) {
-            if (bits & wf::kSlotsOverflow)
-                throw Error(slots_overflow_message(plan), site.kernel, site.file, site.line);
-            if (bits & wf::kSlotsTooMany)
-                throw Error(slots_too_many_message(plan), site.kernel, site.file, site.line);
-            throw Error(slots_divergence_message(plan) + late_failure_note(site, plan.names), site.kernel,
-                        site.file, site.line);
-        });
+        return cu::status_word(
+            cu::current_stream(ordinal_), status_key(plan, site), [plan, site](uint64_t bits) {
+                if (bits & wf::kSlotsOverflow)
+                    throw Error(slots_overflow_message(plan), site.kernel, site.file, site.line);
+                if (bits & wf::kSlotsTooMany)
+                    throw Error(slots_too_many_message(plan), site.kernel, site.file, site.line);
+                throw Error(slots_divergence_message(plan) + late_failure_note(site, plan.names), site.kernel,
+                            site.file, site.line);
+            });
     }
 
     // The publish kernels: the launch's state and counters, and `zeroed_words` words zeroed.
@@ -307,7 +302,7 @@ private:
     }
 
     void run(const char* name, void** params, long long blocks) const {
-        cu::launch_library_kernel(ordinal_, "slots", library_source(), name, static_cast<unsigned>(blocks),
+        cu::launch_library_kernel(ordinal_, cu::LibraryModule::Slots, name, static_cast<unsigned>(blocks),
                                   256, params, site_.kernel + " (slot allocation " + name + ")");
     }
 

@@ -1,21 +1,16 @@
-// The float64 exact sums' resolve kernel, as source text for the deterministic library module.
-#include "runtime/det/cuda_exact_f64.hpp"
-
-namespace weft::runtime::det {
-
-namespace {
-
-// A warp resolves 32 consecutive slots. Its lanes first copy the slots' digit words (66 each, 528
+// The float64 exact sums' resolve kernel (part of the deterministic library module). A warp
+// resolves 32 consecutive slots. Its lanes first copy the slots' digit words (66 each, 528
 // contiguous bytes per slot) into shared memory with coalesced loads: a thread reading its own
 // slot's words, 528 bytes from its neighbour's, used a quarter of each sector it fetched and
 // fetched most sectors several times. Then each lane rounds its slot from shared memory, and the
 // lanes zero the words of the slots that were touched together (for a state kept between
 // launches). Blocks of two warps: 34 KB of shared memory.
-const char* const kExactF64Kernels = R"(
+#include "device/kernels/library.cuh"
+
 namespace wf_exact_f64 {
 constexpr int kWords = wf::Exact<double>::kWords;
 constexpr int kPitch = kWords + 1;  // odd: lanes reading their own slot's word k hit distinct banks
-constexpr int kWarps = 2;           // kExactF64Threads / 32
+constexpr int kWarps = wf::kernels::det::kExactF64Threads / 32;
 constexpr unsigned kAll = 0xffffffffu;
 
 __device__ void resolve_sum_f64(wf::DetTarget t, wf::u64* report, bool clean) {
@@ -53,12 +48,3 @@ __device__ void resolve_sum_f64(wf::DetTarget t, wf::u64* report, bool clean) {
 extern "C" __global__ void det_resolve_sum_f64(wf::DetTarget t, wf::u64* report, int clean) {
     wf_exact_f64::resolve_sum_f64(t, report, clean != 0);
 }
-)";
-
-}  // namespace
-
-const char* exact_f64_kernels() {
-    return kExactF64Kernels;
-}
-
-}  // namespace weft::runtime::det

@@ -1,13 +1,9 @@
-// The records strategy's GPU kernels, as source text for the deterministic library module.
-#include "runtime/det/cuda_records.hpp"
+// The records strategy's GPU kernels (part of the deterministic library module, after
+// accumulation.cu; the host side: src/runtime/det/cuda_accumulation.cpp).
+#include "device/kernels/library.cuh"
 
-namespace weft::runtime::det {
-
-namespace {
-
-const char* const kRecordKernels = R"(
 namespace wf_records {
-constexpr int kWarps = 8;  // 256 threads per block
+constexpr int kWarps = wf::kernels::det::kThreads / 32;
 constexpr unsigned kAll = 0xffffffffu;
 
 template <class T>
@@ -15,7 +11,9 @@ __device__ T* record_element(const wf::DetTarget& t, long long slot) {
     return reinterpret_cast<T*>(wf::slot_address(t, slot, static_cast<wf::i64>(sizeof(T))));
 }
 
-__device__ int region_count(const wf::DetTarget& t) { return t.regions > 1 ? t.regions : 1; }
+__device__ int region_count(const wf::DetTarget& t) {
+    return t.regions > 1 ? t.regions : 1;
+}
 
 // The state published for the user's kernel, and its cursors and summary words (`words` of them)
 // zeroed.
@@ -34,9 +32,15 @@ __device__ long long region_room(const wf::DetTarget& t, int k) {
 
 // The two words after the cursors, written by the counting kernel's first block for the kernels
 // after it: the records emitted (within their regions' room), and whether a region overflowed.
-__device__ wf::u64* summary_of(const wf::DetTarget& t) { return t.cursor + region_count(t) * wf::kCursorStride; }
-__device__ bool overflowed(const wf::DetTarget& t) { return summary_of(t)[1] != 0; }
-__device__ long long emitted(const wf::DetTarget& t) { return static_cast<long long>(summary_of(t)[0]); }
+__device__ wf::u64* summary_of(const wf::DetTarget& t) {
+    return t.cursor + region_count(t) * wf::kCursorStride;
+}
+__device__ bool overflowed(const wf::DetTarget& t) {
+    return summary_of(t)[1] != 0;
+}
+__device__ long long emitted(const wf::DetTarget& t) {
+    return static_cast<long long>(summary_of(t)[0]);
+}
 
 // The regions as the counting and grouping kernels read them: records emitted in regions 0..k
 // (running totals, each region's within its room), so that the e-th emitted record is found.
@@ -195,21 +199,25 @@ __device__ void group_records(wf::DetTarget t, int* counts, const int* ends, wf:
         const Peers p = peers_of(slot);
         const bool is_hot = slot == hot.slot;
         int offset = 0;  // within the block's hot places, or the slot's count before the warp's
-        if (p.leads()) offset = is_hot ? atomicAdd(&hot_taken, __popc(p.mask)) : atomicSub(counts + slot, __popc(p.mask));
+        if (p.leads())
+            offset =
+                is_hot ? atomicAdd(&hot_taken, __popc(p.mask)) : atomicSub(counts + slot, __popc(p.mask));
         offset = __shfl_sync(p.mask, offset, p.leader);
         const int at = is_hot ? ends[slot] - hot_before + offset + p.rank : ends[slot] - offset + p.rank;
         grouped[at] = t.records[at_record];
     }
 }
 
-// A segment (a slot's group) longer than this is long: summed by many blocks, kSumChunk records
-// each (step 4b); shorter ones by one warp (step 4). A long segment's sum is kept in the
+// A segment (a slot's group) longer than kLongRecords is long: summed by many blocks, kSumChunk
+// records each (step 4b); shorter ones by one warp (step 4). A long segment's sum is kept in the
 // accumulator numbered by the kLongRecords-chunk it begins in (no two long segments begin in
 // one).
-constexpr int kLongRecords = 8192;
-constexpr int kSumChunk = 1024;
+using wf::kernels::det::kLongRecords;
+using wf::kernels::det::kSumChunk;
 
-__device__ int begin_of(const int* ends, long long slot) { return slot == 0 ? 0 : ends[slot - 1]; }
+__device__ int begin_of(const int* ends, long long slot) {
+    return slot == 0 ? 0 : ends[slot - 1];
+}
 
 // The slot whose group holds grouped record r (r below the number of records).
 __device__ long long slot_containing(const int* ends, long long slots, long long r) {
@@ -226,10 +234,18 @@ __device__ long long slot_containing(const int* ends, long long slots, long long
 
 // 32-bit warp reductions (one instruction from sm_80; shuffles before).
 #if __CUDA_ARCH__ >= 800
-__device__ unsigned warp_add(unsigned v) { return __reduce_add_sync(kAll, v); }
-__device__ unsigned warp_min(unsigned v) { return __reduce_min_sync(kAll, v); }
-__device__ unsigned warp_max(unsigned v) { return __reduce_max_sync(kAll, v); }
-__device__ unsigned warp_or(unsigned v) { return __reduce_or_sync(kAll, v); }
+__device__ unsigned warp_add(unsigned v) {
+    return __reduce_add_sync(kAll, v);
+}
+__device__ unsigned warp_min(unsigned v) {
+    return __reduce_min_sync(kAll, v);
+}
+__device__ unsigned warp_max(unsigned v) {
+    return __reduce_max_sync(kAll, v);
+}
+__device__ unsigned warp_or(unsigned v) {
+    return __reduce_or_sync(kAll, v);
+}
 #else
 template <class Op>
 __device__ unsigned warp_reduce(unsigned v, Op op) {
@@ -299,7 +315,8 @@ struct SumShared {
 // element of `slot`. Every thread of the block calls this; it ends synchronized.
 template <class T, class Record>
 __device__ void add_piece(const wf::DetTarget& t, long long from, long long to, Record record, wf::i64* acc,
-                          wf::u32* acc_flags, unsigned* done, unsigned pieces, long long slot, SumShared<T>& sh) {
+                          wf::u32* acc_flags, unsigned* done, unsigned pieces, long long slot,
+                          SumShared<T>& sh) {
     using S = typename wf::StateOf<T>::type;
     using Bits = typename wf::Format<S>::Bits;
     constexpr int kWords = wf::Exact<T>::kWords;
@@ -318,7 +335,8 @@ __device__ void add_piece(const wf::DetTarget& t, long long from, long long to, 
     for (int k = threadIdx.x; k < kWords; k += blockDim.x) {
         wf::i64 total = 0;
         for (int w = 0; w < kWarps; ++w) total += sh.words[w][k];
-        if (total != 0) atomicAdd(reinterpret_cast<unsigned long long*>(acc + k), static_cast<unsigned long long>(total));
+        if (total != 0)
+            atomicAdd(reinterpret_cast<unsigned long long*>(acc + k), static_cast<unsigned long long>(total));
     }
     if (threadIdx.x == 0) {
         wf::u32 f = 0;
@@ -345,17 +363,19 @@ __device__ void add_piece(const wf::DetTarget& t, long long from, long long to, 
 }
 
 template <class T>
-__device__ void sum_long_records(wf::DetTarget t, const int* ends, const wf::u64* grouped, wf::i64* long_words,
-                                 wf::u32* long_flags, unsigned* long_done, unsigned block, unsigned blocks) {
+__device__ void sum_long_records(wf::DetTarget t, const int* ends, const wf::u64* grouped,
+                                 wf::i64* long_words, wf::u32* long_flags, unsigned* long_done,
+                                 unsigned block, unsigned blocks) {
     constexpr int kWords = wf::Exact<T>::kWords;
     __shared__ SumShared<T> sh;
-    __shared__ long long seg[2];  // the two segments' slots, -1 where not long
+    __shared__ long long seg[2];          // the two segments' slots, -1 where not long
     __shared__ long long from[2], to[2];  // their records within the chunk
-    __shared__ long long id[2];  // their accumulators
-    __shared__ unsigned pieces[2];  // the chunks each segment spans
+    __shared__ long long id[2];           // their accumulators
+    __shared__ unsigned pieces[2];        // the chunks each segment spans
     if (overflowed(t)) return;
     const long long n = emitted(t);
-    for (long long c0 = static_cast<long long>(block) * kSumChunk; c0 < n; c0 += static_cast<long long>(blocks) * kSumChunk) {
+    for (long long c0 = static_cast<long long>(block) * kSumChunk; c0 < n;
+         c0 += static_cast<long long>(blocks) * kSumChunk) {
         const long long c1 = c0 + kSumChunk < n ? c0 + kSumChunk : n;
         if (threadIdx.x < 2) {
             const int j = static_cast<int>(threadIdx.x);
@@ -371,8 +391,9 @@ __device__ void sum_long_records(wf::DetTarget t, const int* ends, const wf::u64
         __syncthreads();
         for (int j = 0; j < 2; ++j) {
             if (seg[j] < 0 || (j == 1 && seg[1] == seg[0])) continue;  // the same for the whole block
-            add_piece<T>(t, from[j], to[j], [&](long long r) { return grouped[r]; }, long_words + id[j] * kWords,
-                         long_flags + id[j], long_done + id[j], pieces[j], seg[j], sh);
+            add_piece<T>(
+                t, from[j], to[j], [&](long long r) { return grouped[r]; }, long_words + id[j] * kWords,
+                long_flags + id[j], long_done + id[j], pieces[j], seg[j], sh);
         }
         __syncthreads();  // every thread has read seg before the next chunk's are written
     }
@@ -382,7 +403,8 @@ __device__ void sum_long_records(wf::DetTarget t, const int* ends, const wf::u64
 // as emitted (found in their regions) by blocks striding over chunks of kSumChunk. The counting
 // kernel does not run, so this one reports an overflow.
 template <class T>
-__device__ void sum_one_element(wf::DetTarget t, wf::i64* acc, wf::u32* acc_flags, unsigned* done, wf::u64* report) {
+__device__ void sum_one_element(wf::DetTarget t, wf::i64* acc, wf::u32* acc_flags, unsigned* done,
+                                wf::u64* report) {
     __shared__ Regions regions;
     __shared__ SumShared<T> sh;
     load_regions(t, regions);
@@ -393,8 +415,9 @@ __device__ void sum_one_element(wf::DetTarget t, wf::i64* acc, wf::u32* acc_flag
     for (long long c0 = static_cast<long long>(blockIdx.x) * kSumChunk; c0 < n;
          c0 += static_cast<long long>(gridDim.x) * kSumChunk) {
         const long long c1 = c0 + kSumChunk < n ? c0 + kSumChunk : n;
-        add_piece<T>(t, c0, c1, [&](long long r) { return t.records[record_index(t, regions, r)]; }, acc, acc_flags,
-                     done, pieces, 0, sh);
+        add_piece<T>(
+            t, c0, c1, [&](long long r) { return t.records[record_index(t, regions, r)]; }, acc, acc_flags,
+            done, pieces, 0, sh);
     }
 }
 
@@ -413,7 +436,8 @@ __device__ void reduce_records(wf::DetTarget t, const int* ends, const wf::u64* 
     for (int k = lane; k < wf::Exact<T>::kWords; k += 32) words[warp][k] = 0;
     if (lane == 0) flags[warp] = 0;
     __syncwarp();
-    for (int r = begin + lane; r < end; r += 32) wf::add_record<T>(words[warp], &flags[warp], grouped[r], true);
+    for (int r = begin + lane; r < end; r += 32)
+        wf::add_record<T>(words[warp], &flags[warp], grouped[r], true);
     __syncwarp();
     if (lane != 0) return;
     T* element = record_element<T>(t, slot);
@@ -428,7 +452,8 @@ using namespace wf_records;
 extern "C" __global__ void det_publish_records(wf::DetTarget* s, wf::DetTarget t, int words) {
     publish_records(s, t, words);
 }
-extern "C" __global__ void det_count_records(wf::DetTarget t, int* counts, wf::u64* report, BlockHot* block_hot) {
+extern "C" __global__ void det_count_records(wf::DetTarget t, int* counts, wf::u64* report,
+                                             BlockHot* block_hot) {
     count_records(t, counts, report, block_hot);
 }
 extern "C" __global__ void det_group_records(wf::DetTarget t, int* counts, const int* ends, wf::u64* grouped,
@@ -437,19 +462,20 @@ extern "C" __global__ void det_group_records(wf::DetTarget t, int* counts, const
 }
 // Step 4 in one kernel (one node of a captured graph): the first `sum_blocks` blocks sum the long
 // segments (4b), the others reduce the short ones.
-#define WEFT_RECORDS(SUFFIX, T)                                                                              \
-    extern "C" __global__ void det_sum_records_##SUFFIX(wf::DetTarget t, const int* ends, const wf::u64* grouped, \
-                                                        wf::i64* long_words, wf::u32* long_flags,                \
-                                                        unsigned* long_done, unsigned sum_blocks) {              \
-        if (blockIdx.x < sum_blocks)                                                                          \
-            sum_long_records<T>(t, ends, grouped, long_words, long_flags, long_done, blockIdx.x, sum_blocks);  \
-        else                                                                                                  \
-            reduce_records<T>(t, ends, grouped, blockIdx.x - sum_blocks);                                     \
+#define WEFT_RECORDS(SUFFIX, T)                                                                             \
+    extern "C" __global__ void det_sum_records_##SUFFIX(                                                    \
+        wf::DetTarget t, const int* ends, const wf::u64* grouped, wf::i64* long_words, wf::u32* long_flags, \
+        unsigned* long_done, unsigned sum_blocks) {                                                         \
+        if (blockIdx.x < sum_blocks)                                                                        \
+            sum_long_records<T>(t, ends, grouped, long_words, long_flags, long_done, blockIdx.x,            \
+                                sum_blocks);                                                                \
+        else                                                                                                \
+            reduce_records<T>(t, ends, grouped, blockIdx.x - sum_blocks);                                   \
     }
-#define WEFT_ONE_ELEMENT(SUFFIX, T)                                                                    \
-    extern "C" __global__ void det_sum_one_element_##SUFFIX(wf::DetTarget t, wf::i64* acc, wf::u32* acc_flags, \
-                                                            unsigned* done, wf::u64* report) {               \
-        sum_one_element<T>(t, acc, acc_flags, done, report);                                                 \
+#define WEFT_ONE_ELEMENT(SUFFIX, T)                                                           \
+    extern "C" __global__ void det_sum_one_element_##SUFFIX(                                  \
+        wf::DetTarget t, wf::i64* acc, wf::u32* acc_flags, unsigned* done, wf::u64* report) { \
+        sum_one_element<T>(t, acc, acc_flags, done, report);                                  \
     }
 WEFT_ONE_ELEMENT(f32, float)
 WEFT_ONE_ELEMENT(f64, double)
@@ -459,12 +485,3 @@ WEFT_RECORDS(f32, float)
 WEFT_RECORDS(f64, double)
 WEFT_RECORDS(f16, wf::f16)
 WEFT_RECORDS(bf16, wf::bf16)
-)";
-
-}  // namespace
-
-const char* records_kernels() {
-    return kRecordKernels;
-}
-
-}  // namespace weft::runtime::det
