@@ -1,0 +1,41 @@
+// What a communicator needs from an engine (MPI, NCCL): a few element-wise collectives on host
+// buffers, the engine's own float all-reduce, and a way to stop every rank.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+#include "weft/device_array.hpp"
+
+namespace weft::distributed {
+
+class Engine {
+public:
+    virtual ~Engine() = default;
+    virtual int rank() const = 0;
+    virtual int size() const = 0;
+    virtual std::string name() const = 0;
+    // In place, element by element over the ranks; `what` names the operation should it time out.
+    virtual void max_i32(int32_t* data, size_t n, const char* what) const = 0;
+    virtual void max_i64(int64_t* data, size_t n, const char* what) const = 0;
+    virtual void sum_i64(int64_t* data, size_t n, const char* what) const = 0;
+    // Why the engine cannot all-reduce `array` (with `plain`: its own float sum, in place), or
+    // empty: checked on every rank before the collective, so that all fail together.
+    virtual std::string unusable(const AnyArray& array, bool plain) const = 0;
+    // The engine's floating-point sum of a dense array in place (its order is the engine's).
+    virtual void plain_sum(const AnyArray& array, const char* what) const = 0;
+    // Copies `bytes` at `data` from rank `root` to every rank.
+    virtual void broadcast(void* data, size_t bytes, int root, const char* what) const = 0;
+    virtual void barrier() const = 0;
+    // Prints `message` and ends every rank of the job.
+    [[noreturn]] virtual void abort(const std::string& message) const = 0;
+};
+
+// Seconds a collective may wait before the job is aborted (WEFT_DIST_TIMEOUT, default 300).
+double collective_timeout();
+
+// The message of a collective that waited past collective_timeout().
+std::string timeout_message(const Engine& engine, const char* what);
+
+}  // namespace weft::distributed
