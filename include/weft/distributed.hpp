@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <source_location>
 #include <span>
 #include <string>
@@ -27,10 +28,11 @@ enum class Reduction { Deterministic, Plain };
 
 // A group of ranks that reduce together. Every member function is collective: every rank of the
 // communicator calls it, in the same order, with arrays of the same shape and element type (a
-// mismatch is a weft::Error on every rank). A rank that leaves with an exception while the others
-// wait must not leave them hanging: a collective that waits longer than WEFT_DIST_TIMEOUT seconds
-// (default 300) aborts the whole job with a message naming the operation, and so does destroying
-// a communicator during stack unwinding (MPI_Abort under MPI).
+// mismatch, or an argument one rank cannot use, is the same weft::Error on every rank: each call
+// first checks its arguments collectively). A rank that fails elsewhere and stops taking part must
+// not leave the others hanging: a collective that waits longer than WEFT_DIST_TIMEOUT seconds
+// (default 300) aborts the whole job with a message naming the rank and the operation
+// (MPI_Abort; under NCCL ncclCommAbort, then abort()).
 class Communicator {
 public:
     // The processes of MPI_COMM_WORLD (MPI is initialised on first use and finalised at exit), one
@@ -71,15 +73,15 @@ public:
     void check_same(uint64_t value, const std::string& what,
                     std::source_location s = std::source_location::current()) const;
     void barrier() const;
+    // Collective: the ranks passing the same `color` (0 or more) form a communicator of their own,
+    // ranked in this one's order; a rank passing -1 gets none. MPI communicators only.
+    std::optional<Communicator> split(int color) const;
 
     const distributed::Engine& engine_impl() const { return *engine_; }
 
 private:
     explicit Communicator(std::shared_ptr<distributed::Engine> engine);
     std::shared_ptr<distributed::Engine> engine_;
-    // Exceptions in flight when this copy was made: more at its destruction means it is being
-    // destroyed by one, on this rank only.
-    int exceptions_ = 0;
 };
 
 // Distributed deterministic accumulation. While it lives, deterministic launches on this host

@@ -34,6 +34,12 @@ void Communicator::barrier() const {
     engine_->barrier();
 }
 
+std::optional<Communicator> Communicator::split(int color) const {
+    std::shared_ptr<distributed::Engine> part = engine_->split(color < 0 ? -1 : color);
+    if (!part) return std::nullopt;
+    return Communicator(std::move(part));
+}
+
 void Communicator::check_same(uint64_t value, const std::string& what, std::source_location s) const {
     agree(*engine_, "weft::Communicator::check_same", {{what.c_str(), value}}, {}, s);
 }

@@ -4,6 +4,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <string>
 
 #include "weft/device_array.hpp"
@@ -28,6 +29,9 @@ public:
     // Copies `bytes` at `data` from rank `root` to every rank.
     virtual void broadcast(void* data, size_t bytes, int root, const char* what) const = 0;
     virtual void barrier() const = 0;
+    // Collective: the ranks that pass the same `color` (0 or more) form a new engine, in rank
+    // order; a rank passing -1 gets null.
+    virtual std::shared_ptr<Engine> split(int color) const = 0;
     // Prints `message` and ends every rank of the job.
     [[noreturn]] virtual void abort(const std::string& message) const = 0;
 };

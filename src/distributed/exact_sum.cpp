@@ -223,8 +223,18 @@ void reduce(const Engine& e, const Source& src, T* out, size_t n) {
                 zeros.push_back(i);
             continue;  // otherwise the element keeps its value, as every strategy leaves it
         }
-        wf::i64 acc[kN] = {};
         const int low = -agree[2 * i + 1];
+        // An all-reduce's zero target and a sum within 64 bits: rounded straight from the sum.
+        const S initial = wf::StateOf<T>::of(out[i]);
+        const wf::Split<S> s = wf::split(initial);
+        const u128 magnitude = total < 0 ? -static_cast<u128>(total) : static_cast<u128>(total);
+        if (s.significand == 0 && !(wf::special_flag(initial) & kSpecialFlags) && (magnitude >> 64) == 0) {
+            using F = wf::Format<T>;
+            out[i] = wf::bit_cast<T>(static_cast<typename F::Bits>(wf::round_to_format<F>(
+                total < 0, static_cast<uint64_t>(magnitude), low + wf::Format<S>::kUnit, false)));
+            continue;
+        }
+        wf::i64 acc[kN] = {};
         const i128 mask = (i128(1) << 48) - 1;
         wf::add_at<kN>(acc, static_cast<int64_t>(total & mask), low);
         wf::add_at<kN>(acc, static_cast<int64_t>((total >> 48) & mask), low + 48);

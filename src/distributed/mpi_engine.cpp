@@ -28,9 +28,16 @@ void finalize_at_exit() {
 
 class MpiEngine final : public Engine {
 public:
-    explicit MpiEngine(MPI_Comm comm) : comm_(comm), timeout_(collective_timeout()) {
+    // `owned`: a communicator of its own (from a split), freed with the engine.
+    explicit MpiEngine(MPI_Comm comm, bool owned = false)
+        : comm_(comm), owned_(owned), timeout_(collective_timeout()) {
         MPI_Comm_rank(comm_, &rank_);
         MPI_Comm_size(comm_, &size_);
+    }
+    ~MpiEngine() override {
+        int finalized = 0;
+        MPI_Finalized(&finalized);
+        if (owned_ && !finalized) MPI_Comm_free(&comm_);
     }
     int rank() const override { return rank_; }
     int size() const override { return size_; }
@@ -89,6 +96,12 @@ public:
         MPI_Ibarrier(comm_, &request);
         wait(request, "a barrier");
     }
+    std::shared_ptr<Engine> split(int color) const override {
+        MPI_Comm part = MPI_COMM_NULL;
+        MPI_Comm_split(comm_, color < 0 ? MPI_UNDEFINED : color, rank_, &part);
+        if (part == MPI_COMM_NULL) return nullptr;
+        return std::make_shared<MpiEngine>(part, true);
+    }
     [[noreturn]] void abort(const std::string& message) const override {
         std::fprintf(stderr, "%s\n", message.c_str());
         std::fflush(stderr);
@@ -126,6 +139,7 @@ private:
     }
 
     MPI_Comm comm_;
+    bool owned_;
     int rank_ = 0;
     int size_ = 1;
     double timeout_;

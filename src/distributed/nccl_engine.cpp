@@ -81,6 +81,11 @@ public:
         int64_t one = 1;
         sum_i64(&one, 1, "a barrier");
     }
+    std::shared_ptr<Engine> split(int) const override {
+        throw Error(
+            "an NCCL communicator does not split: split the MPI communicator and create NCCL "
+            "communicators over its parts (Communicator::nccl_over)");
+    }
     [[noreturn]] void abort(const std::string& message) const override {
         std::fprintf(stderr, "%s\n", message.c_str());
         std::fflush(stderr);

@@ -54,6 +54,7 @@ public:
     void plain_sum(const weft::AnyArray&, const char*) const override { FAIL() << "not used"; }
     void broadcast(void*, size_t, int, const char*) const override { FAIL() << "not used"; }
     void barrier() const override { g_.sync.arrive_and_wait(); }
+    std::shared_ptr<Engine> split(int) const override { return nullptr; }
     [[noreturn]] void abort(const std::string& m) const override {
         std::fprintf(stderr, "%s\n", m.c_str());
         std::abort();
