@@ -7,6 +7,7 @@
 #include <thread>
 #include <weft/distributed.hpp>
 
+#include "distributed/agreement.hpp"
 #include "distributed/engine.hpp"
 #include "distributed/nccl.hpp"
 #include "runtime/cuda/context.hpp"
@@ -151,9 +152,10 @@ int cuda_ordinal(Device device, const char* what) {
 
 std::vector<Communicator> Communicator::nccl_all(const std::vector<Device>& devices) {
     const char* what = "weft::Communicator::nccl_all";
+    const distributed::nccl::Library& lib = distributed::nccl::library();  // what is missing, first
+    if (devices.empty()) throw Error(std::string(what) + ": no devices were given");
     std::vector<int> ordinals;
     for (const Device& d : devices) ordinals.push_back(distributed::cuda_ordinal(d, what));
-    const distributed::nccl::Library& lib = distributed::nccl::library();
     for (int o : ordinals) runtime::cuda::context(o);  // the primary contexts NCCL's runtime uses
     std::vector<distributed::nccl::ncclComm_t> comms(ordinals.size());
     distributed::nccl::check(
@@ -168,7 +170,16 @@ std::vector<Communicator> Communicator::nccl_all(const std::vector<Device>& devi
 
 Communicator Communicator::nccl_over(const Communicator& mpi, Device device) {
     const char* what = "weft::Communicator::nccl_over";
-    const int ordinal = distributed::cuda_ordinal(device, what);
+    // Every rank checks NCCL and its GPU before the id's broadcast, so that all fail together.
+    std::string problem;
+    int ordinal = 0;
+    try {
+        distributed::nccl::library();
+        ordinal = distributed::cuda_ordinal(device, what);
+    } catch (const Error& e) {
+        problem = e.what();
+    }
+    distributed::agree(mpi.engine_impl(), what, {}, problem, std::source_location::current());
     const distributed::nccl::Library& lib = distributed::nccl::library();
     distributed::nccl::ncclUniqueId id{};
     if (mpi.rank() == 0) distributed::nccl::check(lib.ncclGetUniqueId(&id), "ncclGetUniqueId");
