@@ -9,7 +9,7 @@ install(TARGETS weft EXPORT weftTargets
   ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
   LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}
   INCLUDES DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})  # the include path of the installed target
-# weft/distributed.hpp belongs to weft_distributed, which is not installed yet (docs/design/0027).
+# weft/distributed.hpp belongs to weft_distributed, which is not installed yet (docs/design/0029).
 install(DIRECTORY ${CMAKE_CURRENT_SOURCE_DIR}/include/weft DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}
   PATTERN distributed.hpp EXCLUDE)
 install(EXPORT weftTargets NAMESPACE weft:: DESTINATION ${WEFT_INSTALL_CMAKEDIR})

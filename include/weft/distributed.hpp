@@ -1,5 +1,5 @@
 // Beyond one device: a communicator over MPI or NCCL, deterministic all-reduce, distributed
-// deterministic accumulation and slot allocation (library weft_distributed, docs/design/0027).
+// deterministic accumulation and slot allocation (library weft_distributed, docs/design/0029).
 #pragma once
 
 #include <cstdint>

@@ -1,4 +1,4 @@
-// The exact sum over ranks in a compact form (docs/design/0027): an exponent window agreed
+// The exact sum over ranks in a compact form (docs/design/0029): an exponent window agreed
 // across ranks, then a fixed-point sum in two 64-bit words per element added with an integer
 // all-reduce, then one rounding; elements outside the window fall back to the full digits.
 #pragma once

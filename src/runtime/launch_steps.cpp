@@ -123,7 +123,7 @@ void KernelLaunch::plan() {
         }
         target_plans_ = det::plan(kernel.det_targets, targets, names, options, site);
         locked = targets;
-        // Targets of a distributed sum on this thread keep their exact state (docs/design/0027).
+        // Targets of a distributed sum on this thread keep their exact state (docs/design/0029).
         if (det::ResolveSink* sink = det::resolve_sink()) {
             bool taken = false;
             for (const det::TargetPlan& p : target_plans_) taken = sink->wants(p, site) || taken;

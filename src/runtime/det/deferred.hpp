@@ -8,7 +8,7 @@
 
 namespace weft::runtime::det {
 
-// Installed per host thread for the lifetime of a distributed sum (docs/design/0027). A launch
+// Installed per host thread for the lifetime of a distributed sum (docs/design/0029). A launch
 // on that thread hands every target plan to wants(); after its kernel, take() receives the
 // launch's state (host memory where `host_state`) and must leave the taken targets' state as an
 // untouched target's (so that Accumulation::resolve leaves their arrays alone) before the launch
