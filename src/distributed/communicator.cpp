@@ -53,13 +53,16 @@ void Communicator::allreduce_sum(const AnyArray& array, Reduction reduction, std
                   dtype_name(array.dtype());
     if (problem.empty()) problem = engine_->unusable(array, reduction == Reduction::Plain);
     const uint64_t scalars = static_cast<uint64_t>(array.size()) * static_cast<uint64_t>(array.components());
+    const bool on_device = problem.empty() && engine_->on_device(array);
     agree(*engine_, "weft::Communicator::allreduce_sum",
           {{"reductions (Deterministic or Plain)", static_cast<uint64_t>(reduction)},
+           {"array placements (on the rank's GPU, or elsewhere)", on_device ? 1u : 0u},
            {"element types", static_cast<uint64_t>(array.dtype())},
            {"component counts", static_cast<uint64_t>(array.components())},
            {"element counts", static_cast<uint64_t>(array.size())}},
           problem, s);
     if (reduction == Reduction::Plain) return engine_->plain_sum(array, "a plain all-reduce");
+    if (on_device && engine_->exact_on_device(array, "a deterministic all-reduce on the device")) return;
     // The exact sum works on the host (staged through a copy for a GPU array or a view).
     const size_t bytes = scalars * dtype_size(array.dtype());
     const bool direct = array.device().is_cpu() && array.is_contiguous();

@@ -121,10 +121,10 @@ struct DistributedSum::State final : det::ResolveSink {
             if (owner[j] >= 0 && !host_state)
                 launch_error("target '" + plans[j].name + "' of a weft::DistributedSum lies on a GPU", site);
         }
-        // A target whose records overflowed or whose sum left the range is the launch's failure:
-        // nothing is taken, and the launch's resolve reports it.
+        // A target whose records overflowed or whose sum left the range (any target of the
+        // launch) is the launch's failure: nothing is taken, and the launch's resolve reports it.
         for (size_t j = 0; j < plans.size(); ++j) {
-            if (owner[j] < 0) continue;
+            if (plans[j].shared_with >= 0 || plans[j].target.family != detail::AtomicOp::Add) continue;
             const auto& t = *static_cast<const wf::DetTarget*>(accumulation.state(j));
             if (plans[j].records && *t.cursor > static_cast<uint64_t>(plans[j].capacity)) return;
             if (!plans[j].carrying) continue;
@@ -151,6 +151,8 @@ DistributedSum::DistributedSum(const Communicator& communicator, std::vector<Any
     const auto fail = [&](const std::string& message) {
         throw Error("weft::DistributedSum: " + message, {}, s.file_name(), s.line());
     };
+    if (det::resolve_sink())
+        fail("another distributed sum is active on this thread; give one scope all the arrays");
     for (size_t i = 0; i < targets.size(); ++i) {
         const AnyArray& a = targets[i];
         const std::string which = "target " + std::to_string(i);

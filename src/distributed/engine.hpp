@@ -24,6 +24,12 @@ public:
     // Why the engine cannot all-reduce `array` (with `plain`: its own float sum, in place), or
     // empty: checked on every rank before the collective, so that all fail together.
     virtual std::string unusable(const AnyArray& array, bool plain) const = 0;
+    // Whether `array` lies where the engine sums exactly itself (NCCL: a dense array on its GPU);
+    // every rank must answer the same (the communicator checks that).
+    virtual bool on_device(const AnyArray&) const { return false; }
+    // The exact all-reduce on the device for such an array; false, with `array` unchanged, when an
+    // element needs the fallback (every rank returns the same), which the host protocol then does.
+    virtual bool exact_on_device(const AnyArray&, const char*) const { return false; }
     // The engine's floating-point sum of a dense array in place (its order is the engine's).
     virtual void plain_sum(const AnyArray& array, const char* what) const = 0;
     // Copies `bytes` at `data` from rank `root` to every rank.

@@ -4,7 +4,7 @@
 // clang-format off
 #include "device/prelude.h"
 #include "device/half.h"
-#include "device/resolve.h"
+#include "distributed/window.h"
 // clang-format on
 
 #include "distributed/exact_sum.hpp"
@@ -23,11 +23,10 @@ using i128 = __int128;
 using u128 = unsigned __int128;
 
 constexpr uint32_t kSpecialFlags = wf::kFlagPosInf | wf::kFlagNegInf | wf::kFlagNan;
-// Agreement fields: the highest bit of an element's partial sum, or kSpecialTop where a rank holds
-// an infinity or a NaN (those elements take the fallback, which carries the flags), or -1 where it
-// is zero; then minus its lowest bit, or kNoLow where it is zero.
-constexpr int32_t kSpecialTop = INT32_MAX;
-constexpr int32_t kNoLow = INT32_MIN;
+// Agreement fields (distributed/window.h): elements where a rank holds an infinity or a NaN take
+// the fallback, which carries the flags.
+constexpr int32_t kSpecialTop = wf::dist::kSpecialTop;
+constexpr int32_t kNoLow = wf::dist::kNoLow;
 // The fallback carries the flags as counts of ranks, 16 bits each, in one word.
 constexpr int kCountBits = 16;
 
@@ -51,17 +50,16 @@ struct Values {
     Partial partial(size_t i) const {
         const S s = wf::StateOf<T>::of(v[i]);
         const uint32_t f = wf::special_flag(s);
-        const wf::Split<S> sp = wf::split(s);
-        if ((f & kSpecialFlags) || sp.significand == 0) return {f, true, 0, 0};
-        return {f, false, sp.position + 63 - std::countl_zero(sp.significand),
-                sp.position + std::countr_zero(sp.significand)};
+        wf::i32 top, neg_low;
+        wf::dist::window_fields<T>(v[i], top, neg_low);
+        if (top == wf::dist::kSpecialTop || top < 0) return {f, true, 0, 0};
+        return {f, false, top, -neg_low};
     }
-    // The magnitude in units of 2^low (the window's lowest bit; below the value's lowest bit).
-    void magnitude(size_t i, int low, u128& m, bool& negative) const {
-        const wf::Split<S> sp = wf::split(wf::StateOf<T>::of(v[i]));
-        const int zeros = std::countr_zero(sp.significand);  // the position may lie below the window
-        m = static_cast<u128>(sp.significand >> zeros) << (sp.position + zeros - low);
-        negative = sp.negative;
+    void words(size_t i, int low, int k, int64_t& high, int64_t& lo) const {
+        wf::i64 h, l;
+        wf::dist::value_words<T>(v[i], low, k, h, l);
+        high = h;
+        lo = l;
     }
     void add_digits(size_t i, int64_t* words) const {
         const wf::Split<S> sp = wf::split(wf::StateOf<T>::of(v[i]));
@@ -107,15 +105,19 @@ struct States {
         if (top < 0) return {f, true, 0, 0};
         return {f, false, top, low};
     }
-    void magnitude(size_t i, int low, u128& m, bool& negative) const {
+    void words(size_t i, int low, int k, int64_t& high, int64_t& lo) const {
         uint32_t limb[kN];
-        negative = limbs(i, limb);
-        m = 0;
-        for (int k = 0; k < kN; ++k) {
-            if (!limb[k]) continue;
-            const int at = k * 32 - low;  // the window holds every set bit: at > -32, at < 128
-            m |= at >= 0 ? static_cast<u128>(limb[k]) << at : static_cast<u128>(limb[k] >> -at);
+        const bool negative = limbs(i, limb);
+        u128 m = 0;
+        for (int j = 0; j < kN; ++j) {
+            if (!limb[j]) continue;
+            const int at = j * 32 - low;  // the window holds every set bit: at > -32, at < 128
+            m |= at >= 0 ? static_cast<u128>(limb[j]) << at : static_cast<u128>(limb[j] >> -at);
         }
+        wf::i64 h, l;
+        wf::dist::two_words(negative, static_cast<uint64_t>(m >> 64), static_cast<uint64_t>(m), k, h, l);
+        high = h;
+        lo = l;
     }
     void add_digits(size_t i, int64_t* words) const {
         const wf::i64* w = p.at(i);
@@ -161,26 +163,12 @@ void reduce(const Engine& e, const Source& src, T* out, size_t n) {
     std::vector<size_t> fallback;
     for (size_t i = 0; i < n; ++i) {
         const int32_t top = agree[2 * i];
-        if (top == kSpecialTop || (top >= 0 && static_cast<int64_t>(top) + agree[2 * i + 1] + 1 > width)) {
+        if (!wf::dist::in_window(top, agree[2 * i + 1], width)) {
             fallback.push_back(i);
             continue;
         }
         if (top < 0 || src.partial(i).zero) continue;
-        u128 m;
-        bool negative;
-        src.magnitude(i, -agree[2 * i + 1], m, negative);
-        const u128 mask = (u128(1) << k) - 1;
-        const auto lo = static_cast<int64_t>(m & mask);
-        const auto hi = static_cast<int64_t>(m >> k);
-        if (!negative) {
-            pair[2 * i] = hi;
-            pair[2 * i + 1] = lo;
-        } else if (lo == 0) {
-            pair[2 * i] = -hi;
-        } else {
-            pair[2 * i] = -hi - 1;
-            pair[2 * i + 1] = static_cast<int64_t>((u128(1) << k) - static_cast<u128>(lo));
-        }
+        src.words(i, -agree[2 * i + 1], k, pair[2 * i], pair[2 * i + 1]);
     }
     e.sum_i64(pair.data(), pair.size(), "the two-word sums of a deterministic all-reduce");
 
@@ -224,14 +212,10 @@ void reduce(const Engine& e, const Source& src, T* out, size_t n) {
             continue;  // otherwise the element keeps its value, as every strategy leaves it
         }
         const int low = -agree[2 * i + 1];
-        // An all-reduce's zero target and a sum within 64 bits: rounded straight from the sum.
+        // A zero target (an all-reduce's): rounded straight from the two words, as on a GPU.
         const S initial = wf::StateOf<T>::of(out[i]);
-        const wf::Split<S> s = wf::split(initial);
-        const u128 magnitude = total < 0 ? -static_cast<u128>(total) : static_cast<u128>(total);
-        if (s.significand == 0 && !(wf::special_flag(initial) & kSpecialFlags) && (magnitude >> 64) == 0) {
-            using F = wf::Format<T>;
-            out[i] = wf::bit_cast<T>(static_cast<typename F::Bits>(wf::round_to_format<F>(
-                total < 0, static_cast<uint64_t>(magnitude), low + wf::Format<S>::kUnit, false)));
+        if (wf::split(initial).significand == 0 && !(wf::special_flag(initial) & kSpecialFlags)) {
+            out[i] = wf::dist::round_words<T>(pair[2 * i], pair[2 * i + 1], low, k);
             continue;
         }
         wf::i64 acc[kN] = {};

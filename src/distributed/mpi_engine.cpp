@@ -134,7 +134,8 @@ private:
             if (done) return;
             std::this_thread::yield();
             if (polls % 1024 != 0) continue;
-            const double waited = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+            const double waited =
+                std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
             if (waited > timeout_) abort(timeout_message(*this, what));
         }
     }

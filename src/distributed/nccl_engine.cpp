@@ -1,16 +1,20 @@
 // The NCCL engine: one rank per GPU, collectives on the GPU's current stream, each waited for
 // with a time-out; host buffers are staged through device memory. Communicators come from
 // ncclCommInitAll (one process, several GPUs) or ncclCommInitRank with an id broadcast over MPI.
+#include <algorithm>
+#include <bit>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <thread>
 #include <weft/distributed.hpp>
 
+#include "codegen/generated.hpp"
 #include "distributed/agreement.hpp"
 #include "distributed/engine.hpp"
 #include "distributed/nccl.hpp"
 #include "runtime/cuda/context.hpp"
+#include "runtime/cuda/library_module.hpp"
 #include "weft/error.hpp"
 
 namespace weft {
@@ -22,6 +26,12 @@ namespace {
 namespace cu = runtime::cuda;
 
 using StreamQuery = cu::CUresult (*)(cu::CUstream);
+
+}  // namespace
+
+const char* window_source();  // generated from distributed/window.h
+
+namespace {
 
 class NcclEngine final : public Engine {
 public:
@@ -71,6 +81,10 @@ public:
             "ncclAllReduce");
         wait(stream, what);
     }
+    bool on_device(const AnyArray& array) const override {
+        return array.device() == Device::cuda(ordinal_) && array.is_contiguous();
+    }
+    bool exact_on_device(const AnyArray& array, const char* what) const override;
     void broadcast(void* data, size_t bytes, int root, const char* what) const override {
         with_device_copy(data, bytes, what, [&](void* device, cu::CUstream stream) {
             nccl::check(
@@ -136,6 +150,67 @@ private:
     double timeout_;
     StreamQuery query_ = nullptr;
 };
+
+// The window kernels (distributed/window.h after the device prelude), for the array's type.
+const char* kernel_suffix(DType dtype) {
+    switch (dtype) {
+        case DType::Float16: return "f16";
+        case DType::BFloat16: return "bf16";
+        case DType::Float64: return "f64";
+        default: return "f32";
+    }
+}
+
+bool NcclEngine::exact_on_device(const AnyArray& array, const char* what) const {
+    static const std::string source = codegen::prelude() + window_source();
+    const cu::Driver& d = cu::require_driver();
+    cu::context(ordinal_);
+    const cu::CUstream stream = cu::current_stream(ordinal_)->stream;
+    long long n = array.size() * array.components();
+    const int lp = size_ <= 1 ? 0 : std::bit_width(static_cast<unsigned>(size_ - 1));
+    int k = 63 - lp, width = 125 - 2 * lp;  // as the host protocol (distributed/exact_sum.cpp)
+    cu::CUdeviceptr fields = 0, words = 0, outside = 0;
+    const size_t count = static_cast<size_t>(n) * 2;
+    cu::check(d.cuMemAllocAsync(&fields, count * sizeof(int32_t) + 1, stream), "cuMemAllocAsync");
+    cu::check(d.cuMemAllocAsync(&words, count * sizeof(int64_t) + 1, stream), "cuMemAllocAsync");
+    cu::check(d.cuMemAllocAsync(&outside, sizeof(unsigned long long), stream), "cuMemAllocAsync");
+    cu::check(d.cuMemsetD8Async(outside, 0, sizeof(unsigned long long), stream), "cuMemsetD8Async");
+    const auto release = [&] {
+        d.cuMemFreeAsync(fields, stream);
+        d.cuMemFreeAsync(words, stream);
+        d.cuMemFreeAsync(outside, stream);
+    };
+    const std::string suffix = kernel_suffix(array.dtype());
+    const unsigned threads = 256;
+    const auto blocks = static_cast<unsigned>(std::min<long long>((n + threads - 1) / threads, 1 << 16));
+    void* data = array.data();
+    const auto run = [&](const std::string& name, std::vector<void*> params) {
+        cu::launch_library_kernel(ordinal_, "distributed_window", source, name.c_str(),
+                                  blocks == 0 ? 1 : blocks, threads, params.data(), name);
+    };
+    run("dist_agree_" + suffix, {&data, &fields, &n});
+    nccl::check(
+        nccl::library().ncclAllReduce(reinterpret_cast<void*>(fields), reinterpret_cast<void*>(fields), count,
+                                      nccl::Int32, nccl::Max, comm_, stream),
+        "ncclAllReduce");
+    run("dist_pack_" + suffix, {&data, &fields, &words, &outside, &n, &k, &width});
+    unsigned long long outside_count = 0;
+    cu::check(d.cuMemcpyDtoHAsync(&outside_count, outside, sizeof(outside_count), stream),
+              "cuMemcpyDtoHAsync");
+    wait(stream, what);
+    if (outside_count != 0) {  // the same on every rank: the fields are agreed
+        release();
+        wait(stream, what);
+        return false;
+    }
+    nccl::check(nccl::library().ncclAllReduce(reinterpret_cast<void*>(words), reinterpret_cast<void*>(words),
+                                              count, nccl::Int64, nccl::Sum, comm_, stream),
+                "ncclAllReduce");
+    run("dist_round_" + suffix, {&data, &fields, &words, &n, &k});
+    release();
+    wait(stream, what);
+    return true;
+}
 
 int cuda_ordinal(Device device, const char* what) {
     if (!device.is_cuda())

@@ -1,7 +1,7 @@
 // NCCL communicators of one process over 1, 2 and 4 GPUs (ncclCommInitAll, a host thread per
-// GPU): the deterministic all-reduce equals one GPU's deterministic accumulation of the same
-// contributions and the exact sum, on every rank, for each GPU count the machine has; the plain
-// all-reduce is NCCL's. Skips without NCCL, and each GPU count the machine lacks.
+// GPU): the deterministic all-reduce (on the GPUs, or through the host's fallback) equals one GPU's
+// deterministic accumulation of the same contributions and the exact sum, on every rank, for each GPU count
+// the machine has; the plain all-reduce is NCCL's. Skips without NCCL, and each GPU count the machine lacks.
 #include <cmath>
 #include <cstring>
 #include <random>
@@ -23,11 +23,13 @@ std::vector<weft::Device> gpus() {
     return out;
 }
 
-float value(int rank, int64_t i) {
+// `wide`: some elements' values span more than the two words' window, which sends the whole
+// array to the host's fallback; otherwise the exact sum runs on the GPUs (distributed/window.h).
+float value(int rank, int64_t i, bool wide) {
     std::mt19937_64 rng(static_cast<uint64_t>(rank) * 1000003u + static_cast<uint64_t>(i));
     const float mantissa = 1.0f + static_cast<float>(rng() % 1000000) / 1000000.0f;
     int exponent = static_cast<int>(rng() % 40) - 20;
-    if (i % 16 == 3) exponent = static_cast<int>(rng() % 200) - 100;  // beyond one window: the fallback
+    if (wide && i % 16 == 3) exponent = static_cast<int>(rng() % 200) - 100;
     return (rng() & 1 ? -1.0f : 1.0f) * std::ldexp(mantissa, exponent);
 }
 
@@ -43,7 +45,7 @@ std::vector<weft::Communicator> communicators(size_t count) {
     return weft::Communicator::nccl_all(std::vector<weft::Device>(gpus().begin(), gpus().begin() + count));
 }
 
-void deterministic_allreduce_on(size_t count) {
+void deterministic_allreduce_on(size_t count, bool wide) {
     const std::vector<weft::Device> all = gpus();
     if (all.size() < count) GTEST_SKIP() << "needs " << count << " GPUs, found " << all.size();
     std::vector<weft::Communicator> comms;
@@ -56,7 +58,7 @@ void deterministic_allreduce_on(size_t count) {
     std::vector<std::vector<float>> got(count);
     on_ranks(count, [&](int r) {
         std::vector<float> mine(n);
-        for (int64_t i = 0; i < n; ++i) mine[static_cast<size_t>(i)] = value(r, i);
+        for (int64_t i = 0; i < n; ++i) mine[static_cast<size_t>(i)] = value(r, i, wide);
         auto a = weft::from_vector(mine, all[static_cast<size_t>(r)]);
         comms[static_cast<size_t>(r)].allreduce_sum(a);
         got[static_cast<size_t>(r)] = a.to_vector();
@@ -71,7 +73,7 @@ void deterministic_allreduce_on(size_t count) {
     std::vector<int> index;
     for (size_t r = 0; r < count; ++r)
         for (int64_t i = 0; i < n; ++i) {
-            contributions.push_back(value(static_cast<int>(r), i));
+            contributions.push_back(value(static_cast<int>(r), i, wide));
             index.push_back(static_cast<int>(i));
         }
     auto out = weft::zeros<float>(n, all[0]);
@@ -82,7 +84,7 @@ void deterministic_allreduce_on(size_t count) {
         EXPECT_EQ(std::memcmp(got[r].data(), one_gpu.data(), n * sizeof(float)), 0) << "rank " << r;
         for (int64_t i = 0; i < n; i += 997) {
             std::vector<float> c;
-            for (size_t q = 0; q < count; ++q) c.push_back(value(static_cast<int>(q), i));
+            for (size_t q = 0; q < count; ++q) c.push_back(value(static_cast<int>(q), i, wide));
             EXPECT_EQ(weft::test::bits_of(got[r][static_cast<size_t>(i)]),
                       weft::test::bits_of(weft::test::exact_sum(0.0f, c)))
                 << "rank " << r << " element " << i;
@@ -90,15 +92,12 @@ void deterministic_allreduce_on(size_t count) {
     }
 }
 
-TEST(Nccl, DeterministicAllReduceOnOneGpu) {
-    deterministic_allreduce_on(1);
-}
-TEST(Nccl, DeterministicAllReduceOnTwoGpus) {
-    deterministic_allreduce_on(2);
-}
-TEST(Nccl, DeterministicAllReduceOnFourGpus) {
-    deterministic_allreduce_on(4);
-}
+TEST(Nccl, DeterministicAllReduceOnOneGpu) { deterministic_allreduce_on(1, false); }
+TEST(Nccl, DeterministicAllReduceOnTwoGpus) { deterministic_allreduce_on(2, false); }
+TEST(Nccl, DeterministicAllReduceOnFourGpus) { deterministic_allreduce_on(4, false); }
+TEST(Nccl, DeterministicAllReduceOfWideValuesOnOneGpu) { deterministic_allreduce_on(1, true); }
+TEST(Nccl, DeterministicAllReduceOfWideValuesOnTwoGpus) { deterministic_allreduce_on(2, true); }
+TEST(Nccl, DeterministicAllReduceOfWideValuesOnFourGpus) { deterministic_allreduce_on(4, true); }
 
 TEST(Nccl, PlainAllReduceIsNcclsSum) {
     const std::vector<weft::Device> all = gpus();

@@ -370,6 +370,10 @@ TEST(Errors, DistributedSumRejectsViewsAndAccumulationIntoViews) {
         std::string::npos);
     static auto k = scatter_kernel<float>(det_module(), "scatter_view");
     weft::DistributedSum sum(comm(), {whole});
+    auto other = weft::zeros<float>(4, cpu);
+    EXPECT_NE(
+        message_of([&] { weft::DistributedSum nested(comm(), {other}); }).find("another distributed sum"),
+        std::string::npos);
     auto index = weft::zeros<int>(4, cpu);
     auto values = weft::ones<float>(4, cpu);
     EXPECT_NE(message_of([&] {
