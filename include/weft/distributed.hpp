@@ -62,7 +62,10 @@ public:
     // composites of them such as weft::vec3: each component on its own) by its sum over the ranks.
     // Deterministic: the correctly rounded exact sum, as a deterministic accumulation of every
     // rank's value into a zeroed target on one device gives it (docs/design/0008: an exact zero is
-    // +0.0, NaN and infinities as there).
+    // +0.0, NaN and infinities as there). Any device: under MPI a GPU array or a view is staged
+    // through host memory; under NCCL a dense array on the rank's GPU is summed there (elements
+    // whose values span more than 2^120 or so, infinities and NaNs take a host fallback). Plain:
+    // the engine's own sum of a dense array in place (MPI: on the CPU; NCCL: on the rank's GPU).
     void allreduce_sum(const AnyArray& array, Reduction reduction = Reduction::Deterministic,
                        std::source_location s = std::source_location::current()) const;
     // The sum of `values` over the ranks before this one, element by element (0 on rank 0).
