@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <optional>
 #include <thread>
 #include <vector>
@@ -80,6 +81,7 @@ void nccl_rows() {
         std::printf("NCCL rows skipped: %zu GPUs (2 or more needed)\n", gpus.size());
         return;
     }
+    setenv("NCCL_NVLS_ENABLE", "0", 0);  // no NVLink multicast on GPUs shared with others
     header();
     for (size_t count : {size_t{2}, size_t{4}}) {
         if (count > gpus.size()) continue;

@@ -3,6 +3,7 @@
 // deterministic accumulation of the same contributions and the exact sum, on every rank, for each GPU count
 // the machine has; the plain all-reduce is NCCL's. Skips without NCCL, and each GPU count the machine lacks.
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
 #include <random>
 #include <thread>
@@ -42,6 +43,7 @@ void on_ranks(size_t ranks, F&& body) {
 }
 
 std::vector<weft::Communicator> communicators(size_t count) {
+    setenv("NCCL_NVLS_ENABLE", "0", 0);  // no NVLink multicast on GPUs shared with others
     return weft::Communicator::nccl_all(std::vector<weft::Device>(gpus().begin(), gpus().begin() + count));
 }
 
@@ -92,12 +94,24 @@ void deterministic_allreduce_on(size_t count, bool wide) {
     }
 }
 
-TEST(Nccl, DeterministicAllReduceOnOneGpu) { deterministic_allreduce_on(1, false); }
-TEST(Nccl, DeterministicAllReduceOnTwoGpus) { deterministic_allreduce_on(2, false); }
-TEST(Nccl, DeterministicAllReduceOnFourGpus) { deterministic_allreduce_on(4, false); }
-TEST(Nccl, DeterministicAllReduceOfWideValuesOnOneGpu) { deterministic_allreduce_on(1, true); }
-TEST(Nccl, DeterministicAllReduceOfWideValuesOnTwoGpus) { deterministic_allreduce_on(2, true); }
-TEST(Nccl, DeterministicAllReduceOfWideValuesOnFourGpus) { deterministic_allreduce_on(4, true); }
+TEST(Nccl, DeterministicAllReduceOnOneGpu) {
+    deterministic_allreduce_on(1, false);
+}
+TEST(Nccl, DeterministicAllReduceOnTwoGpus) {
+    deterministic_allreduce_on(2, false);
+}
+TEST(Nccl, DeterministicAllReduceOnFourGpus) {
+    deterministic_allreduce_on(4, false);
+}
+TEST(Nccl, DeterministicAllReduceOfWideValuesOnOneGpu) {
+    deterministic_allreduce_on(1, true);
+}
+TEST(Nccl, DeterministicAllReduceOfWideValuesOnTwoGpus) {
+    deterministic_allreduce_on(2, true);
+}
+TEST(Nccl, DeterministicAllReduceOfWideValuesOnFourGpus) {
+    deterministic_allreduce_on(4, true);
+}
 
 TEST(Nccl, PlainAllReduceIsNcclsSum) {
     const std::vector<weft::Device> all = gpus();
