@@ -16,6 +16,10 @@ if [[ "$with_tests" == ON ]]; then
     [[ "$(dpkg-query -W -f='${Status}' libgtest-dev 2>/dev/null)" == "install ok installed" ]] ||
         [[ -f /usr/include/gtest/gtest.h || -f /usr/local/include/gtest/gtest.h ]] ||
         missing+=(libgtest-dev)
+    # MPI for the distributed tests (mpirun at 1 to 4 ranks); a build without it skips them.
+    command -v mpirun >/dev/null 2>&1 || missing+=(openmpi-bin)
+    [[ "$(dpkg-query -W -f='${Status}' libopenmpi-dev 2>/dev/null)" == "install ok installed" ]] ||
+        command -v mpicxx >/dev/null 2>&1 || missing+=(libopenmpi-dev)
 fi
 if ((${#missing[@]})); then
     if ((EUID != 0)); then

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 
+#include "runtime/det/deferred.hpp"
 #include "weft/error.hpp"
 
 namespace weft::runtime {
@@ -97,7 +98,9 @@ void KernelLaunch::run(Step step) {
         case Step::Assign: return slots_->assign_slots();
         case Step::Execute:
             if (fused_) return;
-            if (const wf::InKernelResolve* in_kernel = accumulation_ ? accumulation_->in_kernel() : nullptr) {
+            // (A distributed sum reads the state after the kernel: the kernel must not resolve it.)
+            if (const wf::InKernelResolve* in_kernel =
+                    accumulation_ && !sink_ ? accumulation_->in_kernel() : nullptr) {
                 if (request_.code->launch_resolving(kernel.variants.forward, request_.grid, pointers_.data(),
                                                     *request_.options, *in_kernel))
                     return accumulation_->resolved_in_kernel();
@@ -126,6 +129,21 @@ void KernelLaunch::plan() {
         }
         target_plans_ = det::plan(kernel.det_targets, targets, names, options, site);
         locked = targets;
+        // Targets of a distributed sum on this thread keep their exact state (docs/design/0028).
+        if (det::ResolveSink* sink = det::resolve_sink()) {
+            bool taken = false;
+            for (const det::TargetPlan& p : target_plans_) taken = sink->wants(p, site) || taken;
+            if (taken && captured())
+                throw weft::Error(
+                    "this launch accumulates into a target of a weft::DistributedSum, which cannot be "
+                    "captured into a graph (its exact state is read on the host after the launch). "
+                    "Launch it directly, outside the capture",
+                    site.kernel, site.file, site.line);
+            if (taken) {
+                sink_ = sink;
+                sink_plans_ = target_plans_;
+            }
+        }
     }
     if (kernel.variants.counting >= 0) {
         std::vector<const AnyArray*> counters;
@@ -196,6 +214,8 @@ void KernelLaunch::prepare() {
 // synchronization, which deterministic_debug makes now).
 void KernelLaunch::resolve() {
     if (slots_) slots_->finish();
+    if (accumulation_ && sink_)
+        sink_->take(sink_plans_, *accumulation_, request_.backend->host_addressable(), request_.site);
     if (accumulation_) accumulation_->resolve();
     if ((slots_ || accumulation_) && request_.options->deterministic_debug) request_.backend->synchronize();
 }

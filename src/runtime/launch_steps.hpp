@@ -22,6 +22,10 @@
 
 namespace weft::runtime {
 
+namespace det {
+class ResolveSink;
+}
+
 enum class Step : uint8_t {
     Plan,     // strategies, buffer sizes, locks, and whether a failure can be undone (a snapshot)
     Prepare,  // deterministic and slot state allocated and initialised, bound to the arguments
@@ -105,6 +109,11 @@ private:
     mutable std::optional<bool> captured_;  // captured(), once asked
     // A copy of the arrays the launch may write, put back if it fails (docs/design/0006).
     std::vector<std::pair<AnyArray, AnyArray>> snapshot_;
+
+    // A distributed sum that takes some of the targets' state after the kernel
+    // (runtime/det/deferred.hpp), and the targets' plans it is given.
+    det::ResolveSink* sink_ = nullptr;
+    std::vector<det::TargetPlan> sink_plans_;
 
     // From the prepare step.
     std::unique_ptr<det::Accumulation> accumulation_;
