@@ -7,7 +7,7 @@ caller=run-tests.sh
 with_tests=ON
 # shellcheck source=tools/build-release.sh
 source "$(dirname "${BASH_SOURCE[0]}")/build-release.sh"
-cmake --build --preset release -j"$(nproc)"
+build_targets
 
 log=build/release/tests.log
 details=build/release/Testing/Temporary/LastTest.log
