@@ -125,8 +125,9 @@ public:
     // A copy of this array on `device` (a new, contiguous array).
     AnyArray to(Device device) const;
     // Copies `bytes` of host data (size() elements of element_bytes() each, densely packed in
-    // row-major order) in, or out.
-    // A view that is not contiguous is gathered / scattered element by element.
+    // row-major order) in, or out: bytes, because an AnyArray's element type is known only at run
+    // time (a DeviceArray<E>'s copies count elements). A view that is not contiguous is gathered
+    // / scattered element by element.
     void copy_from_host(const void* src, size_t bytes);
     void copy_to_host(void* dst, size_t bytes) const;
 
@@ -168,6 +169,9 @@ struct MatrixShape<mat<R, C, T>> {
     static constexpr int rows = R, columns = C;
 };
 
+// Throws a weft::Error, naming the caller's line, unless `count` is a.size() (`what` names the call).
+void check_host_count(const AnyArray& a, size_t count, const char* what, const std::source_location& s);
+
 // Throws the weft::Error for matrix entry (r, c) of an R x C matrix array that has none.
 [[noreturn]] void bad_matrix_entry(int r, int c, int rows, int columns, const std::source_location& s);
 }  // namespace detail
@@ -191,6 +195,19 @@ public:
         AnyArray reached = detail::without_broadcast(*this);  // each element once
         std::vector<detail::HostElement<E>> host(static_cast<size_t>(reached.size()), value);
         reached.copy_from_host(host.data(), host.size() * sizeof(host_type));
+    }
+    // Copies `count` elements (count must be size()), densely packed in row-major order, from
+    // the host in, or to the host out: counted in elements, as from_vector and to_vector count.
+    // A view that is not contiguous is gathered / scattered element by element.
+    void copy_from_host(const host_type* src, size_t count,
+                        std::source_location s = std::source_location::current()) {
+        detail::check_host_count(*this, count, "copy_from_host", s);
+        AnyArray::copy_from_host(src, count * sizeof(host_type));
+    }
+    void copy_to_host(host_type* dst, size_t count,
+                      std::source_location s = std::source_location::current()) const {
+        detail::check_host_count(*this, count, "copy_to_host", s);
+        AnyArray::copy_to_host(dst, count * sizeof(host_type));
     }
     DeviceArray<E>& requires_grad_(std::source_location s = std::source_location::current()) {
         AnyArray::requires_grad_(s);
@@ -242,7 +259,7 @@ public:
     // The elements in row-major order.
     std::vector<host_type> to_vector() const {
         std::vector<detail::HostElement<E>> host(static_cast<size_t>(size()));
-        copy_to_host(host.data(), host.size() * sizeof(host_type));
+        AnyArray::copy_to_host(host.data(), host.size() * sizeof(host_type));
         if constexpr (std::is_same_v<E, bool>) {
             return std::vector<bool>(host.begin(), host.end());
         } else {
@@ -319,9 +336,9 @@ DeviceArray<E> from_vector_of(const std::vector<host_t<E>>& values, const Shape&
     DeviceArray<E> a(shape, device, s);
     if constexpr (std::is_same_v<E, bool>) {
         const std::vector<uint8_t> bytes(values.begin(), values.end());
-        a.copy_from_host(bytes.data(), bytes.size());
+        a.AnyArray::copy_from_host(bytes.data(), bytes.size());
     } else {
-        a.copy_from_host(values.data(), values.size() * sizeof(host_t<E>));
+        a.AnyArray::copy_from_host(values.data(), values.size() * sizeof(host_t<E>));
     }
     return a;
 }

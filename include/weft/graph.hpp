@@ -90,9 +90,19 @@ public:
 
     void set(const std::string& name, const AnyArray& array,
              std::source_location s = std::source_location::current());
-    template <ElementType T>
-    void set(const std::string& name, T value, std::source_location s = std::source_location::current()) {
-        set_scalar(name, scalar_arg(value), s);
+    // Replaces scalar parameter `name`'s value by weft::launch's rule: any C++ number whose value
+    // the parameter's type holds (2 or 2.0 for a float32, 3.0 for an int32; not 1.5 for an
+    // int32, nor 1e300 for a float32); otherwise a weft::Error naming the caller's line.
+    template <class A>
+    requires std::is_arithmetic_v<A> || ElementType<A>
+    void set(const std::string& name, A value, std::source_location s = std::source_location::current()) {
+        if constexpr (!std::is_arithmetic_v<A>) {
+            set(name, static_cast<float>(value), s);  // float16 and bfloat16 are exact as float
+        } else {
+            const std::optional<ScalarArg> arg = detail::scalar_as(scalar_dtype(name, s), value);
+            if (!arg) reject_value(name, detail::number_text(value), s);
+            set_scalar(name, *arg, s);
+        }
     }
     // Replaces every leaf of a struct parameter (or of a struct field: "model.grid") with the
     // host struct's: `name.field`, `name.nested.field`, `name.vector[0]`, ..., flattened as a
@@ -122,10 +132,7 @@ private:
     template <class... P, class... A>
     static std::vector<LaunchArg> arguments(const detail::KernelState& kernel, const Dim& dim,
                                             const A&... args) {
-        static_assert(sizeof...(P) == sizeof...(A),
-                      "weft::RecordedLaunch: the number of arguments differs from the kernel's parameters");
-        static_assert((detail::ArgFits<P, std::remove_cvref_t<A>>::value && ...),
-                      "weft::RecordedLaunch: an argument does not fit its parameter");
+        static_assert(detail::Parameters<P...>::template fit<A...>());
         return detail::launch_args<P...>(kernel, dim, args...);
     }
     template <class P, class H>
@@ -145,6 +152,9 @@ private:
     const detail::KernelState& kernel_state() const;
     const Dim& dim() const;
     void set_scalar(const std::string& name, ScalarArg value, std::source_location s);
+    // The dtype of scalar parameter `name` (a weft::Error if it is an array or unknown).
+    DType scalar_dtype(const std::string& name, std::source_location s);
+    [[noreturn]] void reject_value(const std::string& name, const std::string& value, std::source_location s);
     size_t find(const std::string& name, std::source_location s);
     std::shared_ptr<detail::PreparedLaunch> prepared_;
 };

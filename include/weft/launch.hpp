@@ -6,8 +6,10 @@
 #include <cstring>
 #include <initializer_list>
 #include <limits>
+#include <optional>
 #include <source_location>
 #include <string>
+#include <tuple>
 #include <type_traits>
 #include <utility>
 #include <variant>
@@ -74,6 +76,42 @@ requires is_composite<V>
 struct ArgFits<V, host_t<V>> : std::true_type {
 };
 
+// One launch argument's compile-time check, a function of its own so that the compiler's
+// "In instantiation of ... [with Argument = 2; Parameter = weft::Array<float, 1>; Given =
+// weft::DeviceArray<int>]" names the argument that does not fit.
+template <size_t Argument, class Parameter, class Given>
+constexpr bool argument_fits() {
+    static_assert(ArgFits<Parameter, Given>::value,
+                  "weft: a launch argument does not fit its kernel parameter. The line above names it: "
+                  "'Argument' counts the arguments after the grid from 0, 'Parameter' is the kernel's "
+                  "parameter type, 'Given' the argument's type. An Array<T, N> takes a DeviceArray<T> (or "
+                  "an AnyArray) of the same T; a Scalar<T> takes a C++ number; a composite (vec3, ...) its "
+                  "host value (weft::host::vec3f, ...); a WEFT_STRUCT its host-side struct");
+    return true;
+}
+template <class Params, class Args, class Indices>
+struct ArgumentsFit;
+template <class... P, class... A, size_t... I>
+struct ArgumentsFit<std::tuple<P...>, std::tuple<A...>, std::index_sequence<I...>> {
+    static constexpr bool value = (argument_fits<I, P, A>() && ...);
+};
+// Checks a launch's arguments A... against the kernel's parameters P... at compile time:
+// Parameters<P...>::fit<A...>().
+template <class... P>
+struct Parameters {
+    template <class... A>
+    static constexpr bool fit() {
+        static_assert(sizeof...(P) == sizeof...(A),
+                      "weft: the number of launch arguments (after the grid) differs from the kernel's "
+                      "number of parameters");
+        if constexpr (sizeof...(P) == sizeof...(A))
+            return ArgumentsFit<std::tuple<P...>, std::tuple<std::remove_cvref_t<A>...>,
+                                std::index_sequence_for<P...>>::value;
+        else
+            return false;
+    }
+};
+
 // Whether the C++ number `value` passed for a Scalar<T> parameter keeps its value as a T:
 // integers must be in T's range (and floating-point values for integer parameters whole),
 // and a finite value must stay finite in a narrower floating-point type. (Rounding to the
@@ -114,6 +152,31 @@ std::string number_text(A value) {
     else
         return std::to_string(static_cast<unsigned long long>(value));
 }
+
+// `value` as an argument of a `target` parameter, by scalar_fits's rule; nullopt when `target`
+// cannot hold it. (RecordedLaunch::set, which knows its parameter's type only at run time.)
+template <class A>
+requires std::is_arithmetic_v<A> std::optional<ScalarArg> scalar_as(DType target, A value) {
+    const auto as = [&]<class T>(std::type_identity<T>) -> std::optional<ScalarArg> {
+        if (!scalar_fits<T>(value)) return std::nullopt;
+        return scalar_arg(static_cast<T>(value));
+    };
+    switch (target) {
+        case DType::Bool: return as(std::type_identity<bool>{});
+        case DType::Int32: return as(std::type_identity<int32_t>{});
+        case DType::UInt32: return as(std::type_identity<uint32_t>{});
+        case DType::Int64: return as(std::type_identity<int64_t>{});
+        case DType::UInt64: return as(std::type_identity<uint64_t>{});
+        case DType::Float16: return as(std::type_identity<float16>{});
+        case DType::Float32: return as(std::type_identity<float>{});
+        case DType::Float64: return as(std::type_identity<double>{});
+        case DType::BFloat16: return as(std::type_identity<bfloat16>{});
+    }
+    return std::nullopt;
+}
+
+// What a `dtype` scalar holds, for errors: "whole numbers from 0 to 4294967295".
+std::string holds_text(DType dtype);
 
 // Appends the launch arguments of parameter P's leaves (weft/module.hpp's ParamTraits), given
 // the host value `a`; `leaf` counts the leaves so far, for errors.
@@ -160,11 +223,7 @@ std::vector<LaunchArg> launch_args(const KernelState& kernel, const Dim& dim, co
 // shapes, devices and whether each scalar's value fits its parameter's type at run time.
 template <class... P, class... A>
 void launch(const Kernel<P...>& kernel, const Dim& dim, const A&... args) {
-    static_assert(sizeof...(P) == sizeof...(A),
-                  "weft::launch: the number of arguments differs from the kernel's parameters");
-    static_assert((detail::ArgFits<P, std::remove_cvref_t<A>>::value && ...),
-                  "weft::launch: an argument does not fit its parameter: an Array<T, N> takes a "
-                  "DeviceArray<T> (or AnyArray), a Scalar<T> takes a C++ number");
+    static_assert(detail::Parameters<P...>::template fit<A...>());
     launch(*kernel.state(), dim, detail::launch_args<P...>(*kernel.state(), dim, args...));
 }
 

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <array>
+#include <concepts>
 #include <memory>
 #include <string>
 #include <tuple>
@@ -252,6 +253,11 @@ class Module {
 public:
     explicit Module(std::string name, const OptionsPatch& options = {},
                     std::source_location s = std::source_location::current());
+    // A module whose options are exactly `options` (a template, so that `{.debug = true}` still
+    // means an OptionsPatch).
+    template <std::same_as<Options> O>
+    Module(std::string name, const O& options, std::source_location s = std::source_location::current())
+        : Module(std::move(name), patch_of(options), s) {}
 
     const std::string& name() const;
     Options options() const;
@@ -279,13 +285,21 @@ public:
     }
 
     // Defines a weft function; it is compiled with this module even when no kernel calls it.
+    // `param_names` name the parameters in errors and printed IR, as a kernel's do (default
+    // arg0, arg1, ...).
     template <class F>
-    auto func(std::string name, F fn, std::source_location s = std::source_location::current()) {
+    auto func(std::string name, std::vector<std::string> param_names, F fn,
+              std::source_location s = std::source_location::current()) {
         using Traits = detail::LambdaTraits<F>;
-        auto body = detail::make_trace_body(std::move(name), {}, std::move(fn), detail::Loc::from(s),
-                                            static_cast<typename Traits::params*>(nullptr));
+        auto body =
+            detail::make_trace_body(std::move(name), std::move(param_names), std::move(fn),
+                                    detail::Loc::from(s), static_cast<typename Traits::params*>(nullptr));
         add_func(body);
         return typename detail::FuncOf<typename Traits::result, typename Traits::params>::type(body);
+    }
+    template <class F>
+    auto func(std::string name, F fn, std::source_location s = std::source_location::current()) {
+        return func(std::move(name), {}, std::move(fn), s);
     }
 
     // Autodiff (docs/autodiff.md). func_grad gives weft function `f` a user-written adjoint, used
@@ -343,6 +357,19 @@ template <class F>
 auto unique_kernel(std::string name, const OptionsPatch& options, F fn,
                    std::source_location s = std::source_location::current()) {
     return unique_kernel(std::move(name), options, {}, std::move(fn), s);
+}
+// The same with a whole Options (e.g. a copy of weft::config() with a field changed): the
+// module's options are exactly `options`. (A template, so that a braced list `{.debug = true}`
+// still means an OptionsPatch.)
+template <std::same_as<Options> O, class F>
+auto unique_kernel(std::string name, const O& options, std::vector<std::string> param_names, F fn,
+                   std::source_location s = std::source_location::current()) {
+    return unique_kernel(std::move(name), patch_of(options), std::move(param_names), std::move(fn), s);
+}
+template <std::same_as<Options> O, class F>
+auto unique_kernel(std::string name, const O& options, F fn,
+                   std::source_location s = std::source_location::current()) {
+    return unique_kernel(std::move(name), patch_of(options), {}, std::move(fn), s);
 }
 
 namespace detail {

@@ -78,6 +78,21 @@ struct OptionsPatch {
     std::optional<bool> enable_backward;
 };
 
+// Every field of `options` set: a patch that makes a module's options exactly `options`.
+inline OptionsPatch patch_of(const Options& options) {
+    return {options.deterministic,
+            options.deterministic_strategy,
+            options.deterministic_max_records,
+            options.deterministic_debug,
+            options.bounds_check,
+            options.optimization_level,
+            options.block_dim,
+            options.cpu_threads,
+            options.debug,
+            options.verbose,
+            options.enable_backward};
+}
+
 // A dynamically typed option value, for options that come from strings (files, environment,
 // command lines). A value of the wrong kind for its option is an error, never coerced.
 using OptionValue = std::variant<bool, int64_t, double, std::string, Deterministic, DeterministicStrategy>;

@@ -217,4 +217,45 @@ concept Traced = requires {
     typename scalar_of_t<X>;
 };
 
+namespace detail {
+template <class A, class B>
+concept DifferentTraced = Traced<A> && Traced<B> &&
+    !std::is_same_v<typename scalar_of_t<A>::value_type, typename scalar_of_t<B>::value_type>;
+template <class A>
+inline constexpr bool always_false = false;
+}  // namespace detail
+
+// Two traced operands of different element types (a Float and an Int): Weft converts nothing
+// implicitly. Without these, the compiler lists every operator's candidates; with them it says
+// what to write. (The result type R only keeps the compiler from adding errors of its own.)
+#define WEFT_MIXED(op, R)                                                                             \
+    template <class A, class B>                                                                       \
+    requires detail::DifferentTraced<A, B> R operator op(const A&, const B&) {                        \
+        static_assert(detail::always_false<A>,                                                        \
+                      "weft: the operands of " #op                                                    \
+                      " have different element types (a Float and an Int, "                           \
+                      "say), and Weft never converts implicitly: convert one with weft::cast<T>(x), " \
+                      "e.g. x " #op " weft::cast<float>(i)");                                         \
+        return R();                                                                                   \
+    }
+WEFT_MIXED(+, scalar_of_t<A>)
+WEFT_MIXED(-, scalar_of_t<A>)
+WEFT_MIXED(*, scalar_of_t<A>)
+WEFT_MIXED(/, scalar_of_t<A>)
+WEFT_MIXED(%, scalar_of_t<A>)
+WEFT_MIXED(&, scalar_of_t<A>)
+WEFT_MIXED(|, scalar_of_t<A>)
+WEFT_MIXED(^, scalar_of_t<A>)
+WEFT_MIXED(<<, scalar_of_t<A>)
+WEFT_MIXED(>>, scalar_of_t<A>)
+WEFT_MIXED(&&, Scalar<bool>)
+WEFT_MIXED(||, Scalar<bool>)
+WEFT_MIXED(==, Scalar<bool>)
+WEFT_MIXED(!=, Scalar<bool>)
+WEFT_MIXED(<, Scalar<bool>)
+WEFT_MIXED(<=, Scalar<bool>)
+WEFT_MIXED(>, Scalar<bool>)
+WEFT_MIXED(>=, Scalar<bool>)
+#undef WEFT_MIXED
+
 }  // namespace weft

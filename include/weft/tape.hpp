@@ -45,10 +45,7 @@ void launch_adjoint(const detail::KernelState& kernel, const Dim& dim, const std
 template <class... P, class... A>
 void launch_adjoint(const Kernel<P...>& kernel, const Dim& dim, const std::vector<AnyArray>& grads,
                     const A&... args) {
-    static_assert(sizeof...(P) == sizeof...(A),
-                  "weft::launch_adjoint: the number of arguments differs from the kernel's parameters");
-    static_assert((detail::ArgFits<P, std::remove_cvref_t<A>>::value && ...),
-                  "weft::launch_adjoint: an argument does not fit its parameter");
+    static_assert(detail::Parameters<P...>::template fit<A...>());
     launch_adjoint(*kernel.state(), dim, detail::launch_args<P...>(*kernel.state(), dim, args...), grads);
 }
 

@@ -385,6 +385,15 @@ void check_bytes(const AnyArray& a, size_t bytes, const char* what) {
 }
 }  // namespace
 
+void detail::check_host_count(const AnyArray& a, size_t count, const char* what,
+                              const std::source_location& s) {
+    if (count != static_cast<size_t>(a.size()))
+        located_error(s, std::string(what) + ": " + std::to_string(count) + " elements for an array of " +
+                             std::to_string(a.size()) +
+                             " elements; the count is in elements (as from_vector and to_vector count), "
+                             "not bytes, and covers the whole array");
+}
+
 void AnyArray::copy_from_host(const void* src, size_t bytes) {
     check_bytes(*this, bytes, "copy to array");
     runtime::refuse_in_capture(device_,

@@ -162,7 +162,7 @@ TEST(Tape, BackwardFromGivenOutputGradients) {
     tape.start();
     weft::launch(square(), 4, x, y);
     tape.stop();
-    y.grad().copy_from_host(std::vector<float>{1, 0, 2, 1}.data(), 16);
+    y.grad().copy_from_host(std::vector<float>{1, 0, 2, 1}.data(), 4);
     tape.backward();
     EXPECT_EQ(x.grad().to_vector(), (std::vector<float>{2, 0, 12, -8}));
 }
