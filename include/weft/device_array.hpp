@@ -376,6 +376,16 @@ DeviceArray<traced_t<H>> from_vector(const std::vector<H>& values, Device device
     return from_vector_of<traced_t<H>>(values, Shape(static_cast<int64_t>(values.size()), s), device, s);
 }
 
+// Arrays of `a`'s element type, shape and device (new, contiguous ones), every element 0 or 1.
+template <ArrayElement E>
+DeviceArray<E> zeros_like(const DeviceArray<E>& a, std::source_location s = std::source_location::current()) {
+    return zeros<E>(a.shape(), a.device(), s);
+}
+template <ArrayElement E>
+DeviceArray<E> ones_like(const DeviceArray<E>& a, std::source_location s = std::source_location::current()) {
+    return ones<E>(a.shape(), a.device(), s);
+}
+
 template <ArrayElement E>
 DeviceArray<E> zeros(const Shape& shape, Device device, RequiresGrad,
                      std::source_location s = std::source_location::current()) {
@@ -406,6 +416,22 @@ template <ElementType T>
 DeviceArray<T> from_vector(const std::vector<T>& values, Device device, RequiresGrad,
                            std::source_location s = std::source_location::current()) {
     return from_vector<T>(values, device, s).requires_grad_(s);
+}
+template <ElementType T>
+DeviceArray<T> from_vector(const std::vector<T>& values, const Shape& shape, Device device, RequiresGrad,
+                           std::source_location s = std::source_location::current()) {
+    return from_vector<T>(values, shape, device, s).requires_grad_(s);
+}
+template <ArrayElement E>
+requires is_composite<E> DeviceArray<E> from_vector(
+    const std::vector<host_t<E>>& values, const Shape& shape, Device device, RequiresGrad,
+    std::source_location s = std::source_location::current()) {
+    return from_vector<E>(values, shape, device, s).requires_grad_(s);
+}
+template <HostComposite H>
+DeviceArray<traced_t<H>> from_vector(const std::vector<H>& values, const Shape& shape, Device device,
+                                     RequiresGrad, std::source_location s = std::source_location::current()) {
+    return from_vector<traced_t<H>>(values, shape, device, s).requires_grad_(s);
 }
 template <ArrayElement E>
 requires is_composite<E> DeviceArray<E> from_vector(

@@ -54,6 +54,30 @@ void launch_adjoint(const Kernel<P...>& kernel, const Dim& dim, const std::vecto
 // time (AnyArray::grad). backward() runs their adjoints in reverse order of the launches. The
 // tape keeps the recorded arrays alive until reset() or its end; stop it on the thread that
 // started it before it ends.
+class Tape;
+
+// An output and the gradient to start a backward pass from (Tape::backward's list): `gradient`
+// has the output's element type and shape.
+struct OutputGradient {
+    AnyArray output;
+    AnyArray gradient;
+};
+
+// Records this thread's launches on `tape` while it is in scope: the counterpart of the spec's
+// `with tape:`. It starts the tape (unless it already records on this thread) and stops it again
+// when it goes out of scope, an exception included; a tape that already recorded keeps recording.
+class [[nodiscard]] TapeRecording {
+public:
+    explicit TapeRecording(Tape& tape, std::source_location s = std::source_location::current());
+    ~TapeRecording();
+    TapeRecording(const TapeRecording&) = delete;
+    TapeRecording& operator=(const TapeRecording&) = delete;
+
+private:
+    Tape& tape_;
+    bool started_;  // whether this scope started the tape (and so stops it)
+};
+
 class Tape {
 public:
     Tape();
@@ -68,17 +92,29 @@ public:
     void start(std::source_location s = std::source_location::current());
     void stop();
     bool recording() const;
+    // Records while the result is in scope: `{ auto recording = tape.record(); ... }`.
+    TapeRecording record(std::source_location s = std::source_location::current()) {
+        return TapeRecording(*this, s);
+    }
 
     // Sets the gradient of `loss` (a one-element float array that has one) to 1, then runs
     // backward().
     void backward(const AnyArray& loss, std::source_location s = std::source_location::current());
+    // Copies each given gradient into its output's gradient (`tape.backward({{out, out_grad}})`,
+    // the spec's `tape.backward(grads={out: out_grad})`), then runs backward(). weft::Error,
+    // naming the caller's line and changing nothing, for an output without a gradient or a
+    // gradient of another element type or shape.
+    void backward(const std::vector<OutputGradient>& outputs,
+                  std::source_location s = std::source_location::current());
     // Runs the adjoint of each recorded launch, the last first, from the output gradients the
     // caller has set. Every launch is checked first: an error (naming the recorded launch's line)
     // leaves every gradient as it was.
     void backward();
-    // Sets every gradient of the recorded launches' arrays to zero.
+    // Sets every gradient of the recorded launches' arrays to zero. Gradients accumulate: call it
+    // between two backward passes. (Unlike the spec framework's `tape.reset()`, reset() below does
+    // not zero gradients: a loop that only resets adds each pass's gradients to the last's.)
     void zero();
-    // Forgets the recorded launches (recording, if on, goes on).
+    // Forgets the recorded launches (recording, if on, goes on); gradients keep their values.
     void reset();
     size_t size() const;
 
