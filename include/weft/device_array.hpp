@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <initializer_list>
 #include <memory>
 #include <source_location>
@@ -69,6 +70,20 @@ public:
     // An array whose elements are `components` scalars of `scalar` each (at least 1).
     AnyArray(DType scalar, int components, const Shape& shape, Device device,
              std::source_location s = std::source_location::current());
+
+    // An array over memory Weft did not allocate (another library's buffer, a pointer from the
+    // CUDA driver), without a copy. `data` is element 0 on `device` (a host pointer for the CPU,
+    // a device address for a GPU); `byte_strides` gives each dimension's stride in bytes, each >= 0
+    // and a multiple of the scalar's size (empty: dense row-major). Lifetime: with `release`, the
+    // memory is the arrays' and `release` runs once, after the device finished the work queued on
+    // it, when the last array or view of it is gone (it must not throw); without, it stays the
+    // caller's, who keeps it alive while any array uses it. Views, launches, copies and gradients
+    // work as on Weft's own arrays (a gradient is memory Weft allocates); may_share_memory sees
+    // only views of one wrap. weft::Error, naming the caller's line, for a null `data` with
+    // elements, a misaligned pointer or stride, or a negative stride.
+    static AnyArray wrap(void* data, DType scalar, int components, const Shape& shape, Device device,
+                         std::vector<int64_t> byte_strides = {}, std::function<void()> release = {},
+                         std::source_location s = std::source_location::current());
 
     bool valid() const { return allocation_ != nullptr; }
     // The scalar type of the elements' components.
@@ -169,6 +184,8 @@ struct MatrixShape<mat<R, C, T>> {
     static constexpr int rows = R, columns = C;
 };
 
+// Throws a weft::Error, naming the caller's line, unless `a`'s elements are `components` scalars of `dtype`.
+void check_element(const AnyArray& a, DType dtype, int components, const std::source_location& s);
 // Throws a weft::Error, naming the caller's line, unless `count` is a.size() (`what` names the call).
 void check_host_count(const AnyArray& a, size_t count, const char* what, const std::source_location& s);
 
@@ -190,6 +207,12 @@ public:
     DeviceArray() = default;
     DeviceArray(const Shape& shape, Device device, std::source_location s = std::source_location::current())
         : AnyArray(scalar_dtype_of<E>, components_of<E>, shape, device, s) {}
+    // `a` as an array of E (the same memory): weft::Error, naming the caller's line, unless its
+    // elements are E's scalar type and component count (from_dlpack's result, say).
+    static DeviceArray<E> of(const AnyArray& a, std::source_location s = std::source_location::current()) {
+        detail::check_element(a, scalar_dtype_of<E>, components_of<E>, s);
+        return DeviceArray<E>(a);
+    }
 
     void fill_(const host_type& value) {
         AnyArray reached = detail::without_broadcast(*this);  // each element once
@@ -272,6 +295,16 @@ private:
     friend class DeviceArray;
     explicit DeviceArray(AnyArray view) : AnyArray(std::move(view)) {}  // a view of this type
 };
+
+// A DeviceArray<E> over memory Weft did not allocate: AnyArray::wrap, typed.
+template <ArrayElement E>
+DeviceArray<E> wrap(void* data, const Shape& shape, Device device, std::vector<int64_t> byte_strides = {},
+                    std::function<void()> release = {},
+                    std::source_location s = std::source_location::current()) {
+    return DeviceArray<E>::of(AnyArray::wrap(data, scalar_dtype_of<E>, components_of<E>, shape, device,
+                                             std::move(byte_strides), std::move(release), s),
+                              s);
+}
 
 // As the last argument of zeros / full / ones / from_vector: the array gets a zeroed gradient
 // (AnyArray::requires_grad_), e.g. `weft::zeros<float>(n, dev, weft::requires_grad)`.
