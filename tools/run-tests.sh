@@ -62,6 +62,12 @@ awk -v no_gpu="$no_gpu" '
             printf "\n"
         }
     }' "$log" | sort
+# Every skipped test but the gpu ones of a machine without a GPU (said above), with its reason:
+# GoogleTest prints "FILE:LINE: Skipped", then the reason, in the test's output.
+awk '
+    match($0, /^[0-9]+\/[0-9]+ Test: /) { test = substr($0, RLENGTH + 1); next }
+    / Skipped$/ && test !~ /^gpu\./ { getline reason; printf "  skipped %s: %s\n", test, reason }
+' "$details" 2>/dev/null | sort -u || true
 if ((consumers_status == 0)); then
     echo "consumers: the installed package and the source tree both build into a working program"
 else
