@@ -31,7 +31,7 @@ uint64_t literal_bits(T value) {
     return bits;
 }
 
-// Lets the library wrap raw references without making that constructor public.
+/// Lets the library wrap raw references without making that constructor public.
 struct Access {
     template <class V>
     static V wrap(Ref ref) {
@@ -41,7 +41,7 @@ struct Access {
     static Ref ref(const V& v) {
         return v.ref_;
     }
-    // An array element (weft/array.hpp) whose value is the register `loaded` already holds.
+    /// An array element (weft/array.hpp) whose value is the register `loaded` already holds.
     template <class E, class Place>
     static E element(Place place, Ref loaded) {
         return E(std::move(place), loaded);
@@ -50,8 +50,8 @@ struct Access {
 
 }  // namespace detail
 
-// An operand with the user's source position. Implicitly built from a Scalar<T> (or anything
-// derived from it) or from a C++ arithmetic literal, which becomes a constant of type T.
+/// An operand with the user's source position. Implicitly built from a Scalar<T> (or anything
+/// derived from it) or from a C++ arithmetic literal, which becomes a constant of type T.
 template <ElementType T>
 struct Located {
     detail::Ref ref;
@@ -71,19 +71,19 @@ class Scalar {
 public:
     using value_type = T;
 
-    // A zero-initialised local variable.
+    /// A zero-initialised local variable.
     Scalar(std::source_location s = std::source_location::current())
         : ref_(detail::emit_const(dtype_of<T>, 0, detail::Loc::from(s))) {}
-    // A literal becomes a constant.
+    /// A literal becomes a constant.
     template <class U>
     requires std::is_arithmetic_v<U> Scalar(U literal,
                                             std::source_location s = std::source_location::current())
         : ref_(detail::emit_const(dtype_of<T>, detail::literal_bits(static_cast<T>(literal)),
                                   detail::Loc::from(s))) {}
-    // Copies snapshot the value: later assignments to the source do not show through.
+    /// Copies snapshot the value: later assignments to the source do not show through.
     Scalar(const Scalar& other, std::source_location s = std::source_location::current())
         : ref_(detail::emit_copy(other.ref_, detail::Loc::from(s))) {}
-    // An explicit conversion between element types is a cast.
+    /// An explicit conversion between element types is a cast.
     template <ElementType U>
     requires(!std::is_same_v<U, T>) explicit Scalar(const Scalar<U>& other,
                                                     std::source_location s = std::source_location::current())
@@ -97,8 +97,8 @@ public:
         detail::emit_assign(ref_, other.ref, other.loc);
         return *this;
     }
-    // `x = 0;`: without this overload a literal converts equally well to Scalar and to Located,
-    // and the assignment is ambiguous. (An operator= cannot take a source_location.)
+    /// `x = 0;`: without this overload a literal converts equally well to Scalar and to Located,
+    /// and the assignment is ambiguous. (An operator= cannot take a source_location.)
     template <class U>
     requires std::is_arithmetic_v<U> Scalar& operator=(U literal) {
         const detail::Loc loc = detail::last_loc();
@@ -145,7 +145,7 @@ public:
     WEFT_BINARY(^, BitXor, T)
     WEFT_BINARY(<<, Shl, T)
     WEFT_BINARY(>>, Shr, T)
-    // Both sides are always evaluated: traced operands have no side effects to skip.
+    /// Both sides are always evaluated: traced operands have no side effects to skip.
     WEFT_BINARY(&&, And, bool)
     WEFT_BINARY(||, Or, bool)
     WEFT_BINARY(==, Eq, bool)
@@ -208,7 +208,7 @@ struct TracedScalar<X> {
 
 }  // namespace detail
 
-// The Scalar type of a traced expression (Scalar<T> itself, or an array element).
+/// The Scalar type of a traced expression (Scalar<T> itself, or an array element).
 template <class X>
 using scalar_of_t = typename detail::TracedScalar<std::remove_cvref_t<X>>::type;
 
