@@ -18,7 +18,8 @@ details=build/release/Testing/Temporary/LastTest.log
 # cpu test exercises the parallel CPU backend even on a one-core machine; tests of the worker
 # pool itself also run with 1, 2, 7 and all hardware threads.
 export WEFT_CPU_THREADS="${WEFT_CPU_THREADS:-2}"
-echo "$caller: running the tests (CPU launches on $WEFT_CPU_THREADS worker threads)"
+total="$(ctest --preset release -N | sed -n 's/^Total Tests: //p')"
+echo "$caller: running ${total:-the} tests (CPU launches on $WEFT_CPU_THREADS worker threads; minutes)"
 set +e
 ctest --preset release -j"$(nproc)" 2>&1 | tee "$log" | awk '
     /^ +Start +[0-9]+: / { next }
@@ -29,6 +30,7 @@ ctest --preset release -j"$(nproc)" 2>&1 | tee "$log" | awk '
     /^The following tests did not run:$/ || / \(Skipped\)$/ { next }
     { print; fflush() }'
 ctest_status=${PIPESTATUS[0]}
+echo "$caller: checking the README's \"use it from your project\" commands (two small projects; minutes)"
 tools/check-consumers.sh
 consumers_status=$?
 set -e
