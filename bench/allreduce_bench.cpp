@@ -60,7 +60,7 @@ int mpi_rows() {
         for (int det = 0; det < 2; ++det) {
             std::vector<double> times;
             for (int r = 0; r < repeats; ++r) {
-                a.copy_from_host(data(n, world.rank()).data(), static_cast<size_t>(n) * sizeof(float));
+                a.copy_from_host(data(n, world.rank()).data(), static_cast<size_t>(n));
                 world.barrier();
                 const auto start = std::chrono::steady_clock::now();
                 world.allreduce_sum(a, det ? weft::Reduction::Deterministic : weft::Reduction::Plain);

@@ -67,8 +67,7 @@ struct Trace {
 };
 
 // The optimisation on the ranks of `comm`, each owning a contiguous range of projectiles.
-Trace optimise(const weft::Communicator& comm) {
-    const weft::Device cpu = weft::Device::cpu();
+Trace optimise(const weft::Communicator& comm, weft::Device cpu) {
     std::mt19937 rng(2026);
     std::normal_distribution<float> noise(0.0f, 0.3f);
     std::uniform_real_distribution<float> drags(0.01f, 0.05f);
@@ -108,7 +107,7 @@ Trace optimise(const weft::Communicator& comm) {
         trace.gradients.insert(trace.gradients.end(), g.begin(), g.end());
         std::vector<float> v = v0.to_vector();
         for (int c = 0; c < 2; ++c) v[c] -= 0.2f * g[c];
-        v0.copy_from_host(v.data(), v.size() * sizeof(float));
+        v0.copy_from_host(v.data(), v.size());
     }
     return trace;
 }
@@ -124,6 +123,12 @@ bool identical(const Trace& a, const Trace& b) {
 int main() {
     try {
         const weft::Communicator world = weft::Communicator::mpi_world();
+        // weft::DistributedSum keeps its ranks' exact states on the CPU device (docs/design/0028):
+        // WEFT_DEVICE is still checked, and a GPU named there leaves the optimisation on the CPU.
+        if (!weft::default_device().is_cpu() && world.rank() == 0)
+            std::printf("(the distributed sums run on the CPU device; WEFT_DEVICE names %s)\n",
+                        weft::default_device().name().c_str());
+        const weft::Device cpu = weft::Device::cpu();
         std::vector<int> counts;
         for (int g : {1, 2, 4})
             if (g <= world.size()) counts.push_back(g);
@@ -131,7 +136,7 @@ int main() {
         for (int g : counts) {
             // Ranks below g optimise together; the others wait at the next split.
             const std::optional<weft::Communicator> part = world.split(world.rank() < g ? 0 : -1);
-            if (part) traces.push_back(optimise(*part));
+            if (part) traces.push_back(optimise(*part, cpu));
             world.barrier();
         }
         if (world.rank() != 0) return 0;
@@ -152,7 +157,7 @@ int main() {
         if (world.size() < 4) std::printf("(run with mpirun -np 4 to compare 1, 2 and 4 ranks)\n");
         return same ? 0 : 1;
     } catch (const weft::Error& e) {
-        std::fprintf(stderr, "%s\n", e.what());
+        std::fprintf(stderr, "weft_data_parallel: %s\n", e.what());
         return 1;
     }
 }

@@ -11,6 +11,7 @@
 #include <random>
 #include <set>
 #include <string>
+#include <utility>
 #include <vector>
 #include <weft/weft.hpp>
 
@@ -60,6 +61,7 @@ auto make_accumulate(weft::Module& m) {
 // The results of `runs` launches of one mode, and the median time of a launch.
 struct Runs {
     std::vector<float> last;
+    std::vector<std::vector<float>> all;  // every run's sums
     size_t distinct = 0;
     double median_ms = 0;
 };
@@ -78,6 +80,7 @@ Runs run_accumulate(const Kernel& kernel, const weft::DeviceArray<float>& values
         ms.push_back(
             std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count());
         r.last = out.to_vector();
+        r.all.push_back(r.last);
         std::vector<uint32_t> bits(num_bins);
         std::memcpy(bits.data(), r.last.data(), num_bins * sizeof(float));
         seen.insert(bits);
@@ -174,6 +177,15 @@ int run_demo() {
             weft::device_info(dev).multiprocessors);
     std::printf("deterministic: %zu distinct %s in %d runs, %.2f ms per launch (median)\n", d.distinct,
                 results(d.distinct), runs, d.median_ms);
+    // Every run, for tools/plot-demo.py: how far each sum lies from the exact one.
+    std::printf("\neach run's sum against the exact sum, in ulps (runs 1 to %d):\n", runs);
+    for (const auto& [mode, r] : {std::pair<const char*, const Runs*>{"plain", &p}, {"deterministic", &d}})
+        for (int b = 0; b < num_bins; ++b) {
+            std::printf("%-13s bin %d:", mode, b);
+            for (const std::vector<float>& run : r->all)
+                std::printf(" %+lld", static_cast<long long>(ulps(exact[b], run[b])));
+            std::printf("\n");
+        }
 
     // Compaction: the slots follow thread order, so the output is the same on every run.
     std::set<std::vector<float>> outputs;

@@ -142,7 +142,7 @@ std::string compare(const std::vector<weft::host::vec3f>& a, const std::vector<w
 
 }  // namespace
 
-int main() {
+int main() try {
     const weft::Device dev = weft::default_device();
     std::printf("device: %s%s\n", dev.name().c_str(),
                 dev.is_cuda() ? (" (" + weft::device_info(dev).name + ")").c_str()
@@ -202,4 +202,7 @@ int main() {
     std::printf("time per step: plain %.2f ms, deterministic %.2f ms (grid build included)\n",
                 (p1.ms_per_step + p2.ms_per_step) / 2, (d1.ms_per_step + d2.ms_per_step) / 2);
     return compare(d1.x, d2.x) == "identical bits" ? 0 : 1;
+} catch (const weft::Error& e) {  // one line, status 1: never an abort
+    std::fprintf(stderr, "weft_particles: %s\n", e.what());
+    return 1;
 }

@@ -79,7 +79,7 @@ float loss_and_gradient(World& w) {
 
 }  // namespace
 
-int main() {
+int main() try {
     const weft::Device dev = weft::default_device();
     std::printf("device: %s\n", dev.name().c_str());
     std::mt19937 rng(2026);
@@ -110,7 +110,7 @@ int main() {
             std::printf("iteration %2d: loss %.6f  v0 = (%.4f, %.4f)  gradient (%.5f, %.5f)\n", iteration,
                         loss, v[0], v[1], g[0], g[1]);
         for (int c = 0; c < 2; ++c) v[c] -= learning_rate * g[c];
-        w.v0.copy_from_host(v.data(), v.size() * sizeof(float));
+        w.v0.copy_from_host(v.data(), v.size());
     }
 
     // Two more gradient evaluations at the same point: bit for bit the same in RunToRun mode.
@@ -121,4 +121,7 @@ int main() {
     const bool identical = std::memcmp(first.data(), second.data(), first.size() * sizeof(float)) == 0;
     std::printf("two deterministic runs give identical gradients: %s\n", identical ? "yes" : "NO");
     return identical ? 0 : 1;
+} catch (const weft::Error& e) {  // one line, status 1: never an abort
+    std::fprintf(stderr, "weft_projectile_optimization: %s\n", e.what());
+    return 1;
 }

@@ -1,8 +1,11 @@
 #!/usr/bin/env bash
-# Checks that a project can use Weft (run by run-tests.sh after the release build): installs
-# build/release into a temporary prefix, moves it (the package must be relocatable), then builds
-# and runs tests/consumer against it with find_package, and against this source tree with
-# add_subdirectory. Output goes to build/release/consumers.log; prints one line per check.
+# Checks that a project can use Weft exactly as the README says (run by run-tests.sh after the
+# release build). The program, the CMakeLists.txt files and the commands are taken from the
+# README's blocks marked `<!-- consumer: NAME -->`, so the README cannot drift from what works;
+# only the paths /opt/weft and /path/to/weft are replaced. It installs build/release, moves the
+# prefix (the package must be relocatable), builds and runs the program with find_package, then
+# with FetchContent from this source tree. Output goes to build/release/consumers.log; it prints
+# one line per check.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 root="$PWD"
@@ -12,6 +15,24 @@ work="$(mktemp -d "${TMPDIR:-/tmp}/weft-consumers-XXXXXX")"
 trap 'rm -rf "$work"' EXIT
 # The consumers compile their kernel into a cache of their own, never the user's.
 export WEFT_CACHE_DIR="$work/cache"
+# The README's `cmake --build build` builds with one job; this only speeds the check up.
+export CMAKE_BUILD_PARALLEL_LEVEL="${CMAKE_BUILD_PARALLEL_LEVEL:-$(nproc)}"
+
+fail() {
+    echo "check-consumers.sh: $*" >&2
+    exit 1
+}
+
+# The text of the README's fenced block after the line `<!-- consumer: $1 ...-->`.
+block() {
+    local text
+    text="$(awk -v key="$1" '
+        $0 ~ "^<!-- consumer: " key "( |-->)" { armed = 1; next }
+        armed && /^```/ { if (inside) exit; inside = 1; next }
+        inside { print }' README.md)"
+    [[ -n "$text" ]] || fail "README.md has no block marked '<!-- consumer: $1 -->'"
+    printf '%s\n' "$text"
+}
 
 # Runs "$@" with its output in the log; on failure shows the log's end and stops.
 step() {
@@ -24,23 +45,40 @@ step() {
     fi
 }
 
-# Builds tests/consumer into $1 with the cmake arguments that follow, and runs it.
-build_and_run() {
-    local dir="$1"
-    shift
-    step cmake -S tests/consumer -B "$dir" -G Ninja -DCMAKE_BUILD_TYPE=Release "$@"
-    step cmake --build "$dir" -j"$(nproc)"
-    step "$dir/weft_consumer"
+# Runs the README block $1 as a bash script in folder $2, with /opt/weft replaced by $3.
+run_commands() {
+    block "$1" | sed "s|/opt/weft|$3|g" >"$work/$1.sh"
+    (cd "$2" && step bash -euo pipefail "$work/$1.sh")
 }
 
-step cmake --install build/release --prefix "$work/staged"
+# Makes project folder $1 from the README's program and its CMakeLists block $2 (with
+# /path/to/weft replaced by this source tree), builds it with the README's commands against
+# prefix $3, and checks that the program printed its result.
+build_project() {
+    local dir="$1"
+    mkdir -p "$dir"
+    block main.cpp >"$dir/main.cpp"
+    block "$2" | sed "s|/path/to/weft|$root|g" >"$dir/CMakeLists.txt"
+    local before
+    before=$(wc -l <"$log")
+    run_commands build "$dir" "$3"
+    tail -n +"$((before + 1))" "$log" | grep -q "out = {1.75, 1}, 3 positive values" ||
+        fail "the README's program did not print 'out = {1.75, 1}, 3 positive values' (see $log)"
+}
+
+run_commands install "$root" "$work/staged"
 mv "$work/staged" "$work/prefix"
 if grep -rlF -e "$root" -e "$work/staged" "$work/prefix" >>"$log"; then
-    echo "check-consumers.sh: the installed package names build paths (files listed in $log)" >&2
-    exit 1
+    fail "the installed package names build paths (files listed in $log)"
 fi
-build_and_run "$work/installed" -DCMAKE_PREFIX_PATH="$work/prefix"
-echo "check-consumers.sh: find_package(weft 0.1) from a moved install prefix: built and ran"
+build_project "$work/installed" find_package "$work/prefix"
+echo "check-consumers.sh: the README's install and find_package(weft 0.1) commands, from a moved prefix: built and ran"
 
-build_and_run "$work/subdirectory" -DWEFT_SUBDIRECTORY="$root"
-echo "check-consumers.sh: add_subdirectory(weft) without tests, benchmarks or examples: built and ran"
+build_project "$work/fetched" FetchContent "$work/no-prefix"
+# As a subproject Weft builds only its library, so a consumer needs no GoogleTest.
+for target in weft_demo weft_test_support weft_compile_bench; do
+    if cmake --build "$work/fetched/build" --target help | grep -qw "$target"; then
+        fail "Weft as a subproject defines $target; only the library should be built"
+    fi
+done
+echo "check-consumers.sh: the README's FetchContent project (Weft as a subproject, without tests, benchmarks or examples): built and ran"

@@ -7,7 +7,7 @@ caller=run-tests.sh
 with_tests=ON
 # shellcheck source=tools/build-release.sh
 source "$(dirname "${BASH_SOURCE[0]}")/build-release.sh"
-cmake --build --preset release -j"$(nproc)"
+build_targets
 
 log=build/release/tests.log
 details=build/release/Testing/Temporary/LastTest.log
@@ -18,7 +18,8 @@ details=build/release/Testing/Temporary/LastTest.log
 # cpu test exercises the parallel CPU backend even on a one-core machine; tests of the worker
 # pool itself also run with 1, 2, 7 and all hardware threads.
 export WEFT_CPU_THREADS="${WEFT_CPU_THREADS:-2}"
-echo "$caller: running the tests (CPU launches on $WEFT_CPU_THREADS worker threads)"
+total="$(ctest --preset release -N | sed -n 's/^Total Tests: //p')"
+echo "$caller: running ${total:-the} tests (CPU launches on $WEFT_CPU_THREADS worker threads; minutes)"
 set +e
 ctest --preset release -j"$(nproc)" 2>&1 | tee "$log" | awk '
     /^ +Start +[0-9]+: / { next }
@@ -29,6 +30,7 @@ ctest --preset release -j"$(nproc)" 2>&1 | tee "$log" | awk '
     /^The following tests did not run:$/ || / \(Skipped\)$/ { next }
     { print; fflush() }'
 ctest_status=${PIPESTATUS[0]}
+echo "$caller: checking the README's \"use it from your project\" commands (two small projects; minutes)"
 tools/check-consumers.sh
 consumers_status=$?
 set -e
@@ -62,6 +64,12 @@ awk -v no_gpu="$no_gpu" '
             printf "\n"
         }
     }' "$log" | sort
+# Every skipped test but the gpu ones of a machine without a GPU (said above), with its reason:
+# GoogleTest prints "FILE:LINE: Skipped", then the reason, in the test's output.
+awk '
+    match($0, /^[0-9]+\/[0-9]+ Test: /) { test = substr($0, RLENGTH + 1); next }
+    / Skipped$/ && test !~ /^gpu\./ { getline reason; printf "  skipped %s: %s\n", test, reason }
+' "$details" 2>/dev/null | sort -u || true
 if ((consumers_status == 0)); then
     echo "consumers: the installed package and the source tree both build into a working program"
 else

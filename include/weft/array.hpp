@@ -9,11 +9,11 @@
 
 namespace weft {
 
-// An element of an array of composites (weft/composite_array.hpp).
+/// An element of an array of composites (weft/composite_array.hpp).
 template <class V>
 class CompositeElement;
 
-// An array index: any traced integer, or an integer literal, with the user's source position.
+/// An array index: any traced integer, or an integer literal, with the user's source position.
 struct Index {
     detail::Ref ref;
     detail::Loc loc;
@@ -30,10 +30,10 @@ struct Index {
           loc(detail::Loc::from(s)) {}
 };
 
-// An element of a traced array. Reading it loads at once, so `auto v = a[i];` is a snapshot,
-// as in the spec's examples. Written as a temporary, `a[i] = v` stores and `a[i] += v` /
-// `a[i] -= v` are atomic add / sub. A named element (`auto v = a[i]; v = 2;`) is an ordinary
-// local variable: assignment to it never writes the array.
+/// An element of a traced array. Reading it loads at once, so `auto v = a[i];` is a snapshot,
+/// as in the spec's examples. Written as a temporary, `a[i] = v` stores and `a[i] += v` /
+/// `a[i] -= v` are atomic add / sub. A named element (`auto v = a[i]; v = 2;`) is an ordinary
+/// local variable: assignment to it never writes the array.
 template <ElementType T>
 class Element : public Scalar<T> {
 public:
@@ -92,7 +92,7 @@ private:
     friend struct detail::Access;
     Element(detail::Place place, detail::Loc loc)
         : Scalar<T>(detail::emit_load(place, loc), typename Scalar<T>::FromRef{}), place_(std::move(place)) {}
-    // A component of a loaded composite element: the same register as the composite's component.
+    /// A component of a loaded composite element: the same register as the composite's component.
     Element(detail::Place place, detail::Ref loaded)
         : Scalar<T>(loaded, typename Scalar<T>::FromRef{}), place_(std::move(place)) {}
 
@@ -100,7 +100,7 @@ private:
 };
 
 namespace detail {
-// What indexing an array of E gives: an Element of a scalar, a CompositeElement of a composite.
+/// What indexing an array of E gives: an Element of a scalar, a CompositeElement of a composite.
 template <class E>
 struct ElementOf {
     using type = CompositeElement<E>;
@@ -111,10 +111,10 @@ struct ElementOf<T> {
 };
 }  // namespace detail
 
-// A kernel or function parameter that is an N-dimensional array of E (1 <= N <= 4): a scalar
-// type, or a composite (weft::vec3, mat33, quat, transform, ...: weft/layout.hpp) whose elements
-// load and store whole (`vec3 p = a[i]; a[i] = p;`) or by component (`a[i].x = v`).
-// Index with a[i] (1-D) or a(i, j, ...) (any N). Shapes are read with a.shape(d).
+/// A kernel or function parameter that is an N-dimensional array of E (1 <= N <= 4): a scalar
+/// type, or a composite (weft::vec3, mat33, quat, transform, ...: weft/layout.hpp) whose elements
+/// load and store whole (`vec3 p = a[i]; a[i] = p;`) or by component (`a[i].x = v`).
+/// Index with a[i] (1-D) or a(i, j, ...) (any N). Shapes are read with a.shape(d).
 template <ArrayElement E, int N = 1>
 class Array {
     static_assert(N >= 1 && N <= 4, "weft::Array has 1 to 4 dimensions");
@@ -125,9 +125,9 @@ public:
     static constexpr int ndim = N;
 
     Elem operator[](const Index& i) const requires(N == 1) { return element({i.ref}, i.loc); }
-    // On an array of 2 or more dimensions, a[i] is the (N-1)-D view of the same memory with
-    // dimension 0 fixed at i (a row of a 2-D array); a[i][j] == a(i, j). Like every kernel
-    // index, a negative i counts from the end: grid[-1] is the last row.
+    /// On an array of 2 or more dimensions, a[i] is the (N-1)-D view of the same memory with
+    /// dimension 0 fixed at i (a row of a 2-D array); a[i][j] == a(i, j). Like every kernel
+    /// index, a negative i counts from the end: grid[-1] is the last row.
     Array<E, N - 1> operator[](const Index& i) const requires(N >= 2) {
         return detail::Access::wrap<Array<E, N - 1>>(detail::emit_view(ref_, i.ref, i.loc));
     }
@@ -142,7 +142,7 @@ public:
         return element({i.ref, j.ref, k.ref, l.ref}, i.loc);
     }
 
-    // The extent of dimension `d` (an int32 value).
+    /// The extent of dimension `d` (an int32 value).
     Int shape(int d, std::source_location s = std::source_location::current()) const {
         return detail::Access::wrap<Int>(detail::emit_shape(ref_, d, detail::Loc::from(s)));
     }

@@ -51,7 +51,7 @@ WEFT_ATOMIC(atomic_or, Or)
 WEFT_ATOMIC(atomic_xor, Xor)
 #undef WEFT_ATOMIC
 
-// atomic_cas(array, i, compare, value): stores `value` if the element equals `compare`.
+/// atomic_cas(array, i, compare, value): stores `value` if the element equals `compare`.
 template <ElementType T>
 Scalar<T> atomic_cas(const Array<T, 1>& a, const Index& i, const std::type_identity_t<Located<T>>& compare,
                      const std::type_identity_t<Located<T>>& value) {

@@ -12,8 +12,8 @@ S wrap_scalar(Ref ref) {
     return Access::wrap<S>(ref);
 }
 
-// The traced type of a binary builtin's result: the traced operand's type (a literal operand
-// is converted to it); two traced operands must have the same element type.
+/// The traced type of a binary builtin's result: the traced operand's type (a literal operand
+/// is converted to it); two traced operands must have the same element type.
 template <class A, class B>
 struct CommonScalar;
 template <Traced A, Traced B>
@@ -73,13 +73,13 @@ WEFT_MATH_BUILTIN(log, Log)
         return detail::wrap_scalar<S>(detail::emit_binary(                                         \
             detail::BinaryOp::code, detail::operand<S>(a, loc), detail::operand<S>(b, loc), loc)); \
     }
-// min/max of floats follow IEEE minNum/maxNum: a NaN operand yields the other operand.
+/// min/max of floats follow IEEE minNum/maxNum: a NaN operand yields the other operand.
 WEFT_BINARY_BUILTIN(min, Min)
 WEFT_BINARY_BUILTIN(max, Max)
 WEFT_BINARY_BUILTIN(pow, Pow)
 #undef WEFT_BINARY_BUILTIN
 
-// clamp(x, lo, hi) = min(max(x, lo), hi).
+/// clamp(x, lo, hi) = min(max(x, lo), hi).
 template <Traced X, class L, class H>
 scalar_of_t<X> clamp(const X& x, const L& lo, const H& hi,
                      std::source_location s = std::source_location::current()) {
@@ -91,8 +91,8 @@ scalar_of_t<X> clamp(const X& x, const L& lo, const H& hi,
         detail::emit_binary(detail::BinaryOp::Min, low, detail::operand<S>(hi, loc), loc));
 }
 
-// select(cond, if_true, if_false): both operands are evaluated; the result picks one.
-// (Argument order follows C's `cond ? a : b`, not Warp's select(cond, false, true).)
+/// select(cond, if_true, if_false): both operands are evaluated; the result picks one.
+/// (Argument order follows C's `cond ? a : b`, not Warp's select(cond, false, true).)
 template <class A, class B>
 common_scalar_t<A, B> select(const Located<bool>& cond, const A& if_true, const B& if_false,
                              std::source_location s = std::source_location::current()) {
@@ -102,7 +102,7 @@ common_scalar_t<A, B> select(const Located<bool>& cond, const A& if_true, const 
                                                       detail::operand<S>(if_false, loc), loc));
 }
 
-// cast<T>(x): converts between element types (float to integer truncates toward zero).
+/// cast<T>(x): converts between element types (float to integer truncates toward zero).
 template <ElementType T, Traced X>
 Scalar<T> cast(const X& x, std::source_location s = std::source_location::current()) {
     using S = scalar_of_t<X>;

@@ -29,7 +29,7 @@ template <size_t N>
 void store_components(const Place& element, const std::array<Ref, N>& values, Loc loc) {
     for (size_t c = 0; c < N; ++c) emit_store(component_place(element, static_cast<int>(c)), values[c], loc);
 }
-// Component by component, in order; returns the components' previous values.
+/// Component by component, in order; returns the components' previous values.
 template <size_t N>
 std::array<Ref, N> atomic_components(AtomicOp op, const Place& element, const std::array<Ref, N>& values,
                                      Loc loc) {
@@ -45,8 +45,8 @@ std::array<Ref, N> own_components(const std::array<Ref, N>& values, Loc loc) {
     return r;
 }
 
-// x, y, z, w of a vec or quat element: Elements sharing the loaded composite's registers, so that
-// `a[i].x = v` stores and `a[i].x += v` is an atomic on that component.
+/// x, y, z, w of a vec or quat element: Elements sharing the loaded composite's registers, so that
+/// `a[i].x = v` stores and `a[i].x += v` is an atomic on that component.
 template <int N, ElementType T, class Base>
 class NamedElements;
 #define WEFT_NAMED_ELEMENT(c) Access::element<Element<T>>(component_place(place, c), r[c])
@@ -86,7 +86,7 @@ public:
 };
 #undef WEFT_NAMED_ELEMENT
 
-// What an element of V offers besides V itself: its components as elements of the array.
+/// What an element of V offers besides V itself: its components as elements of the array.
 template <class V>
 class ElementParts;
 
@@ -97,8 +97,8 @@ protected:
         : NamedElements<N, T, Base>(place, r), what_(what) {}
 
 public:
-    // e[i]: component i as an element of the array (a[i][1] += v is an atomic on it); on a named
-    // element, the local component.
+    /// e[i]: component i as an element of the array (a[i][1] += v is an atomic on it); on a named
+    /// element, the local component.
     Element<T>& operator[](const Component& i) & {
         check_component(i, N, what_, "components");
         return this->named(i.index);
@@ -140,8 +140,8 @@ protected:
         : mat<R, C, T>(FromRefs{}, r), place_(place) {}
 
 public:
-    // m[r]: row r as an element of the array, so that a[i][r][c] += v is an atomic on one entry;
-    // on a named element, the local row.
+    /// m[r]: row r as an element of the array, so that a[i][r][c] += v is an atomic on one entry;
+    /// on a named element, the local row.
     vec<C, T>& operator[](const Component& i) & { return mat<R, C, T>::operator[](i); }
     const vec<C, T>& operator[](const Component& i) const& { return mat<R, C, T>::operator[](i); }
     CompositeElement<vec<C, T>> operator[](const Component& i) && {
@@ -162,19 +162,19 @@ protected:
           q(component_place(place, 3), {r[3], r[4], r[5], r[6]}) {}
 
 public:
-    // The position and the rotation as elements of the array (a[i].p = v stores three components).
+    /// The position and the rotation as elements of the array (a[i].p = v stores three components).
     CompositeElement<vec<3, T>> p;
     CompositeElement<quat_t<T>> q;
 };
 
 }  // namespace detail
 
-// An element of an array of composites: a V holding the element's loaded components (so
-// `auto p = a[i];` is a snapshot, as for scalars), which written as a temporary stores:
-// `a[i] = v` stores every component, `a[i] += v` / `a[i] -= v` are atomic adds / subs of every
-// component, `a[i].x = s` and `a[i][1] += s` (and `m[i][r][c]`, `t[i].p`) reach one component.
-// A named element (`auto p = a[i]; p.x = 1;`) is an ordinary local: writing it never writes the
-// array.
+/// An element of an array of composites: a V holding the element's loaded components (so
+/// `auto p = a[i];` is a snapshot, as for scalars), which written as a temporary stores:
+/// `a[i] = v` stores every component, `a[i] += v` / `a[i] -= v` are atomic adds / subs of every
+/// component, `a[i].x = s` and `a[i][1] += s` (and `m[i][r][c]`, `t[i].p`) reach one component.
+/// A named element (`auto p = a[i]; p.x = 1;`) is an ordinary local: writing it never writes the
+/// array.
 template <class V>
 class CompositeElement : public detail::ElementParts<V> {
     using Parts = detail::ElementParts<V>;
@@ -215,7 +215,7 @@ public:
         V::operator-=(v);
         return *this;
     }
-    // Scaling has no atomic meaning: `a[i] *= s` does not compile (name the element first).
+    /// Scaling has no atomic meaning: `a[i] *= s` does not compile (name the element first).
     template <class S>
     void operator*=(const S&) && = delete;
     template <class S>
@@ -244,7 +244,7 @@ private:
     friend class detail::ElementParts;
     CompositeElement(detail::Place place, detail::Loc loc)
         : CompositeElement(place, detail::load_components<kComponents>(place, loc)) {}
-    // A component range of a loaded element (a matrix row, a transform's p): its registers.
+    /// A component range of a loaded element (a matrix row, a transform's p): its registers.
     CompositeElement(detail::Place place, const Refs& loaded)
         : Parts(place, loaded), place_(std::move(place)) {}
 

@@ -9,12 +9,12 @@
 
 namespace weft {
 
-// The thread index of a 1-D launch.
+/// The thread index of a 1-D launch.
 inline Int tid(std::source_location s = std::source_location::current()) {
     return detail::Access::wrap<Int>(detail::emit_tid(0, 1, detail::Loc::from(s)));
 }
 
-// The thread indices of an N-D launch: `auto [i, j] = weft::tid<2>();`.
+/// The thread indices of an N-D launch: `auto [i, j] = weft::tid<2>();`.
 template <int N>
 std::array<Int, N> tid(std::source_location s = std::source_location::current()) {
     static_assert(N >= 1 && N <= 4, "launches have 1 to 4 dimensions");
@@ -25,7 +25,7 @@ std::array<Int, N> tid(std::source_location s = std::source_location::current())
     (std::make_index_sequence<N>{});
 }
 
-// if_(cond, then) and if_(cond, then, otherwise); the bodies are lambdas taking no arguments.
+/// if_(cond, then) and if_(cond, then, otherwise); the bodies are lambdas taking no arguments.
 inline void if_(const Located<bool>& cond, const std::function<void()>& then_body) {
     detail::emit_if(cond.ref, then_body, nullptr, cond.loc);
 }
@@ -34,10 +34,10 @@ inline void if_(const Located<bool>& cond, const std::function<void()>& then_bod
     detail::emit_if(cond.ref, then_body, &else_body, cond.loc);
 }
 
-// for_(stop, body), for_(start, stop, body), for_(start, stop, step, body): like Python's
-// range; bounds are evaluated once; `body` takes the int32 loop variable.
-// `body` is called directly, not through a std::function: that would hand the lambda a copy of
-// the loop variable, and an assignment to the loop variable would then go unreported.
+/// for_(stop, body), for_(start, stop, body), for_(start, stop, step, body): like Python's
+/// range; bounds are evaluated once; `body` takes the int32 loop variable.
+/// `body` is called directly, not through a std::function: that would hand the lambda a copy of
+/// the loop variable, and an assignment to the loop variable would then go unreported.
 template <std::invocable<Int> F>
 void for_(const Located<int32_t>& start, const Located<int32_t>& stop, const Located<int32_t>& step,
           F&& body) {
@@ -55,7 +55,7 @@ void for_(const Located<int32_t>& stop, F&& body) {
     for_(start, stop, body);
 }
 
-// while_(cond, body): `cond` is a lambda returning a traced bool, re-evaluated every iteration.
+/// while_(cond, body): `cond` is a lambda returning a traced bool, re-evaluated every iteration.
 template <class C>
 void while_(C&& cond, const std::function<void()>& body,
             std::source_location s = std::source_location::current()) {
@@ -73,11 +73,11 @@ inline void break_(std::source_location s = std::source_location::current()) {
 inline void continue_(std::source_location s = std::source_location::current()) {
     detail::emit_continue(detail::Loc::from(s));
 }
-// Ends this thread (in a kernel) or returns from a void weft function.
+/// Ends this thread (in a kernel) or returns from a void weft function.
 inline void return_(std::source_location s = std::source_location::current()) {
     detail::emit_return(nullptr, detail::Loc::from(s));
 }
-// Returns `value` from a weft function early.
+/// Returns `value` from a weft function early.
 template <Traced X>
 void return_(const X& value, std::source_location s = std::source_location::current()) {
     const detail::Ref r = detail::Access::ref(static_cast<const scalar_of_t<X>&>(value));

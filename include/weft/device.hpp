@@ -29,12 +29,12 @@ private:
     int ordinal_;
 };
 
-// Parses "cpu" or "cuda:N"; throws weft::Error for anything else or a device that is absent.
+/// Parses "cpu" or "cuda:N"; throws weft::Error for anything else or a device that is absent.
 Device device(std::string_view name);
-// The first CUDA GPU if there is one, else the CPU. The WEFT_DEVICE environment variable
-// ("cpu", "cuda:1") overrides it.
+/// The first CUDA GPU if there is one, else the CPU. The WEFT_DEVICE environment variable
+/// ("cpu", "cuda:1") overrides it.
 Device default_device();
-// Every device this process can use, the CPU first.
+/// Every device this process can use, the CPU first.
 std::vector<Device> devices();
 
 struct DeviceInfo {
@@ -46,12 +46,12 @@ struct DeviceInfo {
 };
 DeviceInfo device_info(Device device);
 
-// Whether GPUs can be used, and if not, why (no driver, no GPU, WEFT_DISABLE_CUDA set).
+/// Whether GPUs can be used, and if not, why (no driver, no GPU, WEFT_DISABLE_CUDA set).
 bool cuda_available();
 std::string cuda_unavailable_reason();
 
-// Waits for all work queued on `device` by this thread's current stream. Errors of earlier
-// asynchronous launches surface here as a weft::Error naming the kernels.
+/// Waits for all work queued on `device` by this thread's current stream. Errors of earlier
+/// asynchronous launches surface here as a weft::Error naming the kernels.
 void synchronize(Device device);
 
 }  // namespace weft

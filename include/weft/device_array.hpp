@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <initializer_list>
 #include <memory>
 #include <source_location>
@@ -14,7 +15,7 @@
 
 namespace weft {
 
-// The extents of an array of 1 to 4 dimensions, holding at most 2^63 - 1 elements.
+/// The extents of an array of 1 to 4 dimensions, holding at most 2^63 - 1 elements.
 struct Shape {
     int ndim = 1;
     int64_t dims[4] = {0, 1, 1, 1};
@@ -22,7 +23,7 @@ struct Shape {
     // NOLINTNEXTLINE(google-explicit-constructor): `zeros<float>(16)` reads well
     Shape(int64_t n, std::source_location s = std::source_location::current());
     Shape(std::initializer_list<int64_t> extents, std::source_location s = std::source_location::current());
-    // The number of elements (weft::Error if `dims` were changed to a product past 2^63 - 1).
+    /// The number of elements (weft::Error if `dims` were changed to a product past 2^63 - 1).
     int64_t size() const;
     int64_t operator[](int d) const { return dims[d]; }
     friend bool operator==(const Shape& a, const Shape& b);
@@ -32,15 +33,15 @@ class AnyArray;
 
 namespace detail {
 struct Allocation;
-// `a` with each broadcast dimension (stride 0) cut to extent 1: the same elements, each once.
+/// `a` with each broadcast dimension (stride 0) cut to extent 1: the same elements, each once.
 AnyArray without_broadcast(const AnyArray& a);
 }  // namespace detail
 
-// As a slice's `stop`: through the end of the dimension (Python's `a[start::step]`).
+/// As a slice's `stop`: through the end of the dimension (Python's `a[start::step]`).
 inline constexpr int64_t to_end = INT64_MAX;
 
-// An index into a host-side array, for a[i]: any integer, with the caller's source line for
-// errors. Negative values count from the end, as in Python.
+/// An index into a host-side array, for a[i]: any integer, with the caller's source line for
+/// errors. Negative values count from the end, as in Python.
 struct ViewIndex {
     int64_t value;
     std::source_location where;
@@ -51,82 +52,97 @@ struct ViewIndex {
         : value(static_cast<int64_t>(i)), where(s) {}
 };
 
-// An array whose element type is known at run time: each element is components() scalars of
-// dtype() packed with no padding (weft/layout.hpp; one for a scalar array, three for a vec3).
-// Strides are in bytes, per element (a contiguous 1-D array of vec3 has stride 12).
-//
-// Views (slice, select / a[i], transpose, broadcast) are arrays that share this array's memory:
-// writes through a view change it, and it stays alive while a view does. A view has its own
-// shape, byte strides (0 along a broadcast dimension) and byte offset; views of views compose,
-// and every operation below, launches included, works on any view. Errors name the caller's line.
+/// An array whose element type is known at run time: each element is components() scalars of
+/// dtype() packed with no padding (weft/layout.hpp; one for a scalar array, three for a vec3).
+/// Strides are in bytes, per element (a contiguous 1-D array of vec3 has stride 12).
+///
+/// Views (slice, select / a[i], transpose, broadcast) are arrays that share this array's memory:
+/// writes through a view change it, and it stays alive while a view does. A view has its own
+/// shape, byte strides (0 along a broadcast dimension) and byte offset; views of views compose,
+/// and every operation below, launches included, works on any view. Errors name the caller's line.
 class AnyArray {
 public:
     AnyArray() = default;
-    // Throws weft::Error, naming the caller's line, when the array's bytes exceed what memory can
-    // address or cannot be allocated.
+    /// Throws weft::Error, naming the caller's line, when the array's bytes exceed what memory can
+    /// address or cannot be allocated.
     AnyArray(DType dtype, const Shape& shape, Device device,
              std::source_location s = std::source_location::current());
-    // An array whose elements are `components` scalars of `scalar` each (at least 1).
+    /// An array whose elements are `components` scalars of `scalar` each (at least 1).
     AnyArray(DType scalar, int components, const Shape& shape, Device device,
              std::source_location s = std::source_location::current());
 
+    /// An array over memory Weft did not allocate (another library's buffer, a pointer from the
+    /// CUDA driver), without a copy. `data` is element 0 on `device` (a host pointer for the CPU,
+    /// a device address for a GPU); `byte_strides` gives each dimension's stride in bytes, each >= 0
+    /// and a multiple of the scalar's size (empty: dense row-major). Lifetime: with `release`, the
+    /// memory is the arrays' and `release` runs once, after the device finished the work queued on
+    /// it, when the last array or view of it is gone (it must not throw); without, it stays the
+    /// caller's, who keeps it alive while any array uses it. Views, launches, copies and gradients
+    /// work as on Weft's own arrays (a gradient is memory Weft allocates); may_share_memory sees
+    /// only views of one wrap. weft::Error, naming the caller's line, for a null `data` with
+    /// elements, a misaligned pointer or stride, or a negative stride.
+    static AnyArray wrap(void* data, DType scalar, int components, const Shape& shape, Device device,
+                         std::vector<int64_t> byte_strides = {}, std::function<void()> release = {},
+                         std::source_location s = std::source_location::current());
+
     bool valid() const { return allocation_ != nullptr; }
-    // The scalar type of the elements' components.
+    /// The scalar type of the elements' components.
     DType dtype() const { return dtype_; }
-    // Scalars per element (1 for a scalar array).
+    /// Scalars per element (1 for a scalar array).
     int components() const { return components_; }
-    // The bytes of one element: dtype_size(dtype()) * components().
+    /// The bytes of one element: dtype_size(dtype()) * components().
     size_t element_bytes() const { return dtype_size(dtype_) * static_cast<size_t>(components_); }
     int ndim() const { return shape_.ndim; }
     const Shape& shape() const { return shape_; }
     int64_t size() const { return shape_.size(); }
     int64_t stride(int d) const { return strides_[d]; }
     Device device() const { return device_; }
-    // The address of element 0 in the device's memory (the allocation's start plus offset()).
+    /// The address of element 0 in the device's memory (the allocation's start plus offset()).
     void* data() const;
-    // The byte offset of element 0 from the start of the allocation (0 unless a view).
+    /// The byte offset of element 0 from the start of the allocation (0 unless a view).
     int64_t offset() const { return offset_; }
-    // Whether the elements lie densely in row-major order from data() (strides of extent-1
-    // dimensions do not matter).
+    /// Whether the elements lie densely in row-major order from data() (strides of extent-1
+    /// dimensions do not matter).
     bool is_contiguous() const;
 
-    // Elements start, start + step, ... before stop along `dim`, with Python's rules: negative
-    // start and stop count from the end, both are clamped to the extent, step must be >= 1.
+    /// Elements start, start + step, ... before stop along `dim`, with Python's rules: negative
+    /// start and stop count from the end, both are clamped to the extent, step must be >= 1.
     AnyArray slice(int dim, int64_t start, int64_t stop, int64_t step = 1,
                    std::source_location s = std::source_location::current()) const;
-    // The (ndim - 1)-D view with dimension `dim` fixed at `index` (negative counts from the end).
+    /// The (ndim - 1)-D view with dimension `dim` fixed at `index` (negative counts from the end).
     AnyArray select(int dim, int64_t index, std::source_location s = std::source_location::current()) const;
-    // select(0, i): a row of a 2-D array, a plane of a 3-D one.
+    /// select(0, i): a row of a 2-D array, a plane of a 3-D one.
     AnyArray operator[](ViewIndex i) const { return select(0, i.value, i.where); }
-    // The dimensions in reverse order (the matrix transpose for 2-D arrays).
+    /// The dimensions in reverse order (the matrix transpose for 2-D arrays).
     AnyArray transpose() const;
-    // Dimensions d0 and d1 swapped.
+    /// Dimensions d0 and d1 swapped.
     AnyArray transpose(int d0, int d1, std::source_location s = std::source_location::current()) const;
-    // The array repeated to `shape` without copying (NumPy's rules): trailing dimensions line up;
-    // each must equal the target extent or be 1 (its stride becomes 0), and missing leading
-    // dimensions are added with stride 0. Writes through such a view all land on the one element.
+    /// The array repeated to `shape` without copying (NumPy's rules): trailing dimensions line up;
+    /// each must equal the target extent or be 1 (its stride becomes 0), and missing leading
+    /// dimensions are added with stride 0. Writes through such a view all land on the one element.
     AnyArray broadcast(const Shape& shape, std::source_location s = std::source_location::current()) const;
-    // Component i of every element: a scalar array (one component) of the same shape and strides,
-    // offset by i scalars, sharing this array's memory (and gradient). weft::Error, naming the
-    // caller's line, unless 0 <= i < components().
+    /// Component i of every element: a scalar array (one component) of the same shape and strides,
+    /// offset by i scalars, sharing this array's memory (and gradient). weft::Error, naming the
+    /// caller's line, unless 0 <= i < components().
     AnyArray component(int i, std::source_location s = std::source_location::current()) const;
 
-    // Gradients (docs/autodiff.md). requires_grad_() gives a float array's memory a gradient: an
-    // array of the same shape and components, zeroed (kept if it has one already). Views share their base's
-    // gradient: grad() of a view is the same view (shape, strides, offset) of the base's gradient,
-    // so a gradient written through a view lands where the view's elements are. weft::Error, naming
-    // the caller's line, for an array that is not of a float type, or grad() of one with none.
+    /// Gradients (docs/autodiff.md). requires_grad_() gives a float array's memory a gradient: an
+    /// array of the same shape and components, zeroed (kept if it has one already). Views share their base's
+    /// gradient: grad() of a view is the same view (shape, strides, offset) of the base's gradient,
+    /// so a gradient written through a view lands where the view's elements are. weft::Error, naming
+    /// the caller's line, for an array that is not of a float type, or grad() of one with none.
     AnyArray& requires_grad_(std::source_location s = std::source_location::current());
     bool requires_grad() const;
     AnyArray grad(std::source_location s = std::source_location::current()) const;
 
-    // Sets every element to zero (in order on the current stream, for contiguous GPU arrays).
+    /// Sets every element to zero (in order on the current stream, for contiguous GPU arrays).
     void zero_();
-    // A copy of this array on `device` (a new, contiguous array).
+    /// A copy of this array on `device` (a new, contiguous array).
     AnyArray to(Device device) const;
-    // Copies `bytes` of host data (size() elements of element_bytes() each, densely packed in
-    // row-major order) in, or out.
-    // A view that is not contiguous is gathered / scattered element by element.
+    /// Copies `bytes` of host data (size() elements of element_bytes() each, densely packed in
+    /// row-major order) in, or out: bytes, because an AnyArray's element type is known only at run
+    /// time (a DeviceArray<E>'s copies count elements). A view that is not contiguous is gathered
+    /// / scattered element by element.
     void copy_from_host(const void* src, size_t bytes);
     void copy_to_host(void* dst, size_t bytes) const;
 
@@ -144,17 +160,17 @@ private:
     friend AnyArray detail::without_broadcast(const AnyArray& a);
 };
 
-// Whether some element of `a` and some element of `b` may be the same memory (the arrays share
-// an allocation and the byte ranges their elements span overlap).
+/// Whether some element of `a` and some element of `b` may be the same memory (the arrays share
+/// an allocation and the byte ranges their elements span overlap).
 bool may_share_memory(const AnyArray& a, const AnyArray& b);
 
-// Copies `src` into `dst` (same scalar type, components and shape; any two devices; any views, overlapping
-// ones too: the result is as if `src` were read whole before `dst` is written).
+/// Copies `src` into `dst` (same scalar type, components and shape; any two devices; any views, overlapping
+/// ones too: the result is as if `src` were read whole before `dst` is written).
 void copy(const AnyArray& dst, const AnyArray& src, std::source_location s = std::source_location::current());
 
 namespace detail {
-// How elements of E travel to and from the host: std::vector<bool> packs bits and has no data(),
-// so bools go through bytes; a composite travels as its host struct (weft::host_t<E>).
+/// How elements of E travel to and from the host: std::vector<bool> packs bits and has no data(),
+/// so bools go through bytes; a composite travels as its host struct (weft::host_t<E>).
 template <class E>
 using HostElement = std::conditional_t<std::is_same_v<E, bool>, uint8_t, host_t<E>>;
 
@@ -168,13 +184,18 @@ struct MatrixShape<mat<R, C, T>> {
     static constexpr int rows = R, columns = C;
 };
 
-// Throws the weft::Error for matrix entry (r, c) of an R x C matrix array that has none.
+/// Throws a weft::Error, naming the caller's line, unless `a`'s elements are `components` scalars of `dtype`.
+void check_element(const AnyArray& a, DType dtype, int components, const std::source_location& s);
+/// Throws a weft::Error, naming the caller's line, unless `count` is a.size() (`what` names the call).
+void check_host_count(const AnyArray& a, size_t count, const char* what, const std::source_location& s);
+
+/// Throws the weft::Error for matrix entry (r, c) of an R x C matrix array that has none.
 [[noreturn]] void bad_matrix_entry(int r, int c, int rows, int columns, const std::source_location& s);
 }  // namespace detail
 
-// An array of elements of type E: a scalar ElementType (float, int32_t, bool, ...) or a composite
-// (weft::vec<N, T>, mat<R, C, T>, quat_t<T>, transform_t<T>), which the host reads and writes as
-// weft::host_t<E> (weft::host::vec3f for a vec3).
+/// An array of elements of type E: a scalar ElementType (float, int32_t, bool, ...) or a composite
+/// (weft::vec<N, T>, mat<R, C, T>, quat_t<T>, transform_t<T>), which the host reads and writes as
+/// weft::host_t<E> (weft::host::vec3f for a vec3).
 template <ArrayElement E>
 class DeviceArray : public AnyArray {
 public:
@@ -186,11 +207,30 @@ public:
     DeviceArray() = default;
     DeviceArray(const Shape& shape, Device device, std::source_location s = std::source_location::current())
         : AnyArray(scalar_dtype_of<E>, components_of<E>, shape, device, s) {}
+    /// `a` as an array of E (the same memory): weft::Error, naming the caller's line, unless its
+    /// elements are E's scalar type and component count (from_dlpack's result, say).
+    static DeviceArray<E> of(const AnyArray& a, std::source_location s = std::source_location::current()) {
+        detail::check_element(a, scalar_dtype_of<E>, components_of<E>, s);
+        return DeviceArray<E>(a);
+    }
 
     void fill_(const host_type& value) {
         AnyArray reached = detail::without_broadcast(*this);  // each element once
         std::vector<detail::HostElement<E>> host(static_cast<size_t>(reached.size()), value);
         reached.copy_from_host(host.data(), host.size() * sizeof(host_type));
+    }
+    /// Copies `count` elements (count must be size()), densely packed in row-major order, from
+    /// the host in, or to the host out: counted in elements, as from_vector and to_vector count.
+    /// A view that is not contiguous is gathered / scattered element by element.
+    void copy_from_host(const host_type* src, size_t count,
+                        std::source_location s = std::source_location::current()) {
+        detail::check_host_count(*this, count, "copy_from_host", s);
+        AnyArray::copy_from_host(src, count * sizeof(host_type));
+    }
+    void copy_to_host(host_type* dst, size_t count,
+                      std::source_location s = std::source_location::current()) const {
+        detail::check_host_count(*this, count, "copy_to_host", s);
+        AnyArray::copy_to_host(dst, count * sizeof(host_type));
     }
     DeviceArray<E>& requires_grad_(std::source_location s = std::source_location::current()) {
         AnyArray::requires_grad_(s);
@@ -205,7 +245,7 @@ public:
         return out;
     }
 
-    // Views, as AnyArray's, keeping the element type.
+    /// Views, as AnyArray's, keeping the element type.
     DeviceArray<E> slice(int dim, int64_t start, int64_t stop, int64_t step = 1,
                          std::source_location s = std::source_location::current()) const {
         return DeviceArray<E>(AnyArray::slice(dim, start, stop, step, s));
@@ -223,13 +263,13 @@ public:
                              std::source_location s = std::source_location::current()) const {
         return DeviceArray<E>(AnyArray::broadcast(shape, s));
     }
-    // Component i of every element (a view sharing this array's memory; AnyArray::component):
-    // for a vec3, component(1) is every element's y; for a transform, 0-2 are p and 3-6 q.
+    /// Component i of every element (a view sharing this array's memory; AnyArray::component):
+    /// for a vec3, component(1) is every element's y; for a transform, 0-2 are p and 3-6 q.
     DeviceArray<scalar_type> component(int i,
                                        std::source_location s = std::source_location::current()) const {
         return DeviceArray<scalar_type>(AnyArray::component(i, s));
     }
-    // A matrix's entry (r, c) of every element (component r * C + c).
+    /// A matrix's entry (r, c) of every element (component r * C + c).
     template <class M = E>
     requires detail::MatrixShape<M>::matrix DeviceArray<scalar_type> component(
         int r, int c, std::source_location s = std::source_location::current())
@@ -239,10 +279,10 @@ public:
         return DeviceArray<scalar_type>(AnyArray::component(r * kColumns + c, s));
     }
 
-    // The elements in row-major order.
+    /// The elements in row-major order.
     std::vector<host_type> to_vector() const {
         std::vector<detail::HostElement<E>> host(static_cast<size_t>(size()));
-        copy_to_host(host.data(), host.size() * sizeof(host_type));
+        AnyArray::copy_to_host(host.data(), host.size() * sizeof(host_type));
         if constexpr (std::is_same_v<E, bool>) {
             return std::vector<bool>(host.begin(), host.end());
         } else {
@@ -256,18 +296,28 @@ private:
     explicit DeviceArray(AnyArray view) : AnyArray(std::move(view)) {}  // a view of this type
 };
 
-// As the last argument of zeros / full / ones / from_vector: the array gets a zeroed gradient
-// (AnyArray::requires_grad_), e.g. `weft::zeros<float>(n, dev, weft::requires_grad)`.
+/// A DeviceArray<E> over memory Weft did not allocate: AnyArray::wrap, typed.
+template <ArrayElement E>
+DeviceArray<E> wrap(void* data, const Shape& shape, Device device, std::vector<int64_t> byte_strides = {},
+                    std::function<void()> release = {},
+                    std::source_location s = std::source_location::current()) {
+    return DeviceArray<E>::of(AnyArray::wrap(data, scalar_dtype_of<E>, components_of<E>, shape, device,
+                                             std::move(byte_strides), std::move(release), s),
+                              s);
+}
+
+/// As the last argument of zeros / full / ones / from_vector: the array gets a zeroed gradient
+/// (AnyArray::requires_grad_), e.g. `weft::zeros<float>(n, dev, weft::requires_grad)`.
 struct RequiresGrad {};
 inline constexpr RequiresGrad requires_grad{};
 
-// Uninitialised contents.
+/// Uninitialised contents.
 template <ArrayElement E>
 DeviceArray<E> empty(const Shape& shape, Device device = default_device(),
                      std::source_location s = std::source_location::current()) {
     return DeviceArray<E>(shape, device, s);
 }
-// Every component of every element zero.
+/// Every component of every element zero.
 template <ArrayElement E>
 DeviceArray<E> zeros(const Shape& shape, Device device = default_device(),
                      std::source_location s = std::source_location::current()) {
@@ -275,8 +325,8 @@ DeviceArray<E> zeros(const Shape& shape, Device device = default_device(),
     a.zero_();
     return a;
 }
-// Every element `value`: `full(n, 2.0f)`, `full<weft::vec3>(n, {1, 2, 3})`,
-// `full(n, weft::host::vec3f{1, 2, 3})`.
+/// Every element `value`: `full(n, 2.0f)`, `full<weft::vec3>(n, {1, 2, 3})`,
+/// `full(n, weft::host::vec3f{1, 2, 3})`.
 template <ElementType T>
 DeviceArray<T> full(const Shape& shape, T value, Device device = default_device(),
                     std::source_location s = std::source_location::current()) {
@@ -297,7 +347,7 @@ DeviceArray<traced_t<H>> full(const Shape& shape, const H& value, Device device 
                               std::source_location s = std::source_location::current()) {
     return full<traced_t<H>>(shape, value, device, s);
 }
-// Every element 1: scalar elements only.
+/// Every element 1: scalar elements only.
 template <ArrayElement E>
 DeviceArray<E> ones(const Shape& shape, Device device = default_device(),
                     std::source_location s = std::source_location::current()) {
@@ -310,18 +360,18 @@ DeviceArray<E> ones(const Shape& shape, Device device = default_device(),
     else
         return full<E>(shape, E(1), device, s);
 }
-// A 1-D array holding `values`, or an array of `shape` (whose size must match). Composite
-// elements come as their host structs: `from_vector<weft::vec3>({{1, 2, 3}, {4, 5, 6}})`, or
-// `from_vector(std::vector<weft::host::vec3f>{...})`.
+/// A 1-D array holding `values`, or an array of `shape` (whose size must match). Composite
+/// elements come as their host structs: `from_vector<weft::vec3>({{1, 2, 3}, {4, 5, 6}})`, or
+/// `from_vector(std::vector<weft::host::vec3f>{...})`.
 template <ArrayElement E>
 DeviceArray<E> from_vector_of(const std::vector<host_t<E>>& values, const Shape& shape, Device device,
                               std::source_location s) {
     DeviceArray<E> a(shape, device, s);
     if constexpr (std::is_same_v<E, bool>) {
         const std::vector<uint8_t> bytes(values.begin(), values.end());
-        a.copy_from_host(bytes.data(), bytes.size());
+        a.AnyArray::copy_from_host(bytes.data(), bytes.size());
     } else {
-        a.copy_from_host(values.data(), values.size() * sizeof(host_t<E>));
+        a.AnyArray::copy_from_host(values.data(), values.size() * sizeof(host_t<E>));
     }
     return a;
 }
@@ -359,6 +409,16 @@ DeviceArray<traced_t<H>> from_vector(const std::vector<H>& values, Device device
     return from_vector_of<traced_t<H>>(values, Shape(static_cast<int64_t>(values.size()), s), device, s);
 }
 
+/// Arrays of `a`'s element type, shape and device (new, contiguous ones), every element 0 or 1.
+template <ArrayElement E>
+DeviceArray<E> zeros_like(const DeviceArray<E>& a, std::source_location s = std::source_location::current()) {
+    return zeros<E>(a.shape(), a.device(), s);
+}
+template <ArrayElement E>
+DeviceArray<E> ones_like(const DeviceArray<E>& a, std::source_location s = std::source_location::current()) {
+    return ones<E>(a.shape(), a.device(), s);
+}
+
 template <ArrayElement E>
 DeviceArray<E> zeros(const Shape& shape, Device device, RequiresGrad,
                      std::source_location s = std::source_location::current()) {
@@ -389,6 +449,22 @@ template <ElementType T>
 DeviceArray<T> from_vector(const std::vector<T>& values, Device device, RequiresGrad,
                            std::source_location s = std::source_location::current()) {
     return from_vector<T>(values, device, s).requires_grad_(s);
+}
+template <ElementType T>
+DeviceArray<T> from_vector(const std::vector<T>& values, const Shape& shape, Device device, RequiresGrad,
+                           std::source_location s = std::source_location::current()) {
+    return from_vector<T>(values, shape, device, s).requires_grad_(s);
+}
+template <ArrayElement E>
+requires is_composite<E> DeviceArray<E> from_vector(
+    const std::vector<host_t<E>>& values, const Shape& shape, Device device, RequiresGrad,
+    std::source_location s = std::source_location::current()) {
+    return from_vector<E>(values, shape, device, s).requires_grad_(s);
+}
+template <HostComposite H>
+DeviceArray<traced_t<H>> from_vector(const std::vector<H>& values, const Shape& shape, Device device,
+                                     RequiresGrad, std::source_location s = std::source_location::current()) {
+    return from_vector<traced_t<H>>(values, shape, device, s).requires_grad_(s);
 }
 template <ArrayElement E>
 requires is_composite<E> DeviceArray<E> from_vector(

@@ -7,8 +7,8 @@
 
 namespace weft {
 
-// Float16 is IEEE binary16 and BFloat16 the brain float (float32's top 16 bits); their host
-// types are in weft/half.hpp.
+/// Float16 is IEEE binary16 and BFloat16 the brain float (float32's top 16 bits); their host
+/// types are in weft/half.hpp.
 enum class DType : uint8_t { Bool, Int32, UInt32, Int64, UInt64, Float16, Float32, Float64, BFloat16 };
 
 const char* dtype_name(DType t);

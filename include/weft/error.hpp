@@ -7,8 +7,8 @@
 
 namespace weft {
 
-// Every error a user can cause is a weft::Error. `what()` reads
-// "file:line: kernel 'name': message" so it can be pasted into an editor.
+/// Every error a user can cause is a weft::Error. `what()` reads
+/// "file:line: kernel 'name': message" so it can be pasted into an editor.
 class Error : public std::runtime_error {
 public:
     Error(std::string message, std::string kernel = {}, std::string file = {}, uint32_t line = 0);
@@ -25,9 +25,9 @@ private:
     uint32_t line_;
 };
 
-// A Weft bug, never the user's doing: an internal check of a compiler pass failed. It is not a
-// weft::Error, so code that handles user errors never mistakes one for the other. `what()` reads
-// "internal error in Weft (a bug; please report it), pass 'name': message".
+/// A Weft bug, never the user's doing: an internal check of a compiler pass failed. It is not a
+/// weft::Error, so code that handles user errors never mistakes one for the other. `what()` reads
+/// "internal error in Weft (a bug; please report it), pass 'name': message".
 class InternalError : public std::logic_error {
 public:
     InternalError(std::string pass, std::string message, std::string function = {});

@@ -36,9 +36,9 @@
 
 namespace weft {
 
-// The kernel side of a HashGrid (HashGrid::view()), a parameter of type
-// `weft::HashGridView<weft::kernel_side>`. Points of cell c are point_ids[cell_offsets[c]] to
-// point_ids[cell_offsets[c + 1] - 1], in ascending order.
+/// The kernel side of a HashGrid (HashGrid::view()), a parameter of type
+/// `weft::HashGridView<weft::kernel_side>`. Points of cell c are point_ids[cell_offsets[c]] to
+/// point_ids[cell_offsets[c + 1] - 1], in ascending order.
 template <class Side = host_side>
 struct HashGridView {
     ArrayField<Side, int32_t> cell_offsets;  // dim_x * dim_y * dim_z + 1 entries; the last is the point count
@@ -51,8 +51,8 @@ struct HashGridView {
 WEFT_STRUCT(HashGridView, cell_offsets, point_ids, cell_width, dim_x, dim_y, dim_z)
 
 namespace detail {
-// |cell coordinate| is clamped to 2^29 before the float to int conversion, so huge or non-finite
-// coordinates stay defined (and equal on every device); such points share a far cell.
+/// |cell coordinate| is clamped to 2^29 before the float to int conversion, so huge or non-finite
+/// coordinates stay defined (and equal on every device); such points share a far cell.
 inline Int grid_coordinate(const Float& x, const Float& cell_width) {
     return cast<int32_t>(clamp(floor(x / cell_width), -536870912.0f, 536870912.0f));
 }
@@ -62,30 +62,30 @@ inline Int grid_wrap(const Int& x, const Int& dim) {
 }
 }  // namespace detail
 
-// The hashed cell of integer cell coordinates (x, y, z): (z' * dim_y + y') * dim_x + x' with
-// x' = x mod dim_x (non-negative), and so on.
+/// The hashed cell of integer cell coordinates (x, y, z): (z' * dim_y + y') * dim_x + x' with
+/// x' = x mod dim_x (non-negative), and so on.
 inline Int hash_grid_cell(const HashGridView<kernel_side>& grid, const Int& x, const Int& y, const Int& z) {
     return (detail::grid_wrap(z, grid.dim_z) * grid.dim_y + detail::grid_wrap(y, grid.dim_y)) * grid.dim_x +
            detail::grid_wrap(x, grid.dim_x);
 }
-// The hashed cell of point p.
+/// The hashed cell of point p.
 inline Int hash_grid_cell(const HashGridView<kernel_side>& grid, const vec3& p) {
     return hash_grid_cell(grid, detail::grid_coordinate(p.x, grid.cell_width),
                           detail::grid_coordinate(p.y, grid.cell_width),
                           detail::grid_coordinate(p.z, grid.cell_width));
 }
-// The point at position `k` of the cell-sorted order (Warp's hash_grid_point_id): launching over
-// the points and taking i = hash_grid_point_id(grid, tid) makes neighbouring threads handle nearby
-// points.
+/// The point at position `k` of the cell-sorted order (Warp's hash_grid_point_id): launching over
+/// the points and taking i = hash_grid_point_id(grid, tid) makes neighbouring threads handle nearby
+/// points.
 inline Int hash_grid_point_id(const HashGridView<kernel_side>& grid, const Int& k) {
     return grid.point_ids[k];
 }
 
-// Calls body(j) for every point j of the cells that the box [p - radius, p + radius] overlaps
-// (27 cells when radius <= cell_width; each hashed cell once, even when the box is wider than
-// the grid). Candidates only: body checks the distance itself, and sees p's own point too when
-// p is one of the grid's points. Inside body, weft::continue_() skips to the next candidate and
-// weft::break_() leaves the current cell.
+/// Calls body(j) for every point j of the cells that the box [p - radius, p + radius] overlaps
+/// (27 cells when radius <= cell_width; each hashed cell once, even when the box is wider than
+/// the grid). Candidates only: body checks the distance itself, and sees p's own point too when
+/// p is one of the grid's points. Inside body, weft::continue_() skips to the next candidate and
+/// weft::break_() leaves the current cell.
 template <class F>
 requires std::invocable<F&, Int>
 void for_each_neighbor(const HashGridView<kernel_side>& grid, const vec3& p, const Float& radius, F&& body) {
@@ -113,23 +113,23 @@ void for_each_neighbor(const HashGridView<kernel_side>& grid, const vec3& p, con
     });
 }
 
-// A hash grid over points on one device. Not thread-safe: build and view from one thread at a time.
+/// A hash grid over points on one device. Not thread-safe: build and view from one thread at a time.
 class HashGrid {
 public:
-    // dim_x * dim_y * dim_z cells (each dim >= 1, at most 2^31 - 2 cells in all). `options` are
-    // the build module's (cpu_threads, block_dim, debug, ...); its deterministic mode is RunToRun
-    // unless GpuToGpu is asked for.
+    /// dim_x * dim_y * dim_z cells (each dim >= 1, at most 2^31 - 2 cells in all). `options` are
+    /// the build module's (cpu_threads, block_dim, debug, ...); its deterministic mode is RunToRun
+    /// unless GpuToGpu is asked for.
     HashGrid(int dim_x, int dim_y, int dim_z, Device device = default_device(),
              const OptionsPatch& options = {}, std::source_location s = std::source_location::current());
 
-    // Sorts `points` (a 1-D array on the grid's device) into cells of width `cell_width` (> 0 and
-    // finite; Warp's `radius` argument). The points are read now: after they move, build again.
+    /// Sorts `points` (a 1-D array on the grid's device) into cells of width `cell_width` (> 0 and
+    /// finite; Warp's `radius` argument). The points are read now: after they move, build again.
     void build(const DeviceArray<vec3>& points, float cell_width,
                std::source_location s = std::source_location::current());
 
-    // The kernel side, for a parameter of type HashGridView<kernel_side>. It shares the grid's
-    // arrays, so a view taken before a build sees the next build's contents only when the point
-    // count did not grow (take it again after each build).
+    /// The kernel side, for a parameter of type HashGridView<kernel_side>. It shares the grid's
+    /// arrays, so a view taken before a build sees the next build's contents only when the point
+    /// count did not grow (take it again after each build).
     HashGridView<> view() const;
 
     int dim_x() const { return dims_[0]; }
@@ -138,7 +138,7 @@ public:
     float cell_width() const { return cell_width_; }
     int64_t num_points() const { return num_points_; }
     Device device() const { return device_; }
-    // dim_x * dim_y * dim_z + 1 offsets into point_ids(), and the point indices sorted by cell.
+    /// dim_x * dim_y * dim_z + 1 offsets into point_ids(), and the point indices sorted by cell.
     const DeviceArray<int32_t>& cell_offsets() const { return offsets_; }
     DeviceArray<int32_t> point_ids() const;
 

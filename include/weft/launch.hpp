@@ -6,8 +6,10 @@
 #include <cstring>
 #include <initializer_list>
 #include <limits>
+#include <optional>
 #include <source_location>
 #include <string>
+#include <tuple>
 #include <type_traits>
 #include <utility>
 #include <variant>
@@ -18,8 +20,8 @@
 
 namespace weft {
 
-// A launch's thread grid: 1 to 4 extents, each >= 1, at most 2^31 - 1 threads in all.
-// Built implicitly from an integer or a braced list, capturing the user's source line.
+/// A launch's thread grid: 1 to 4 extents, each >= 1, at most 2^31 - 1 threads in all.
+/// Built implicitly from an integer or a braced list, capturing the user's source line.
 struct Dim {
     int ndim = 1;
     int64_t dims[4] = {1, 1, 1, 1};
@@ -29,7 +31,7 @@ struct Dim {
     Dim(std::initializer_list<int64_t> extents, std::source_location s = std::source_location::current());
 };
 
-// A scalar launch argument whose type is known at run time.
+/// A scalar launch argument whose type is known at run time.
 struct ScalarArg {
     DType dtype;
     uint64_t bits;
@@ -43,16 +45,16 @@ ScalarArg scalar_arg(T value) {
 using LaunchArg = std::variant<AnyArray, ScalarArg>;
 
 namespace detail {
-// "1e+300": a floating-point argument's value, for errors.
+/// "1e+300": a floating-point argument's value, for errors.
 std::string floating_text(double value);
-// Throws the weft::Error for scalar argument `index`, given as `value`, which its parameter's
-// type cannot hold: it names the kernel, the argument and the launch's line.
+/// Throws the weft::Error for scalar argument `index`, given as `value`, which its parameter's
+/// type cannot hold: it names the kernel, the argument and the launch's line.
 [[noreturn]] void reject_scalar(const KernelState& kernel, const Dim& dim, size_t index,
                                 const std::string& value);
 }  // namespace detail
 
-// Launches with arguments whose types are checked at run time (count, kind, dtype, dimensions,
-// device). The device is the arrays' device; with no array arguments, default_device().
+/// Launches with arguments whose types are checked at run time (count, kind, dtype, dimensions,
+/// device). The device is the arrays' device; with no array arguments, default_device().
 void launch(const detail::KernelState& kernel, const Dim& dim, const std::vector<LaunchArg>& args);
 
 namespace detail {
@@ -74,10 +76,46 @@ requires is_composite<V>
 struct ArgFits<V, host_t<V>> : std::true_type {
 };
 
-// Whether the C++ number `value` passed for a Scalar<T> parameter keeps its value as a T:
-// integers must be in T's range (and floating-point values for integer parameters whole),
-// and a finite value must stay finite in a narrower floating-point type. (Rounding to the
-// nearest float or double is not a change of value in this sense: 0.1 for a Float is fine.)
+/// One launch argument's compile-time check, a function of its own so that the compiler's
+/// "In instantiation of ... [with Argument = 2; Parameter = weft::Array<float, 1>; Given =
+/// weft::DeviceArray<int>]" names the argument that does not fit.
+template <size_t Argument, class Parameter, class Given>
+constexpr bool argument_fits() {
+    static_assert(ArgFits<Parameter, Given>::value,
+                  "weft: a launch argument does not fit its kernel parameter. The line above names it: "
+                  "'Argument' counts the arguments after the grid from 0, 'Parameter' is the kernel's "
+                  "parameter type, 'Given' the argument's type. An Array<T, N> takes a DeviceArray<T> (or "
+                  "an AnyArray) of the same T; a Scalar<T> takes a C++ number; a composite (vec3, ...) its "
+                  "host value (weft::host::vec3f, ...); a WEFT_STRUCT its host-side struct");
+    return true;
+}
+template <class Params, class Args, class Indices>
+struct ArgumentsFit;
+template <class... P, class... A, size_t... I>
+struct ArgumentsFit<std::tuple<P...>, std::tuple<A...>, std::index_sequence<I...>> {
+    static constexpr bool value = (argument_fits<I, P, A>() && ...);
+};
+/// Checks a launch's arguments A... against the kernel's parameters P... at compile time:
+/// Parameters<P...>::fit<A...>().
+template <class... P>
+struct Parameters {
+    template <class... A>
+    static constexpr bool fit() {
+        static_assert(sizeof...(P) == sizeof...(A),
+                      "weft: the number of launch arguments (after the grid) differs from the kernel's "
+                      "number of parameters");
+        if constexpr (sizeof...(P) == sizeof...(A))
+            return ArgumentsFit<std::tuple<P...>, std::tuple<std::remove_cvref_t<A>...>,
+                                std::index_sequence_for<P...>>::value;
+        else
+            return false;
+    }
+};
+
+/// Whether the C++ number `value` passed for a Scalar<T> parameter keeps its value as a T:
+/// integers must be in T's range (and floating-point values for integer parameters whole),
+/// and a finite value must stay finite in a narrower floating-point type. (Rounding to the
+/// nearest float or double is not a change of value in this sense: 0.1 for a Float is fine.)
 template <ElementType T, class A>
 bool scalar_fits(A value) {
     if constexpr (std::is_same_v<A, bool> || std::is_same_v<A, T>) {
@@ -115,8 +153,33 @@ std::string number_text(A value) {
         return std::to_string(static_cast<unsigned long long>(value));
 }
 
-// Appends the launch arguments of parameter P's leaves (weft/module.hpp's ParamTraits), given
-// the host value `a`; `leaf` counts the leaves so far, for errors.
+/// `value` as an argument of a `target` parameter, by scalar_fits's rule; nullopt when `target`
+/// cannot hold it. (RecordedLaunch::set, which knows its parameter's type only at run time.)
+template <class A>
+requires std::is_arithmetic_v<A> std::optional<ScalarArg> scalar_as(DType target, A value) {
+    const auto as = [&]<class T>(std::type_identity<T>) -> std::optional<ScalarArg> {
+        if (!scalar_fits<T>(value)) return std::nullopt;
+        return scalar_arg(static_cast<T>(value));
+    };
+    switch (target) {
+        case DType::Bool: return as(std::type_identity<bool>{});
+        case DType::Int32: return as(std::type_identity<int32_t>{});
+        case DType::UInt32: return as(std::type_identity<uint32_t>{});
+        case DType::Int64: return as(std::type_identity<int64_t>{});
+        case DType::UInt64: return as(std::type_identity<uint64_t>{});
+        case DType::Float16: return as(std::type_identity<float16>{});
+        case DType::Float32: return as(std::type_identity<float>{});
+        case DType::Float64: return as(std::type_identity<double>{});
+        case DType::BFloat16: return as(std::type_identity<bfloat16>{});
+    }
+    return std::nullopt;
+}
+
+/// What a `dtype` scalar holds, for errors: "whole numbers from 0 to 4294967295".
+std::string holds_text(DType dtype);
+
+/// Appends the launch arguments of parameter P's leaves (weft/module.hpp's ParamTraits), given
+/// the host value `a`; `leaf` counts the leaves so far, for errors.
 template <class P>
 struct HostArgs {
     template <class A>
@@ -156,15 +219,11 @@ std::vector<LaunchArg> launch_args(const KernelState& kernel, const Dim& dim, co
 
 }  // namespace detail
 
-// Launches `kernel` over `dim` threads. Argument count and kinds are checked at compile time;
-// shapes, devices and whether each scalar's value fits its parameter's type at run time.
+/// Launches `kernel` over `dim` threads. Argument count and kinds are checked at compile time;
+/// shapes, devices and whether each scalar's value fits its parameter's type at run time.
 template <class... P, class... A>
 void launch(const Kernel<P...>& kernel, const Dim& dim, const A&... args) {
-    static_assert(sizeof...(P) == sizeof...(A),
-                  "weft::launch: the number of arguments differs from the kernel's parameters");
-    static_assert((detail::ArgFits<P, std::remove_cvref_t<A>>::value && ...),
-                  "weft::launch: an argument does not fit its parameter: an Array<T, N> takes a "
-                  "DeviceArray<T> (or AnyArray), a Scalar<T> takes a C++ number");
+    static_assert(detail::Parameters<P...>::template fit<A...>());
     launch(*kernel.state(), dim, detail::launch_args<P...>(*kernel.state(), dim, args...));
 }
 

@@ -13,7 +13,7 @@
 
 namespace weft {
 
-// The traced composites (weft/vec.hpp, mat.hpp, quat.hpp, transform.hpp).
+/// The traced composites (weft/vec.hpp, mat.hpp, quat.hpp, transform.hpp).
 template <int N, ElementType T>
 class vec;
 template <int R, int C, ElementType T>
@@ -23,8 +23,8 @@ class quat_t;
 template <ElementType T>
 class transform_t;
 
-// Plain host values of the composites: what DeviceArray<vec3> and friends are filled from and
-// copied back into. Zero-initialised; aggregates, so `{1.0f, 2.0f, 3.0f}` builds a vec3.
+/// Plain host values of the composites: what DeviceArray<vec3> and friends are filled from and
+/// copied back into. Zero-initialised; aggregates, so `{1.0f, 2.0f, 3.0f}` builds a vec3.
 namespace host {
 
 template <int N, class T>
@@ -51,7 +51,7 @@ struct vec<4, T> {
     friend bool operator==(const vec&, const vec&) = default;
 };
 
-// Rows of C entries: m[r][c].
+/// Rows of C entries: m[r][c].
 template <int R, int C, class T>
 struct mat {
     vec<C, T> row[R];
@@ -94,9 +94,9 @@ using transformd = transform<double>;
 
 }  // namespace host
 
-// Layout<E>: an array element type E as `components` scalars of `scalar`, held on the host as
-// `host`. Defined for every ElementType (one component) and for the composites below; an array
-// of any other type does not compile.
+/// Layout<E>: an array element type E as `components` scalars of `scalar`, held on the host as
+/// `host`. Defined for every ElementType (one component) and for the composites below; an array
+/// of any other type does not compile.
 template <class E>
 struct Layout;
 
@@ -136,17 +136,17 @@ concept ArrayElement = requires {
     typename Layout<E>::scalar;
 };
 
-// Whether E is a composite (more than one scalar per element).
+/// Whether E is a composite (more than one scalar per element).
 template <class E>
 inline constexpr bool is_composite = false;
 template <ArrayElement E>
 inline constexpr bool is_composite<E> = Layout<E>::components > 1;
 
-// The host value of an element of type E (`weft::host_t<weft::vec3>` is weft::host::vec3f).
+/// The host value of an element of type E (`weft::host_t<weft::vec3>` is weft::host::vec3f).
 template <ArrayElement E>
 using host_t = typename Layout<E>::host;
 
-// The scalar type of E's components.
+/// The scalar type of E's components.
 template <ArrayElement E>
 inline constexpr DType scalar_dtype_of = dtype_of<typename Layout<E>::scalar>;
 
@@ -154,8 +154,8 @@ template <ArrayElement E>
 inline constexpr int components_of = Layout<E>::components;
 
 namespace detail {
-// The traced composite whose host value is H: one per host type (host::vec<N, T> is vec<N, T>,
-// host::mat<R, C, T> mat<R, C, T>, host::quat<T> quat_t<T>, host::transform<T> transform_t<T>).
+/// The traced composite whose host value is H: one per host type (host::vec<N, T> is vec<N, T>,
+/// host::mat<R, C, T> mat<R, C, T>, host::quat<T> quat_t<T>, host::transform<T> transform_t<T>).
 template <class H>
 struct TracedOf {};
 template <int N, ElementType T>
@@ -185,11 +185,11 @@ constexpr bool host_composite() {
 }
 }  // namespace detail
 
-// Whether H is the host value of a composite element type (weft::host::vec3f, mat33d, ...).
+/// Whether H is the host value of a composite element type (weft::host::vec3f, mat33d, ...).
 template <class H>
 concept HostComposite = detail::host_composite<H>();
 
-// The traced composite of host value H (`weft::traced_t<weft::host::vec3f>` is weft::vec3).
+/// The traced composite of host value H (`weft::traced_t<weft::host::vec3f>` is weft::vec3).
 template <HostComposite H>
 using traced_t = typename detail::TracedOf<H>::type;
 

@@ -28,8 +28,8 @@ auto owned(Loc loc, const L&... located) {
 
 }  // namespace detail
 
-// An R x C matrix of traced scalars, stored as rows: m[i] is row i (a vec<C, T>), m[i][j] the
-// entry in row i and column j. Entries are mutable locals, as a vec's components are.
+/// An R x C matrix of traced scalars, stored as rows: m[i] is row i (a vec<C, T>), m[i][j] the
+/// entry in row i and column j. Entries are mutable locals, as a vec's components are.
 template <int R, int C, ElementType T>
 class mat {
     static_assert(R >= 1 && C >= 1, "a weft::mat has at least one row and one column");
@@ -40,11 +40,11 @@ public:
     static constexpr int rows = R;
     static constexpr int cols = C;
 
-    // A zero matrix.
+    /// A zero matrix.
     mat(std::source_location s = std::source_location::current())
         : mat(detail::FromRefs{},
               fill_refs(detail::constant<T>(0, detail::Loc::from(s)), detail::Loc::from(s))) {}
-    // From entries in row order: mat22(m00, m01, m10, m11), mat33 (9 entries), mat44 (16).
+    /// From entries in row order: mat22(m00, m01, m10, m11), mat33 (9 entries), mat44 (16).
     mat(const Located<T>& a, const Located<T>& b, const Located<T>& c,
         const Located<T>& d) requires(R* C == 4)
         : mat(detail::FromRefs{}, detail::owned(a.loc, a, b, c, d)) {}
@@ -58,7 +58,7 @@ public:
         const Located<T>& m, const Located<T>& n, const Located<T>& o,
         const Located<T>& p) requires(R* C == 16)
         : mat(detail::FromRefs{}, detail::owned(a.loc, a, b, c, d, e, f, g, h, i, j, k, l, m, n, o, p)) {}
-    // From rows.
+    /// From rows.
     mat(const At<row_type>& r0, const row_type& r1) requires(R == 2)
         : mat(detail::FromRefs{}, rows_refs(r0.loc, {&r0.value, &r1})) {}
     mat(const At<row_type>& r0, const row_type& r1, const row_type& r2) requires(R == 3)
@@ -68,7 +68,7 @@ public:
     mat(const mat& other, std::source_location s = std::source_location::current())
         : mat(detail::FromRefs{},
               map_refs([&](int i, int j) { return detail::own(other.ref(i, j), detail::Loc::from(s)); })) {}
-    // Built from freshly traced entries in row order (used by the library's operators).
+    /// Built from freshly traced entries in row order (used by the library's operators).
     mat(detail::FromRefs, const std::array<detail::Ref, R * C>& refs)
         : rows_(detail::rows_of<T, R, C>(refs, std::make_index_sequence<R>{})) {}
 
@@ -77,7 +77,7 @@ public:
         return *this;
     }
 
-    // m[i]: row i (a checked C++ integer), so m[i][j] is one entry.
+    /// m[i]: row i (a checked C++ integer), so m[i][j] is one entry.
     row_type& operator[](const Component& i) {
         detail::check_component(i, R, "matrix row", "rows");
         return rows_[i.index];
@@ -87,7 +87,7 @@ public:
         return rows_[i.index];
     }
     detail::Ref ref(int i, int j) const { return rows_[i].ref(j); }
-    // The entries in row order (the packed layout of weft/layout.hpp).
+    /// The entries in row order (the packed layout of weft/layout.hpp).
     std::array<detail::Ref, R * C> refs() const {
         std::array<detail::Ref, R * C> r;
         for (int i = 0; i < R; ++i)
@@ -95,7 +95,7 @@ public:
         return r;
     }
 
-    // A matrix whose entry (i, j) is f(i, j), computed in row order.
+    /// A matrix whose entry (i, j) is f(i, j), computed in row order.
     template <class F>
     static mat map(F&& f) {
         return mat(detail::FromRefs{}, map_refs(f));
@@ -119,16 +119,16 @@ public:
     friend mat operator/(const At<mat>& a, const Located<T>& s) {
         return map([&](int i, int j) { return detail::div(a.value.ref(i, j), s.ref, a.loc); });
     }
-    // Matrix times column vector: an R-vector (each entry a dot product in column order).
+    /// Matrix times column vector: an R-vector (each entry a dot product in column order).
     friend vec<R, T> operator*(const At<mat>& m, const vec<C, T>& v) {
         return vec<R, T>::map(
             [&](int i) { return detail::dot_refs(m.value.rows_[i].refs(), v.refs(), m.loc); });
     }
-    // Row vector times matrix: v^T m, a C-vector.
+    /// Row vector times matrix: v^T m, a C-vector.
     friend vec<C, T> operator*(const At<vec<R, T>>& v, const mat& m) {
         return vec<C, T>::map([&](int j) { return detail::dot_refs(v.value.refs(), m.column(j), v.loc); });
     }
-    // Matrix product: the inner dimensions must agree, or the code does not compile.
+    /// Matrix product: the inner dimensions must agree, or the code does not compile.
     template <int K>
     friend mat<R, K, T> operator*(const At<mat>& a, const mat<C, K, T>& b) {
         return mat<R, K, T>::map(
@@ -188,14 +188,14 @@ using mat22d = mat<2, 2, double>;
 using mat33d = mat<3, 3, double>;
 using mat44d = mat<4, 4, double>;
 
-// The N x N identity matrix: weft::identity<3>() (float) or weft::identity<3, double>().
+/// The N x N identity matrix: weft::identity<3>() (float) or weft::identity<3, double>().
 template <int N, ElementType T = float>
 mat<N, N, T> identity(std::source_location s = std::source_location::current()) {
     const auto loc = detail::Loc::from(s);
     return mat<N, N, T>::map([&](int i, int j) { return detail::constant<T>(i == j ? 1 : 0, loc); });
 }
 
-// The diagonal matrix with `d` on its diagonal.
+/// The diagonal matrix with `d` on its diagonal.
 template <int N, ElementType T>
 mat<N, N, T> diag(const vec<N, T>& d, std::source_location s = std::source_location::current()) {
     const auto loc = detail::Loc::from(s);
@@ -209,7 +209,7 @@ mat<C, R, T> transpose(const mat<R, C, T>& m, std::source_location s = std::sour
     return mat<C, R, T>::map([&](int i, int j) { return detail::own(m.ref(j, i), loc); });
 }
 
-// The outer product a b^T: entry (i, j) is a[i] * b[j].
+/// The outer product a b^T: entry (i, j) is a[i] * b[j].
 template <int R, int C, ElementType T>
 mat<R, C, T> outer(const vec<R, T>& a, const vec<C, T>& b,
                    std::source_location s = std::source_location::current()) {
@@ -225,7 +225,7 @@ Scalar<T> trace(const mat<N, N, T>& m, std::source_location s = std::source_loca
     return detail::scalar<T>(sum);
 }
 
-// Component-wise product, min, max and abs of matrices.
+/// Component-wise product, min, max and abs of matrices.
 template <int R, int C, ElementType T>
 mat<R, C, T> cw_mul(const mat<R, C, T>& a, const mat<R, C, T>& b,
                     std::source_location s = std::source_location::current()) {

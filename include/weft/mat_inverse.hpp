@@ -7,20 +7,20 @@ namespace weft {
 
 namespace detail {
 
-// The scalar steps of one cofactor formula, all at the user's line.
+/// The scalar steps of one cofactor formula, all at the user's line.
 struct Cofactors {
     Loc loc;
     Ref mul(Ref a, Ref b) const { return detail::mul(a, b, loc); }
-    // a*d - b*c
+    /// a*d - b*c
     Ref det2(Ref a, Ref b, Ref c, Ref d) const { return sub(mul(a, d), mul(b, c), loc); }
-    // x*p - y*q + z*r
+    /// x*p - y*q + z*r
     Ref alt3(Ref x, Ref p, Ref y, Ref q, Ref z, Ref r) const {
         return add(sub(mul(x, p), mul(y, q), loc), mul(z, r), loc);
     }
 };
 
-// The 2x2 minors of a 4x4 matrix's top two rows (s) and bottom two rows (c): its determinant and
-// its inverse share them, so an inverse computes them once.
+/// The 2x2 minors of a 4x4 matrix's top two rows (s) and bottom two rows (c): its determinant and
+/// its inverse share them, so an inverse computes them once.
 struct Minors4 {
     Ref s0, s1, s2, s3, s4, s5, c0, c1, c2, c3, c4, c5;  // computed in this order
     template <class At>
@@ -62,7 +62,7 @@ requires(N >= 2 && N <= 4) Scalar<T> determinant(const mat<N, N, T>& m,
     }
 }
 
-// The inverse matrix (adjugate / determinant). A singular matrix gives non-finite entries.
+/// The inverse matrix (adjugate / determinant). A singular matrix gives non-finite entries.
 template <int N, ElementType T>
 requires(N >= 2 && N <= 4 && !std::is_integral_v<T>) mat<N, N, T> inverse(
     const mat<N, N, T>& m, std::source_location s = std::source_location::current()) {

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <array>
+#include <concepts>
 #include <memory>
 #include <string>
 #include <tuple>
@@ -21,14 +22,14 @@ namespace detail {
 struct ModuleState;
 struct KernelState;
 
-// How a kernel or function parameter of type P flattens into IR parameters (docs/design/0015):
-// a scalar or an array is one; a composite value one scalar per component; a registered struct
-// (weft/struct.hpp) its fields' leaves, in field order. Each leaf is named by its path from the
-// parameter's name (`model.forces`, `gravity[1]`), so no two leaves of a kernel share a name.
-//   leaves(name, specs, names)  appends the leaves' types and names
-//   count                       the number of leaves
-//   take(refs)                  builds a P from its leaves' traced values, refs[0] onwards
-//   refs(p, out)                appends p's leaves' traced values (a call's arguments)
+/// How a kernel or function parameter of type P flattens into IR parameters (docs/design/0015):
+/// a scalar or an array is one; a composite value one scalar per component; a registered struct
+/// (weft/struct.hpp) its fields' leaves, in field order. Each leaf is named by its path from the
+/// parameter's name (`model.forces`, `gravity[1]`), so no two leaves of a kernel share a name.
+///   leaves(name, specs, names)  appends the leaves' types and names
+///   count                       the number of leaves
+///   take(refs)                  builds a P from its leaves' traced values, refs[0] onwards
+///   refs(p, out)                appends p's leaves' traced values (a call's arguments)
 template <class P>
 struct ParamTraits;
 template <ElementType T>
@@ -80,6 +81,7 @@ concept Param = requires {
     ParamTraits<P>::count;
 };
 
+/// \cond internal (Doxygen takes this derivation for a recursive one)
 // The signature of a (non-generic) lambda.
 template <class F>
 struct LambdaTraits : LambdaTraits<decltype(&F::operator())> {};
@@ -90,9 +92,10 @@ struct LambdaTraits<R (C::*)(A...) const> {
 };
 template <class C, class R, class... A>
 struct LambdaTraits<R (C::*)(A...)> : LambdaTraits<R (C::*)(A...) const> {};
+/// \endcond
 
-// The result type of a weft function: a Scalar, a composite, or void. (Not std::conditional_t:
-// it would form scalar_of_t<void>.)
+/// The result type of a weft function: a Scalar, a composite, or void. (Not std::conditional_t:
+/// it would form scalar_of_t<void>.)
 template <class R>
 struct ReturnOfT {
     using type = scalar_of_t<R>;
@@ -178,19 +181,19 @@ std::shared_ptr<TraceBody> make_trace_body(std::string name, std::vector<std::st
 
 class Module;
 
-// How a module's code for one device was obtained: compiled now, or loaded from the disk cache.
+/// How a module's code for one device was obtained: compiled now, or loaded from the disk cache.
 struct CompileReport {
     std::string device;              // "cpu", "cuda:0", ...
     bool loaded_from_cache = false;  // false: the code was generated and compiled
     double milliseconds = 0;         // generating the code, then compiling or loading it
 };
 
-// A kernel: launched with weft::launch. P... are its parameter types.
+/// A kernel: launched with weft::launch. P... are its parameter types.
 template <class... P>
 class Kernel {
 public:
     const std::string& name() const;
-    // The module this kernel is compiled in (a unique kernel's own module).
+    /// The module this kernel is compiled in (a unique kernel's own module).
     Module module() const;
     const std::shared_ptr<detail::KernelState>& state() const { return state_; }
 
@@ -202,7 +205,7 @@ private:
 
 class Module;
 
-// A weft function: a real function boundary in the IR, callable from kernels and functions.
+/// A weft function: a real function boundary in the IR, callable from kernels and functions.
 template <class Sig>
 class Func;
 template <class R, class... P>
@@ -246,23 +249,28 @@ struct KernelOf<std::tuple<P...>> {
 };
 }  // namespace detail
 
-// A module holds kernels and functions and compiles them as one unit. It captures
-// weft::config() when it is created; set_options changes only this module.
+/// A module holds kernels and functions and compiles them as one unit. It captures
+/// weft::config() when it is created; set_options changes only this module.
 class Module {
 public:
     explicit Module(std::string name, const OptionsPatch& options = {},
                     std::source_location s = std::source_location::current());
+    /// A module whose options are exactly `options` (a template, so that `{.debug = true}` still
+    /// means an OptionsPatch).
+    template <std::same_as<Options> O>
+    Module(std::string name, const O& options, std::source_location s = std::source_location::current())
+        : Module(std::move(name), patch_of(options), s) {}
 
     const std::string& name() const;
     Options options() const;
-    // Changes options; the module recompiles at its next launch. A bad name or value is a
-    // weft::Error naming the module and the caller's line.
+    /// Changes options; the module recompiles at its next launch. A bad name or value is a
+    /// weft::Error naming the module and the caller's line.
     void set_options(const OptionsPatch& patch, std::source_location s = std::source_location::current());
     void set_option(std::string_view name, const OptionValue& value,
                     std::source_location s = std::source_location::current());
 
-    // Defines a kernel from a lambda whose parameters are weft::Array / weft::Scalar values.
-    // `param_names` name the parameters in errors and printed IR (default arg0, arg1, ...).
+    /// Defines a kernel from a lambda whose parameters are weft::Array / weft::Scalar values.
+    /// `param_names` name the parameters in errors and printed IR (default arg0, arg1, ...).
     template <class F>
     auto kernel(std::string name, std::vector<std::string> param_names, F fn,
                 std::source_location s = std::source_location::current()) {
@@ -278,23 +286,31 @@ public:
         return kernel(std::move(name), {}, std::move(fn), s);
     }
 
-    // Defines a weft function; it is compiled with this module even when no kernel calls it.
+    /// Defines a weft function; it is compiled with this module even when no kernel calls it.
+    /// `param_names` name the parameters in errors and printed IR, as a kernel's do (default
+    /// arg0, arg1, ...).
     template <class F>
-    auto func(std::string name, F fn, std::source_location s = std::source_location::current()) {
+    auto func(std::string name, std::vector<std::string> param_names, F fn,
+              std::source_location s = std::source_location::current()) {
         using Traits = detail::LambdaTraits<F>;
-        auto body = detail::make_trace_body(std::move(name), {}, std::move(fn), detail::Loc::from(s),
-                                            static_cast<typename Traits::params*>(nullptr));
+        auto body =
+            detail::make_trace_body(std::move(name), std::move(param_names), std::move(fn),
+                                    detail::Loc::from(s), static_cast<typename Traits::params*>(nullptr));
         add_func(body);
         return typename detail::FuncOf<typename Traits::result, typename Traits::params>::type(body);
     }
+    template <class F>
+    auto func(std::string name, F fn, std::source_location s = std::source_location::current()) {
+        return func(std::move(name), {}, std::move(fn), s);
+    }
 
-    // Autodiff (docs/autodiff.md). func_grad gives weft function `f` a user-written adjoint, used
-    // in backward passes instead of the generated one: a lambda taking f's parameters, then (if f
-    // returns a value) the adjoint of its result; in it, `weft::adjoint(a)[i] += v` accumulates
-    // into the gradient of f's float array parameter `a`. func_replay gives `f` a lambda with f's
-    // signature that backward passes run instead of f's body when they replay the forward code
-    // (and differentiate, unless f has a custom adjoint), e.g. to read a slot the forward pass
-    // saved instead of allocating it again. A lambda of the wrong signature is a weft::Error.
+    /// Autodiff (docs/autodiff.md). func_grad gives weft function `f` a user-written adjoint, used
+    /// in backward passes instead of the generated one: a lambda taking f's parameters, then (if f
+    /// returns a value) the adjoint of its result; in it, `weft::adjoint(a)[i] += v` accumulates
+    /// into the gradient of f's float array parameter `a`. func_replay gives `f` a lambda with f's
+    /// signature that backward passes run instead of f's body when they replay the forward code
+    /// (and differentiate, unless f has a custom adjoint), e.g. to read a slot the forward pass
+    /// saved instead of allocating it again. A lambda of the wrong signature is a weft::Error.
     template <class R, class... P, class G>
     void func_grad(const Func<R(P...)>& f, G grad, std::source_location s = std::source_location::current()) {
         using Traits = detail::LambdaTraits<G>;
@@ -312,13 +328,13 @@ public:
         add_derivative(f.body_, std::move(body), true);
     }
 
-    // Traces, lowers and compiles (or loads from the cache) for `device` now, instead of at the
-    // first launch, and says which it did. Once compiled for `device`, the module keeps that code
-    // and its report until its options or definitions change.
+    /// Traces, lowers and compiles (or loads from the cache) for `device` now, instead of at the
+    /// first launch, and says which it did. Once compiled for `device`, the module keeps that code
+    /// and its report until its options or definitions change.
     CompileReport compile(Device device = default_device()) const;
-    // The module's IR after the lowering pipeline, as text.
+    /// The module's IR after the lowering pipeline, as text.
     std::string ir() const;
-    // The generated source for `device`, without the prelude.
+    /// The generated source for `device`, without the prelude.
     std::string generated_source(Device device = default_device()) const;
 
     const std::shared_ptr<detail::ModuleState>& state() const { return state_; }
@@ -332,7 +348,7 @@ private:
     std::shared_ptr<detail::ModuleState> state_;
 };
 
-// A kernel in a module of its own, with its own options (the spec's module="unique").
+/// A kernel in a module of its own, with its own options (the spec's module="unique").
 template <class F>
 auto unique_kernel(std::string name, const OptionsPatch& options, std::vector<std::string> param_names, F fn,
                    std::source_location s = std::source_location::current()) {
@@ -343,6 +359,19 @@ template <class F>
 auto unique_kernel(std::string name, const OptionsPatch& options, F fn,
                    std::source_location s = std::source_location::current()) {
     return unique_kernel(std::move(name), options, {}, std::move(fn), s);
+}
+/// The same with a whole Options (e.g. a copy of weft::config() with a field changed): the
+/// module's options are exactly `options`. (A template, so that a braced list `{.debug = true}`
+/// still means an OptionsPatch.)
+template <std::same_as<Options> O, class F>
+auto unique_kernel(std::string name, const O& options, std::vector<std::string> param_names, F fn,
+                   std::source_location s = std::source_location::current()) {
+    return unique_kernel(std::move(name), patch_of(options), std::move(param_names), std::move(fn), s);
+}
+template <std::same_as<Options> O, class F>
+auto unique_kernel(std::string name, const O& options, F fn,
+                   std::source_location s = std::source_location::current()) {
+    return unique_kernel(std::move(name), patch_of(options), {}, std::move(fn), s);
 }
 
 namespace detail {

@@ -10,16 +10,16 @@
 
 namespace weft {
 
-// The spec's three modes. Stored and validated now; acted on by the deterministic lowering.
+/// The spec's three modes. Stored and validated now; acted on by the deterministic lowering.
 enum class Deterministic : uint8_t { NotGuaranteed, RunToRun, GpuToGpu };
 
 const char* deterministic_name(Deterministic mode);
 
-// How deterministic accumulation is carried out (see docs/design/0008-deterministic-accumulation.md).
-// Every strategy gives the same bits; the choice only moves cost between memory and time.
+/// How deterministic accumulation is carried out (see docs/design/0008-deterministic-accumulation.md).
+/// Every strategy gives the same bits; the choice only moves cost between memory and time.
 enum class DeterministicStrategy : uint8_t {
     Auto,     // see docs/design/0023: exact digits for small targets, compact windows for large
-              // float32/float16/bfloat16 ones; float64: exact up to 65,536 elements, else records
+              /// float32/float16/bfloat16 ones; float64: exact up to 65,536 elements, else records
     Exact,    // per-element exact digit accumulators updated with integer atomics
     Records,  // per-thread records, grouped by element, then an exact per-element reduction
     Compact,  // per-element exact windows (one integer atomic per contribution) that spill what
@@ -28,42 +28,42 @@ enum class DeterministicStrategy : uint8_t {
 
 const char* strategy_name(DeterministicStrategy strategy);
 
-// The most worker threads a CPU launch may use (the option cpu_threads, WEFT_CPU_THREADS).
+/// The most worker threads a CPU launch may use (the option cpu_threads, WEFT_CPU_THREADS).
 inline constexpr int kMaxCpuThreads = 1024;
 
-// Options that decide how a module is compiled. A module captures a copy of `config()` when it
-// is created; later changes to the config leave it alone (the spec's rule).
+/// Options that decide how a module is compiled. A module captures a copy of `config()` when it
+/// is created; later changes to the config leave it alone (the spec's rule).
 struct Options {
     Deterministic deterministic = Deterministic::NotGuaranteed;
     DeterministicStrategy deterministic_strategy = DeterministicStrategy::Auto;
-    // Per-thread, per-target record bound for record-based deterministic strategies; 0 means
-    // "use the static estimate".
+    /// Per-thread, per-target record bound for record-based deterministic strategies; 0 means
+    /// "use the static estimate".
     int64_t deterministic_max_records = 0;
-    // Check deterministic capacity and errors at every launch (synchronizes).
+    /// Check deterministic capacity and errors at every launch (synchronizes).
     bool deterministic_debug = false;
-    // Check every array index against the array's shape; report kernel, array, index, line.
+    /// Check every array index against the array's shape; report kernel, array, index, line.
     bool bounds_check = false;
-    // Host compiler optimisation level for the CPU backend (0..3).
+    /// Host compiler optimisation level for the CPU backend (0..3).
     int optimization_level = 2;
-    // CUDA threads per block.
+    /// CUDA threads per block.
     int block_dim = 256;
-    // Worker threads a CPU launch uses (1: serial); 0 means the environment variable
-    // WEFT_CPU_THREADS when it is set, else every hardware thread.
+    /// Worker threads a CPU launch uses (1: serial); 0 means the environment variable
+    /// WEFT_CPU_THREADS when it is set, else every hardware thread.
     int cpu_threads = 0;
-    // Check every launch at once (waits for each GPU launch) instead of at the next
-    // synchronization.
+    /// Check every launch at once (waits for each GPU launch) instead of at the next
+    /// synchronization.
     bool debug = false;
-    // One line per module compile, with its time, on stderr.
+    /// One line per module compile, with its time, on stderr.
     bool verbose = false;
-    // Autodiff: whether the module's kernels have backward passes. When false, a tape records
-    // none of its launches and a manual adjoint launch is an error (docs/autodiff.md).
+    /// Autodiff: whether the module's kernels have backward passes. When false, a tape records
+    /// none of its launches and a manual adjoint launch is an error (docs/autodiff.md).
     bool enable_backward = true;
 
     friend bool operator==(const Options&, const Options&) = default;
 };
 
-// A partial update: only the fields that are set change. Designated initializers read well:
-// `module.set_options({.deterministic = weft::Deterministic::RunToRun})`.
+/// A partial update: only the fields that are set change. Designated initializers read well:
+/// `module.set_options({.deterministic = weft::Deterministic::RunToRun})`.
 struct OptionsPatch {
     std::optional<Deterministic> deterministic;
     std::optional<DeterministicStrategy> deterministic_strategy;
@@ -78,24 +78,39 @@ struct OptionsPatch {
     std::optional<bool> enable_backward;
 };
 
-// A dynamically typed option value, for options that come from strings (files, environment,
-// command lines). A value of the wrong kind for its option is an error, never coerced.
+/// Every field of `options` set: a patch that makes a module's options exactly `options`.
+inline OptionsPatch patch_of(const Options& options) {
+    return {options.deterministic,
+            options.deterministic_strategy,
+            options.deterministic_max_records,
+            options.deterministic_debug,
+            options.bounds_check,
+            options.optimization_level,
+            options.block_dim,
+            options.cpu_threads,
+            options.debug,
+            options.verbose,
+            options.enable_backward};
+}
+
+/// A dynamically typed option value, for options that come from strings (files, environment,
+/// command lines). A value of the wrong kind for its option is an error, never coerced.
 using OptionValue = std::variant<bool, int64_t, double, std::string, Deterministic, DeterministicStrategy>;
 
 // Each function below throws weft::Error for an unknown name or a bad value, naming the
 // caller's line.
 
-// Validates `patch` against `base` and returns the result.
+/// Validates `patch` against `base` and returns the result.
 Options apply(const Options& base, const OptionsPatch& patch,
               std::source_location s = std::source_location::current());
-// Sets one option by name on `options`.
+/// Sets one option by name on `options`.
 void set_option(Options& options, std::string_view name, const OptionValue& value,
                 std::source_location s = std::source_location::current());
 
-// The process-wide defaults (the spec's `wp.config`). Thread-safe copies in and out.
+/// The process-wide defaults (the spec's `wp.config`). Thread-safe copies in and out.
 Options config();
 void set_config(const OptionsPatch& patch, std::source_location s = std::source_location::current());
-// Replaces the whole config (validated), e.g. to restore a copy taken with config().
+/// Replaces the whole config (validated), e.g. to restore a copy taken with config().
 void replace_config(const Options& options, std::source_location s = std::source_location::current());
 void set_config_option(std::string_view name, const OptionValue& value,
                        std::source_location s = std::source_location::current());

@@ -7,8 +7,8 @@
 
 namespace weft {
 
-// A format string with the user's source position. Conversions: %d %i %u %x %X %o %c with
-// an optional l/ll length for integers and bools; %f %e %g %a (upper case too) for floats; %%.
+/// A format string with the user's source position. Conversions: %d %i %u %x %X %o %c with
+/// an optional l/ll length for integers and bools; %f %e %g %a (upper case too) for floats; %%.
 struct Format {
     std::string_view text;
     detail::Loc loc;

@@ -7,9 +7,9 @@
 
 namespace weft {
 
-// A quaternion x i + y j + z k + w, with the Hamilton product as `*`, + and -, and scalar * and
-// /. Components are mutable locals, as a vec's are. dot, length, length_sq and normalize treat it
-// as a 4-vector.
+/// A quaternion x i + y j + z k + w, with the Hamilton product as `*`, + and -, and scalar * and
+/// /. Components are mutable locals, as a vec's are. dot, length, length_sq and normalize treat it
+/// as a 4-vector.
 template <ElementType T>
 class quat_t : public detail::VecComponents<4, T> {
     using Vec = vec<4, T>;
@@ -17,14 +17,14 @@ class quat_t : public detail::VecComponents<4, T> {
 public:
     using value_type = T;
 
-    // The zero quaternion (quat_identity() is the identity rotation).
+    /// The zero quaternion (quat_identity() is the identity rotation).
     quat_t(std::source_location s = std::source_location::current())
         : quat_t(detail::FromRefs{}, Vec(s).refs()) {}
     quat_t(const Located<T>& x, const Located<T>& y, const Located<T>& z, const Located<T>& w)
         : quat_t(detail::FromRefs{}, Vec(x, y, z, w).refs()) {}
     quat_t(const quat_t& other, std::source_location s = std::source_location::current())
         : quat_t(detail::FromRefs{}, Vec(other.view(), s).refs()) {}
-    // The quaternion with components v.x, v.y, v.z, v.w.
+    /// The quaternion with components v.x, v.y, v.z, v.w.
     explicit quat_t(const Vec& v, std::source_location s = std::source_location::current())
         : quat_t(detail::FromRefs{}, Vec(v, s).refs()) {}
     quat_t(detail::FromRefs, const std::array<detail::Ref, 4>& refs) : detail::VecComponents<4, T>(refs) {}
@@ -44,14 +44,14 @@ public:
     }
     detail::Ref ref(int i) const { return detail::Access::ref(this->at(i)); }
     std::array<detail::Ref, 4> refs() const { return {ref(0), ref(1), ref(2), ref(3)}; }
-    // The components as a vec4 that shares them (read-only use inside the library).
+    /// The components as a vec4 that shares them (read-only use inside the library).
     Vec view() const { return Vec(detail::FromRefs{}, refs()); }
     template <class F>
     static quat_t map(F&& f) {
         return quat_t(detail::FromRefs{}, {f(0), f(1), f(2), f(3)});
     }
 
-    // The Hamilton product: rotating by `b`, then by `a`.
+    /// The Hamilton product: rotating by `b`, then by `a`.
     friend quat_t operator*(const At<quat_t>& a, const quat_t& b) {
         using namespace detail;
         const auto& p = a.value;
@@ -113,7 +113,7 @@ using quat = quat_t<float>;
 using quatf = quat;
 using quatd = quat_t<double>;
 
-// The identity rotation (0, 0, 0, 1).
+/// The identity rotation (0, 0, 0, 1).
 template <ElementType T = float>
 quat_t<T> quat_identity(std::source_location s = std::source_location::current()) {
     const auto loc = detail::Loc::from(s);
@@ -121,7 +121,7 @@ quat_t<T> quat_identity(std::source_location s = std::source_location::current()
                                           detail::constant<T>(0, loc), detail::constant<T>(1, loc)});
 }
 
-// (-x, -y, -z, w).
+/// (-x, -y, -z, w).
 template <ElementType T>
 quat_t<T> quat_conjugate(const quat_t<T>& q, std::source_location s = std::source_location::current()) {
     const auto loc = detail::Loc::from(s);
@@ -129,8 +129,8 @@ quat_t<T> quat_conjugate(const quat_t<T>& q, std::source_location s = std::sourc
                                           detail::neg(q.ref(2), loc), detail::own(q.ref(3), loc)});
 }
 
-// The multiplicative inverse, conjugate / |q|^2 (Warp's quat_inverse is the conjugate alone,
-// which equals this for unit quaternions).
+/// The multiplicative inverse, conjugate / |q|^2 (Warp's quat_inverse is the conjugate alone,
+/// which equals this for unit quaternions).
 template <ElementType T>
 quat_t<T> quat_inverse(const quat_t<T>& q, std::source_location s = std::source_location::current()) {
     const auto loc = detail::Loc::from(s);
@@ -141,8 +141,8 @@ quat_t<T> quat_inverse(const quat_t<T>& q, std::source_location s = std::source_
 
 namespace detail {
 
-// v (2w^2 - 1) + sign * 2w (u x v) + 2 u (u . v), with u = (x, y, z): the rotation of v by the
-// unit quaternion q (sign = +1) or by its inverse (sign = -1).
+/// v (2w^2 - 1) + sign * 2w (u x v) + 2 u (u . v), with u = (x, y, z): the rotation of v by the
+/// unit quaternion q (sign = +1) or by its inverse (sign = -1).
 template <ElementType T>
 vec<3, T> rotate(const quat_t<T>& q, const vec<3, T>& v, bool inverse, Loc loc) {
     const std::array<Ref, 3> u = {q.ref(0), q.ref(1), q.ref(2)};
@@ -176,7 +176,7 @@ vec<3, T> quat_rotate_inv(const quat_t<T>& q, const vec<3, T>& v,
     return detail::rotate(q, v, true, detail::Loc::from(s));
 }
 
-// The rotation by `angle` radians about the unit vector `axis`.
+/// The rotation by `angle` radians about the unit vector `axis`.
 template <ElementType T>
 quat_t<T> quat_from_axis_angle(const vec<3, T>& axis, const detail::LocatedOf<T>& angle,
                                std::source_location s = std::source_location::current()) {
@@ -187,7 +187,7 @@ quat_t<T> quat_from_axis_angle(const vec<3, T>& axis, const detail::LocatedOf<T>
                                   mul(axis.ref(2), sin_half, loc), own(cos_half, loc)});
 }
 
-// The rotation matrix of the unit quaternion q (R v == quat_rotate(q, v)).
+/// The rotation matrix of the unit quaternion q (R v == quat_rotate(q, v)).
 template <ElementType T>
 mat<3, 3, T> quat_to_matrix(const quat_t<T>& q, std::source_location s = std::source_location::current()) {
     using namespace detail;

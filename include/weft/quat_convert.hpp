@@ -8,9 +8,9 @@ namespace weft {
 
 namespace detail {
 
-// asin(z) for 0 <= z <= 0.5 by its Taylor series z * sum c_k z^(2k), c_k = (2k)! / (4^k (k!)^2
-// (2k + 1)), with enough terms for T's precision (the first term left out is below half an ulp
-// at z = 0.5), evaluated by Horner's rule.
+/// asin(z) for 0 <= z <= 0.5 by its Taylor series z * sum c_k z^(2k), c_k = (2k)! / (4^k (k!)^2
+/// (2k + 1)), with enough terms for T's precision (the first term left out is below half an ulp
+/// at z = 0.5), evaluated by Horner's rule.
 template <ElementType T>
 Ref asin_series(Ref z, Loc loc) {
     constexpr int terms = sizeof(T) <= 2 ? 7 : sizeof(T) <= 4 ? 13 : 27;
@@ -24,8 +24,8 @@ Ref asin_series(Ref z, Loc loc) {
     return mul(z, p, loc);
 }
 
-// acos(x) for 0 <= x <= 1 from + - * / and sqrt only: pi/2 - asin(x) up to x = 0.5, else
-// 2 asin(sqrt((1 - x) / 2)), which stays accurate near x = 1.
+/// acos(x) for 0 <= x <= 1 from + - * / and sqrt only: pi/2 - asin(x) up to x = 0.5, else
+/// 2 asin(sqrt((1 - x) / 2)), which stays accurate near x = 1.
 template <ElementType T>
 Ref acos_unit(Ref x, Loc loc) {
     const Ref half = constant<T>(0.5, loc);
@@ -37,8 +37,8 @@ Ref acos_unit(Ref x, Loc loc) {
 
 }  // namespace detail
 
-// The unit quaternion of the rotation matrix `m` (Shepperd's method: the largest of w, x, y, z
-// is found from the diagonal and the rest from it; every case is computed and one selected).
+/// The unit quaternion of the rotation matrix `m` (Shepperd's method: the largest of w, x, y, z
+/// is found from the diagonal and the rest from it; every case is computed and one selected).
 template <ElementType T>
 quat_t<T> quat_from_matrix(const mat<3, 3, T>& m, std::source_location s = std::source_location::current()) {
     using namespace detail;
@@ -77,9 +77,9 @@ quat_t<T> quat_from_matrix(const mat<3, 3, T>& m, std::source_location s = std::
     });
 }
 
-// Spherical linear interpolation from q0 (t = 0) to q1 (t = 1) along the shorter arc (q1 is
-// negated when dot(q0, q1) < 0, as in GLM and Eigen). acos and sin are built of + - * /, sqrt
-// and floor, so the bits are the same on every device.
+/// Spherical linear interpolation from q0 (t = 0) to q1 (t = 1) along the shorter arc (q1 is
+/// negated when dot(q0, q1) < 0, as in GLM and Eigen). acos and sin are built of + - * /, sqrt
+/// and floor, so the bits are the same on every device.
 template <ElementType T>
 quat_t<T> quat_slerp(const quat_t<T>& q0, const quat_t<T>& q1, const detail::LocatedOf<T>& t,
                      std::source_location s = std::source_location::current()) {

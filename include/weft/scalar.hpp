@@ -31,7 +31,7 @@ uint64_t literal_bits(T value) {
     return bits;
 }
 
-// Lets the library wrap raw references without making that constructor public.
+/// Lets the library wrap raw references without making that constructor public.
 struct Access {
     template <class V>
     static V wrap(Ref ref) {
@@ -41,7 +41,7 @@ struct Access {
     static Ref ref(const V& v) {
         return v.ref_;
     }
-    // An array element (weft/array.hpp) whose value is the register `loaded` already holds.
+    /// An array element (weft/array.hpp) whose value is the register `loaded` already holds.
     template <class E, class Place>
     static E element(Place place, Ref loaded) {
         return E(std::move(place), loaded);
@@ -50,8 +50,8 @@ struct Access {
 
 }  // namespace detail
 
-// An operand with the user's source position. Implicitly built from a Scalar<T> (or anything
-// derived from it) or from a C++ arithmetic literal, which becomes a constant of type T.
+/// An operand with the user's source position. Implicitly built from a Scalar<T> (or anything
+/// derived from it) or from a C++ arithmetic literal, which becomes a constant of type T.
 template <ElementType T>
 struct Located {
     detail::Ref ref;
@@ -71,19 +71,19 @@ class Scalar {
 public:
     using value_type = T;
 
-    // A zero-initialised local variable.
+    /// A zero-initialised local variable.
     Scalar(std::source_location s = std::source_location::current())
         : ref_(detail::emit_const(dtype_of<T>, 0, detail::Loc::from(s))) {}
-    // A literal becomes a constant.
+    /// A literal becomes a constant.
     template <class U>
     requires std::is_arithmetic_v<U> Scalar(U literal,
                                             std::source_location s = std::source_location::current())
         : ref_(detail::emit_const(dtype_of<T>, detail::literal_bits(static_cast<T>(literal)),
                                   detail::Loc::from(s))) {}
-    // Copies snapshot the value: later assignments to the source do not show through.
+    /// Copies snapshot the value: later assignments to the source do not show through.
     Scalar(const Scalar& other, std::source_location s = std::source_location::current())
         : ref_(detail::emit_copy(other.ref_, detail::Loc::from(s))) {}
-    // An explicit conversion between element types is a cast.
+    /// An explicit conversion between element types is a cast.
     template <ElementType U>
     requires(!std::is_same_v<U, T>) explicit Scalar(const Scalar<U>& other,
                                                     std::source_location s = std::source_location::current())
@@ -97,8 +97,8 @@ public:
         detail::emit_assign(ref_, other.ref, other.loc);
         return *this;
     }
-    // `x = 0;`: without this overload a literal converts equally well to Scalar and to Located,
-    // and the assignment is ambiguous. (An operator= cannot take a source_location.)
+    /// `x = 0;`: without this overload a literal converts equally well to Scalar and to Located,
+    /// and the assignment is ambiguous. (An operator= cannot take a source_location.)
     template <class U>
     requires std::is_arithmetic_v<U> Scalar& operator=(U literal) {
         const detail::Loc loc = detail::last_loc();
@@ -145,7 +145,7 @@ public:
     WEFT_BINARY(^, BitXor, T)
     WEFT_BINARY(<<, Shl, T)
     WEFT_BINARY(>>, Shr, T)
-    // Both sides are always evaluated: traced operands have no side effects to skip.
+    /// Both sides are always evaluated: traced operands have no side effects to skip.
     WEFT_BINARY(&&, And, bool)
     WEFT_BINARY(||, Or, bool)
     WEFT_BINARY(==, Eq, bool)
@@ -208,7 +208,7 @@ struct TracedScalar<X> {
 
 }  // namespace detail
 
-// The Scalar type of a traced expression (Scalar<T> itself, or an array element).
+/// The Scalar type of a traced expression (Scalar<T> itself, or an array element).
 template <class X>
 using scalar_of_t = typename detail::TracedScalar<std::remove_cvref_t<X>>::type;
 
@@ -216,5 +216,46 @@ template <class X>
 concept Traced = requires {
     typename scalar_of_t<X>;
 };
+
+namespace detail {
+template <class A, class B>
+concept DifferentTraced = Traced<A> && Traced<B> &&
+    !std::is_same_v<typename scalar_of_t<A>::value_type, typename scalar_of_t<B>::value_type>;
+template <class A>
+inline constexpr bool always_false = false;
+}  // namespace detail
+
+// Two traced operands of different element types (a Float and an Int): Weft converts nothing
+// implicitly. Without these, the compiler lists every operator's candidates; with them it says
+// what to write. (The result type R only keeps the compiler from adding errors of its own.)
+#define WEFT_MIXED(op, R)                                                                             \
+    template <class A, class B>                                                                       \
+    requires detail::DifferentTraced<A, B> R operator op(const A&, const B&) {                        \
+        static_assert(detail::always_false<A>,                                                        \
+                      "weft: the operands of " #op                                                    \
+                      " have different element types (a Float and an Int, "                           \
+                      "say), and Weft never converts implicitly: convert one with weft::cast<T>(x), " \
+                      "e.g. x " #op " weft::cast<float>(i)");                                         \
+        return R();                                                                                   \
+    }
+WEFT_MIXED(+, scalar_of_t<A>)
+WEFT_MIXED(-, scalar_of_t<A>)
+WEFT_MIXED(*, scalar_of_t<A>)
+WEFT_MIXED(/, scalar_of_t<A>)
+WEFT_MIXED(%, scalar_of_t<A>)
+WEFT_MIXED(&, scalar_of_t<A>)
+WEFT_MIXED(|, scalar_of_t<A>)
+WEFT_MIXED(^, scalar_of_t<A>)
+WEFT_MIXED(<<, scalar_of_t<A>)
+WEFT_MIXED(>>, scalar_of_t<A>)
+WEFT_MIXED(&&, Scalar<bool>)
+WEFT_MIXED(||, Scalar<bool>)
+WEFT_MIXED(==, Scalar<bool>)
+WEFT_MIXED(!=, Scalar<bool>)
+WEFT_MIXED(<, Scalar<bool>)
+WEFT_MIXED(<=, Scalar<bool>)
+WEFT_MIXED(>, Scalar<bool>)
+WEFT_MIXED(>=, Scalar<bool>)
+#undef WEFT_MIXED
 
 }  // namespace weft

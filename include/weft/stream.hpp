@@ -12,17 +12,17 @@ struct StreamHandle;
 struct EventHandle;
 }  // namespace detail
 
-// An in-order queue of GPU work. Launches and copies go to the thread's current stream for
-// their device: the device's default stream unless a ScopedStream says otherwise.
+/// An in-order queue of GPU work. Launches and copies go to the thread's current stream for
+/// their device: the device's default stream unless a ScopedStream says otherwise.
 class Stream {
 public:
     explicit Stream(Device device);
     Device device() const { return device_; }
-    // Waits for the stream's work; reports failures of its launches as weft::Error.
+    /// Waits for the stream's work; reports failures of its launches as weft::Error.
     void synchronize() const;
-    // Makes later work on this stream wait for `event` (recorded on any stream of the device).
+    /// Makes later work on this stream wait for `event` (recorded on any stream of the device).
     void wait(const class Event& event) const;
-    // The stream this thread uses for `device` now.
+    /// The stream this thread uses for `device` now.
     static Stream current(Device device);
     const std::shared_ptr<detail::StreamHandle>& handle() const { return handle_; }
 
@@ -32,7 +32,7 @@ private:
     std::shared_ptr<detail::StreamHandle> handle_;
 };
 
-// Makes `stream` the current stream of its device on this thread for the guard's lifetime.
+/// Makes `stream` the current stream of its device on this thread for the guard's lifetime.
 class ScopedStream {
 public:
     explicit ScopedStream(const Stream& stream);
@@ -45,15 +45,15 @@ private:
     std::shared_ptr<detail::StreamHandle> previous_;
 };
 
-// A point in a stream's work, for ordering and timing.
+/// A point in a stream's work, for ordering and timing.
 class Event {
 public:
     explicit Event(Device device);
-    // Records the event on `stream` (default: the current stream of the event's device).
+    /// Records the event on `stream` (default: the current stream of the event's device).
     void record();
     void record(const Stream& stream);
     void synchronize() const;
-    // Milliseconds of GPU time between two recorded events (both must have completed).
+    /// Milliseconds of GPU time between two recorded events (both must have completed).
     static float elapsed_ms(const Event& start, const Event& end);
     const std::shared_ptr<detail::EventHandle>& handle() const { return handle_; }
 

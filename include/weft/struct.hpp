@@ -23,7 +23,7 @@
 
 namespace weft {
 
-// The two sides of a registered struct: inside kernels (traced values) and on the host.
+/// The two sides of a registered struct: inside kernels (traced values) and on the host.
 struct kernel_side {};
 struct host_side {};
 
@@ -45,7 +45,7 @@ struct FieldOf<host_side, E> {
 };
 }  // namespace detail
 
-// A value field of element type E: a traced scalar or composite in kernels, its host value on the host.
+/// A value field of element type E: a traced scalar or composite in kernels, its host value on the host.
 template <class Side, ArrayElement E>
 using Field = typename detail::FieldOf<Side, E>::type;
 namespace detail {
@@ -59,7 +59,7 @@ struct ArrayFieldOf<host_side, E, N> {
 };
 }  // namespace detail
 
-// An array field: weft::Array<E, N> in kernels, a DeviceArray<E> of N dimensions on the host.
+/// An array field: weft::Array<E, N> in kernels, a DeviceArray<E> of N dimensions on the host.
 template <class Side, ArrayElement E, int N = 1>
 using ArrayField = typename detail::ArrayFieldOf<Side, E, N>::type;
 

@@ -6,7 +6,7 @@
 
 namespace weft {
 
-// The rigid motion x -> quat_rotate(q, x) + p. `p` and `q` are mutable members.
+/// The rigid motion x -> quat_rotate(q, x) + p. `p` and `q` are mutable members.
 template <ElementType T>
 class transform_t {
 public:
@@ -26,7 +26,7 @@ public:
         return *this;
     }
 
-    // a * b: b first, then a (transform_multiply).
+    /// a * b: b first, then a (transform_multiply).
     friend transform_t operator*(const At<transform_t>& a, const transform_t& b) {
         const auto loc = a.loc;
         const vec<3, T> turned = detail::rotate(a.value.q, b.p, false, loc);
@@ -34,10 +34,10 @@ public:
                            At<quat_t<T>>(a.value.q, loc) * b.q);
     }
 
-    // From freshly traced parts (used by the library's operators).
+    /// From freshly traced parts (used by the library's operators).
     transform_t(detail::FromRefs, const vec<3, T>& position, const quat_t<T>& rotation)
         : p(detail::FromRefs{}, position.refs()), q(detail::FromRefs{}, rotation.refs()) {}
-    // From freshly traced components in the packed order p.x, p.y, p.z, q.x, q.y, q.z, q.w.
+    /// From freshly traced components in the packed order p.x, p.y, p.z, q.x, q.y, q.z, q.w.
     transform_t(detail::FromRefs, const std::array<detail::Ref, 7>& r)
         : p(detail::FromRefs{}, {r[0], r[1], r[2]}), q(detail::FromRefs{}, {r[3], r[4], r[5], r[6]}) {}
     std::array<detail::Ref, 7> refs() const {
@@ -54,14 +54,14 @@ transform_t<T> transform_identity(std::source_location s = std::source_location:
     return transform_t<T>(detail::FromRefs{}, vec<3, T>(s), quat_identity<T>(s));
 }
 
-// quat_rotate(t.q, point) + t.p.
+/// quat_rotate(t.q, point) + t.p.
 template <ElementType T>
 vec<3, T> transform_point(const transform_t<T>& t, const vec<3, T>& point,
                           std::source_location s = std::source_location::current()) {
     const auto loc = detail::Loc::from(s);
     return At<vec<3, T>>(detail::rotate(t.q, point, false, loc), loc) + t.p;
 }
-// quat_rotate(t.q, v): a direction, so the position does not apply.
+/// quat_rotate(t.q, v): a direction, so the position does not apply.
 template <ElementType T>
 vec<3, T> transform_vector(const transform_t<T>& t, const vec<3, T>& v,
                            std::source_location s = std::source_location::current()) {
@@ -72,7 +72,7 @@ transform_t<T> transform_multiply(const transform_t<T>& a, const transform_t<T>&
                                   std::source_location s = std::source_location::current()) {
     return At<transform_t<T>>(a, s) * b;
 }
-// The inverse motion: rotation conjugate(q) (q is a unit quaternion), position -rotate_inv(q, p).
+/// The inverse motion: rotation conjugate(q) (q is a unit quaternion), position -rotate_inv(q, p).
 template <ElementType T>
 transform_t<T> transform_inverse(const transform_t<T>& t,
                                  std::source_location s = std::source_location::current()) {

@@ -17,7 +17,7 @@ std::array<Scalar<T>, N> scalars(const std::array<Ref, N>& refs, std::index_sequ
     return {scalar<T>(refs[I])...};
 }
 
-// The components of a vec: named x, y, z, w for 2 to 4 components, c[i] otherwise.
+/// The components of a vec: named x, y, z, w for 2 to 4 components, c[i] otherwise.
 template <int N, ElementType T>
 struct VecComponents {
     std::array<Scalar<T>, N> c;
@@ -59,9 +59,9 @@ protected:
 
 }  // namespace detail
 
-// A vector of N traced scalars of element type T. Components are mutable locals: `v.x = 1.0f`,
-// `v[2] += a`, `v = v + w` and `v += w` work inside if_ and for_ bodies like scalar locals.
-// Vectors of different lengths or element types do not mix: such code does not compile.
+/// A vector of N traced scalars of element type T. Components are mutable locals: `v.x = 1.0f`,
+/// `v[2] += a`, `v = v + w` and `v += w` work inside if_ and for_ bodies like scalar locals.
+/// Vectors of different lengths or element types do not mix: such code does not compile.
 template <int N, ElementType T>
 class vec : public detail::VecComponents<N, T> {
     static_assert(N >= 1, "a weft::vec has at least one component");
@@ -71,11 +71,11 @@ public:
     using value_type = T;
     static constexpr int size = N;
 
-    // A zero vector.
+    /// A zero vector.
     vec(std::source_location s = std::source_location::current())
         : vec(detail::FromRefs{},
               fill_refs(detail::constant<T>(0, detail::Loc::from(s)), detail::Loc::from(s))) {}
-    // Every component set to `fill`.
+    /// Every component set to `fill`.
     explicit vec(const Located<T>& fill) : vec(detail::FromRefs{}, fill_refs(fill.ref, fill.loc)) {}
     vec(const Located<T>& a, const Located<T>& b) requires(N == 2)
         : vec(detail::FromRefs{}, {detail::own(a.ref, a.loc), detail::own(b.ref, a.loc)}) {}
@@ -85,15 +85,15 @@ public:
     vec(const Located<T>& a, const Located<T>& b, const Located<T>& c, const Located<T>& d) requires(N == 4)
         : vec(detail::FromRefs{}, {detail::own(a.ref, a.loc), detail::own(b.ref, a.loc),
                                    detail::own(c.ref, a.loc), detail::own(d.ref, a.loc)}) {}
-    // Copies snapshot every component, as scalar copies do.
+    /// Copies snapshot every component, as scalar copies do.
     vec(const vec& other, std::source_location s = std::source_location::current())
         : vec(detail::FromRefs{}, copy_refs(other, detail::Loc::from(s))) {}
-    // An explicit conversion between element types casts each component.
+    /// An explicit conversion between element types casts each component.
     template <ElementType U>
     requires(!std::is_same_v<U, T>) explicit vec(const vec<N, U>& other,
                                                  std::source_location s = std::source_location::current())
         : vec(detail::FromRefs{}, cast_refs(other, detail::Loc::from(s))) {}
-    // Built from freshly traced component values (used by the library's operators).
+    /// Built from freshly traced component values (used by the library's operators).
     vec(detail::FromRefs, const std::array<detail::Ref, N>& refs) : Base(refs) {}
 
     vec& operator=(const vec& other) {
@@ -101,7 +101,7 @@ public:
         return *this;
     }
 
-    // v[i]: component i (a checked C++ integer). A traced index is not supported.
+    /// v[i]: component i (a checked C++ integer). A traced index is not supported.
     Scalar<T>& operator[](const Component& i) {
         detail::check_component(i, N, "vector component", "components");
         return this->at(i.index);
@@ -144,7 +144,7 @@ public:
         return *this;
     }
 
-    // A vector whose component i is f(i), computed for i = 0, 1, ... in order.
+    /// A vector whose component i is f(i), computed for i = 0, 1, ... in order.
     template <class F>
     static vec map(F&& f) {
         std::array<detail::Ref, N> r;
@@ -183,7 +183,7 @@ private:
     }
 };
 
-// Component I, checked at compile time: weft::get<3>(v) on a vec3 does not compile.
+/// Component I, checked at compile time: weft::get<3>(v) on a vec3 does not compile.
 template <int I, int N, ElementType T>
 requires(I >= 0 && I < N) Scalar<T>
 &get(vec<N, T>& v) {
@@ -207,8 +207,8 @@ using vec2i = vec<2, int32_t>;
 using vec3i = vec<3, int32_t>;
 using vec4i = vec<4, int32_t>;
 
-// Component-wise product and quotient (Warp's cw_mul / cw_div; `*` of two vectors is not
-// defined, so a dot product is never written by accident).
+/// Component-wise product and quotient (Warp's cw_mul / cw_div; `*` of two vectors is not
+/// defined, so a dot product is never written by accident).
 template <int N, ElementType T>
 vec<N, T> cw_mul(const vec<N, T>& a, const vec<N, T>& b,
                  std::source_location s = std::source_location::current()) {
@@ -230,7 +230,7 @@ vec<N, T> cw_div(const vec<N, T>& a, const vec<N, T>& b,
         return vec<N, T>::map(                                                                            \
             [&](int i) { return detail::emit_binary(detail::BinaryOp::code, a.ref(i), b.ref(i), loc); }); \
     }
-// Component-wise min and max (IEEE minNum/maxNum for floats, as the scalar builtins).
+/// Component-wise min and max (IEEE minNum/maxNum for floats, as the scalar builtins).
 WEFT_VEC_BINARY(min, Min)
 WEFT_VEC_BINARY(max, Max)
 #undef WEFT_VEC_BINARY
@@ -241,7 +241,7 @@ vec<N, T> abs(const vec<N, T>& a, std::source_location s = std::source_location:
     return vec<N, T>::map([&](int i) { return detail::emit_math(detail::MathOp::Abs, a.ref(i), loc); });
 }
 
-// select(cond, a, b) component-wise: both vectors are evaluated; the result picks one.
+/// select(cond, a, b) component-wise: both vectors are evaluated; the result picks one.
 template <int N, ElementType T>
 vec<N, T> select(const Located<bool>& cond, const vec<N, T>& if_true, const vec<N, T>& if_false,
                  std::source_location s = std::source_location::current()) {
@@ -250,7 +250,7 @@ vec<N, T> select(const Located<bool>& cond, const vec<N, T>& if_true, const vec<
         [&](int i) { return detail::emit_select(cond.ref, if_true.ref(i), if_false.ref(i), loc); });
 }
 
-// a.x*b.x + a.y*b.y + ..., summed in component order.
+/// a.x*b.x + a.y*b.y + ..., summed in component order.
 template <int N, ElementType T>
 Scalar<T> dot(const vec<N, T>& a, const vec<N, T>& b,
               std::source_location s = std::source_location::current()) {
@@ -278,7 +278,7 @@ requires(!std::is_integral_v<T>) Scalar<T> length(const vec<N, T>& a,
     const auto loc = detail::Loc::from(s);
     return detail::scalar<T>(detail::sqrt(detail::dot_refs(a.refs(), a.refs(), loc), loc));
 }
-// a / length(a); the zero vector stays zero (as in Warp).
+/// a / length(a); the zero vector stays zero (as in Warp).
 template <int N, ElementType T>
 requires(!std::is_integral_v<T>) vec<N, T> normalize(
     const vec<N, T>& a, std::source_location s = std::source_location::current()) {

@@ -7,6 +7,7 @@
 #include "api/launch_checks.hpp"
 #include "api/module_state.hpp"
 #include "api/prepared_launch.hpp"
+#include "base/text.hpp"
 #include "runtime/backend.hpp"
 #include "runtime/graph_capture.hpp"
 #include "runtime/launch_steps.hpp"
@@ -28,13 +29,13 @@ std::string element_text(DType dtype, int components) {
 }
 
 std::string describe(const detail::ParamSpec& p) {
-    if (!p.is_array) return std::string("a ") + dtype_name(p.dtype) + " scalar";
+    if (!p.is_array) return base::with_article(dtype_name(p.dtype)) + " scalar";
     return std::string("a ") + std::to_string(p.ndim) + "-D array of " + element_text(p.dtype, p.components);
 }
 
 std::string describe(const LaunchArg& a) {
     if (const auto* s = std::get_if<ScalarArg>(&a))
-        return std::string("a ") + dtype_name(s->dtype) + " scalar";
+        return base::with_article(dtype_name(s->dtype)) + " scalar";
     const auto& arr = std::get<AnyArray>(a);
     return std::string("a ") + std::to_string(arr.ndim()) + "-D array of " +
            element_text(arr.dtype(), arr.components());
@@ -121,26 +122,28 @@ std::string floating_text(double value) {
     return text;
 }
 
+std::string holds_text(DType dtype) {
+    switch (dtype) {
+        case DType::Bool: return "false or true (0 or 1)";
+        case DType::Int32: return "whole numbers from -2147483648 to 2147483647";
+        case DType::UInt32: return "whole numbers from 0 to 4294967295";
+        case DType::Int64: return "whole numbers from -9223372036854775808 to 9223372036854775807";
+        case DType::UInt64: return "whole numbers from 0 to 18446744073709551615";
+        case DType::Float16: return "finite values up to 65504 in magnitude";
+        case DType::BFloat16: return "finite values up to 3.38953139e+38 in magnitude";
+        case DType::Float32: return "finite values up to 3.40282347e+38 in magnitude";
+        case DType::Float64: return "finite values up to 1.7976931348623157e+308 in magnitude";
+    }
+    return "";
+}
+
 void reject_scalar(const KernelState& kernel, const Dim& dim, size_t index, const std::string& value) {
     const TraceBody& body = *kernel.body;
     const DType dtype = body.params.at(index).dtype;
     const char* const name = dtype_name(dtype);
-    std::string holds;
-    switch (dtype) {
-        case DType::Bool: holds = "false or true (0 or 1)"; break;
-        case DType::Int32: holds = "whole numbers from -2147483648 to 2147483647"; break;
-        case DType::UInt32: holds = "whole numbers from 0 to 4294967295"; break;
-        case DType::Int64: holds = "whole numbers from -9223372036854775808 to 9223372036854775807"; break;
-        case DType::UInt64: holds = "whole numbers from 0 to 18446744073709551615"; break;
-        case DType::Float16: holds = "finite values up to 65504 in magnitude"; break;
-        case DType::BFloat16: holds = "finite values up to 3.38953139e+38 in magnitude"; break;
-        default:
-            holds = std::string("finite values up to ") +
-                    (dtype == DType::Float32 ? "3.40282347e+38" : "1.7976931348623157e+308") +
-                    " in magnitude";
-    }
     throw Error("argument " + std::to_string(index) + " ('" + body.param_names.at(index) + "') is " + value +
-                    ", which its " + name + " parameter cannot hold (" + name + " holds " + holds +
+                    ", which its " + name + " parameter cannot hold (" + name + " holds " +
+                    holds_text(dtype) +
                     "); pass a value in that range, or declare the parameter with a type that holds it",
                 body.name, dim.loc.file, dim.loc.line);
 }

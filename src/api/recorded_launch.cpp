@@ -1,5 +1,6 @@
 // weft::RecordedLaunch: a prepared launch (api/prepared_launch.hpp) with arguments replaced by name.
 #include "api/prepared_launch.hpp"
+#include "base/text.hpp"
 #include "weft/error.hpp"
 #include "weft/graph.hpp"
 #include "weft/tape.hpp"
@@ -42,8 +43,8 @@ void check_replacement(const detail::PreparedLaunch& p, const std::string& name,
         fail(p, s, "RecordedLaunch::set: parameter '" + name + "' is a scalar; pass a value, not an array");
     if (old_scalar.dtype != scalar->dtype)
         fail(p, s,
-             "RecordedLaunch::set: '" + name + "' is a " + dtype_name(old_scalar.dtype) +
-                 " scalar but the value is a " + dtype_name(scalar->dtype) +
+             "RecordedLaunch::set: '" + name + "' is " + base::with_article(dtype_name(old_scalar.dtype)) +
+                 " scalar but the value is " + base::with_article(dtype_name(scalar->dtype)) +
                  "; pass a value of the parameter's type");
 }
 
@@ -89,6 +90,23 @@ void RecordedLaunch::set(const std::string& name, const AnyArray& array, std::so
         p.args[i] = previous;
         throw;
     }
+}
+
+DType RecordedLaunch::scalar_dtype(const std::string& name, std::source_location s) {
+    const size_t i = find(name, s);
+    const auto* scalar = std::get_if<ScalarArg>(&prepared_->args[i]);
+    if (!scalar)
+        fail(*prepared_, s,
+             "RecordedLaunch::set: parameter '" + name + "' is an array; pass an array, not a value");
+    return scalar->dtype;
+}
+
+void RecordedLaunch::reject_value(const std::string& name, const std::string& value, std::source_location s) {
+    const DType dtype = std::get<ScalarArg>(prepared_->args[find(name, s)]).dtype;
+    fail(*prepared_, s,
+         "RecordedLaunch::set: the value " + value + " for '" + name + "' does not fit its " +
+             dtype_name(dtype) + " parameter (" + dtype_name(dtype) + " holds " + detail::holds_text(dtype) +
+             "); pass a value in that range");
 }
 
 void RecordedLaunch::set_scalar(const std::string& name, ScalarArg value, std::source_location s) {

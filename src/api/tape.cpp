@@ -64,6 +64,14 @@ void Tape::start(std::source_location s) {
     recording_state = state_;
 }
 
+TapeRecording::TapeRecording(Tape& tape, std::source_location s) : tape_(tape), started_(!tape.recording()) {
+    if (started_) tape_.start(s);
+}
+
+TapeRecording::~TapeRecording() {
+    if (started_) tape_.stop();
+}
+
 void Tape::stop() {
     if (recording_state != state_) return;
     recording_state.reset();
@@ -106,6 +114,23 @@ void Tape::backward(const AnyArray& loss, std::source_location s) {
         default: one = 0x3F800000u;
     }
     loss.grad().copy_from_host(&one, dtype_size(loss.dtype()));  // (little-endian hosts)
+    backward();
+}
+
+void Tape::backward(const std::vector<OutputGradient>& outputs, std::source_location s) {
+    // Every pair is checked before any gradient is written.
+    for (const OutputGradient& o : outputs) {
+        if (!o.output.valid() || !o.output.requires_grad())
+            fail(s,
+                 "backward({{output, gradient}, ...}): an output has no gradient; give it one "
+                 "(weft::requires_grad) before recording the launches that write it");
+        if (!o.gradient.valid() || o.gradient.dtype() != o.output.dtype() ||
+            o.gradient.components() != o.output.components() || !(o.gradient.shape() == o.output.shape()))
+            fail(s,
+                 "backward({{output, gradient}, ...}): a gradient differs from its output in element type "
+                 "or shape; pass one of the output's type and shape (weft::ones_like(output), say)");
+    }
+    for (const OutputGradient& o : outputs) copy(o.output.grad(s), o.gradient, s);
     backward();
 }
 

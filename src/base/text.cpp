@@ -27,4 +27,9 @@ std::string c_string_literal(std::string_view text) {
     return out + "\"";
 }
 
+std::string with_article(std::string_view noun) {
+    const bool vowel = !noun.empty() && std::string_view("aeioAEIO").find(noun[0]) != std::string_view::npos;
+    return (vowel ? "an " : "a ") + std::string(noun);
+}
+
 }  // namespace weft::base

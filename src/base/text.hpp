@@ -11,4 +11,8 @@ namespace weft::base {
 // printable ASCII whatever `text` holds.
 std::string c_string_literal(std::string_view text);
 
+// `noun` after its indefinite article, for messages: "an int32", "a float32", "a uint32" (said
+// "you-int"), "a 1-D array".
+std::string with_article(std::string_view noun);
+
 }  // namespace weft::base

@@ -1,6 +1,7 @@
 // Validating construction of IR nodes (the tracer's only way to make IR).
 #include "ir/builder.hpp"
 
+#include "base/text.hpp"
 #include "weft/error.hpp"
 
 namespace weft::ir {
@@ -412,11 +413,11 @@ void Builder::return_(const ValueId* value, Loc loc) {
              kind_of_function(fn_) + " '" + fn_.name + "' returns nothing; call return_() without a value");
     if (!fn_.ret.is_void()) {
         if (!value)
-            fail(loc,
-                 "function '" + fn_.name + "' returns a " + fn_.ret.str() + "; pass it to return_(value)");
+            fail(loc, "function '" + fn_.name + "' returns " + base::with_article(fn_.ret.str()) +
+                          "; pass it to return_(value)");
         if (type(*value) != fn_.ret)
-            fail(loc,
-                 "function '" + fn_.name + "' returns a " + fn_.ret.str() + ", not a " + type(*value).str());
+            fail(loc, "function '" + fn_.name + "' returns " + base::with_article(fn_.ret.str()) + ", not " +
+                          base::with_article(type(*value).str()));
     }
     append({.kind = NodeKind::Return,
             .args = value ? std::vector<ValueId>{*value} : std::vector<ValueId>{},
@@ -442,10 +443,10 @@ std::string check_print_format(const std::string& format, const std::vector<DTyp
         if (next >= args.size()) return "more conversions than arguments";
         const DType t = args[next++];
         if (int_conv && is_float(t))
-            return "argument " + std::to_string(next - 1) + " is a " + dtype_name(t) +
+            return "argument " + std::to_string(next - 1) + " is " + base::with_article(dtype_name(t)) +
                    " but the conversion is %" + conv + "; use %f or %g";
         if (float_conv && !is_float(t))
-            return "argument " + std::to_string(next - 1) + " is a " + dtype_name(t) +
+            return "argument " + std::to_string(next - 1) + " is " + base::with_article(dtype_name(t)) +
                    " but the conversion is %" + conv + "; use %d or %u";
     }
     if (next != args.size()) return "more arguments than conversions";

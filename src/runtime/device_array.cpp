@@ -379,6 +379,81 @@ void check_bytes(const AnyArray& a, size_t bytes, const char* what) {
 }
 }  // namespace
 
+void detail::check_element(const AnyArray& a, DType dtype, int components, const std::source_location& s) {
+    if (!a.valid()) located_error(s, "an empty (default-constructed) array has no element type");
+    if (a.dtype() != dtype || a.components() != components)
+        located_error(s, "the array's elements are " + element_text(a.dtype(), a.components()) + ", not " +
+                             element_text(dtype, components) + "; use a DeviceArray of its element type");
+}
+
+AnyArray AnyArray::wrap(void* data, DType scalar, int components, const Shape& shape, Device device,
+                        std::vector<int64_t> byte_strides, std::function<void()> release,
+                        std::source_location s) {
+    if (components < 1)
+        located_error(s, "an array's elements have at least 1 component, got " + std::to_string(components));
+    check_extents(shape.dims, shape.ndim, s);
+    try {
+        runtime::backend(device);  // a device that cannot be used is an error here, not at first use
+    } catch (const Error& e) {
+        located_error(s, "wrap: " + e.message());
+    }
+    AnyArray a;
+    a.dtype_ = scalar;
+    a.components_ = components;
+    a.shape_ = shape;
+    a.device_ = device;
+    const int64_t scalar_bytes = static_cast<int64_t>(dtype_size(scalar));
+    if (byte_strides.empty()) {
+        int64_t stride = static_cast<int64_t>(a.element_bytes());
+        for (int d = shape.ndim - 1; d >= 0; --d) {
+            a.strides_[d] = stride;
+            stride *= shape.dims[d];
+        }
+    } else {
+        if (static_cast<int>(byte_strides.size()) != shape.ndim)
+            located_error(s, "wrap: " + std::to_string(byte_strides.size()) + " strides for an array of " +
+                                 std::to_string(shape.ndim) + " dimensions; give one per dimension, or none");
+        for (int d = 0; d < shape.ndim; ++d) {
+            const int64_t stride = byte_strides[static_cast<size_t>(d)];
+            if (stride < 0 || stride % scalar_bytes != 0)
+                located_error(s, "wrap: the stride of dimension " + std::to_string(d) + " is " +
+                                     std::to_string(stride) + " bytes; strides are >= 0 and multiples of " +
+                                     std::to_string(scalar_bytes) + " (the size of " + dtype_name(scalar) +
+                                     "); copy other layouts into a Weft array instead");
+            a.strides_[d] = stride;
+        }
+    }
+    // The bytes the elements span, from element 0.
+    int64_t span = 0;
+    if (shape.size() > 0) {
+        span = static_cast<int64_t>(a.element_bytes());
+        for (int d = 0; d < shape.ndim; ++d)
+            if (__builtin_add_overflow(span, (shape.dims[d] - 1) * a.strides_[d], &span))
+                located_error(s, "wrap: the array spans more than 2^63 - 1 bytes");
+        if (data == nullptr) located_error(s, "wrap: the data pointer is null but the array has elements");
+    }
+    if (reinterpret_cast<uintptr_t>(data) % static_cast<uintptr_t>(scalar_bytes) != 0)
+        located_error(s, std::string("wrap: the data pointer is not aligned to the size of ") +
+                             dtype_name(scalar) + " (" + std::to_string(scalar_bytes) + " bytes)");
+    auto allocation = std::make_shared<detail::Allocation>();
+    allocation->ptr = data;
+    allocation->bytes = static_cast<size_t>(span);
+    allocation->device = device;
+    allocation->external = true;
+    allocation->release = std::move(release);
+    a.allocation_ = std::move(allocation);
+    return a;
+}
+
+void detail::check_host_count(const AnyArray& a, size_t count, const char* what,
+                              const std::source_location& s) {
+    if (count != static_cast<size_t>(a.size()))
+        located_error(s, std::string(what) + ": " + std::to_string(count) + " elements for an array of " +
+                             std::to_string(a.size()) +
+                             " elements; the count is in elements (as from_vector and to_vector count), "
+                             "not bytes, and covers the whole array");
+}
+
 void AnyArray::copy_from_host(const void* src, size_t bytes) {
     check_bytes(*this, bytes, "copy to array");
     runtime::refuse_in_capture(device_,

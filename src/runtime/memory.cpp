@@ -7,7 +7,18 @@
 namespace weft::detail {
 
 Allocation::~Allocation() {
-    runtime::backend(device).release(*this);
+    if (!external) {
+        runtime::backend(device).release(*this);
+        return;
+    }
+    if (!release) return;
+    // A destructor cannot report: a failure of the wait or of the owner's release is dropped
+    // here (a failed launch is still reported at the next synchronization).
+    try {
+        runtime::backend(device).synchronize();  // no queued kernel still uses the memory
+        release();
+    } catch (...) {
+    }
 }
 
 std::shared_ptr<Allocation> allocate(Device device, size_t bytes) {

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstddef>
+#include <functional>
 #include <memory>
 
 #include "weft/device.hpp"
@@ -25,6 +26,10 @@ struct Allocation {
     // The gradient of this memory (autodiff): an allocation of the same size, made by
     // AnyArray::requires_grad_(); every view of this memory reads its gradient at the same bytes.
     std::shared_ptr<Allocation> grad;
+    // Memory Weft did not allocate (AnyArray::wrap): never released by a backend; `release`, if
+    // set, runs when the last array of it is gone, after the device finished the work queued on it.
+    bool external = false;
+    std::function<void()> release;
     ~Allocation();
 };
 

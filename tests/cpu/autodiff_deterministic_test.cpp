@@ -62,7 +62,7 @@ void check_gather_backward(Deterministic mode, int sources) {
     std::vector<T> first;
     for (int run = 0; run < 4; ++run) {
         tape.zero();
-        out.grad().copy_from_host(out_grad.data(), out_grad.size() * sizeof(T));
+        out.grad().copy_from_host(out_grad.data(), out_grad.size());
         tape.backward();
         const std::vector<T> g = values.grad().to_vector();
         if (run == 0) first = g;

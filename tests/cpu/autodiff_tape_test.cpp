@@ -65,6 +65,63 @@ TEST(Tape, BackwardFromAScalarLossRunsTheAdjointsInReverseOrder) {
     EXPECT_EQ(tape.size(), 0u);
 }
 
+// The scoped recording stops at the end of its scope, also when an exception leaves it, and
+// leaves a tape that was recording already recording.
+TEST(Tape, ARecordingScopeStopsTheTapeOnExitAndOnAnException) {
+    auto x = weft::from_vector<float>({1, 2, 3, -4}, dev(), weft::requires_grad);
+    auto y = weft::zeros<float>(4, dev(), weft::requires_grad);
+    weft::Tape tape;
+    {
+        auto recording = tape.record();
+        EXPECT_TRUE(tape.recording());
+        weft::launch(square(), 4, x, y);
+    }
+    EXPECT_FALSE(tape.recording());
+    EXPECT_EQ(tape.size(), 1u);
+    weft::launch(square(), 4, x, y);  // after the scope: not recorded
+    EXPECT_EQ(tape.size(), 1u);
+
+    const weft::Error e = error_from([&] {
+        weft::TapeRecording recording(tape);
+        weft::launch(square(), 0, x, y);  // an empty grid: a weft::Error leaves the scope
+    });
+    EXPECT_TRUE(has(e.message(), "launch dimension 0 is 0")) << e.message();
+    EXPECT_FALSE(tape.recording()) << "an exception stops the recording too";
+
+    tape.start();
+    { auto inner = tape.record(); }
+    EXPECT_TRUE(tape.recording()) << "a scope that did not start the tape does not stop it";
+    tape.stop();
+}
+
+// backward from given output gradients (the spec's backward(grads={y: g})), with ones_like.
+TEST(Tape, BackwardFromOutputGradientPairs) {
+    auto x = weft::from_vector<float>({1, 2, 3, -4}, weft::Shape{4}, dev(), weft::requires_grad);
+    EXPECT_TRUE(x.requires_grad());
+    auto y = weft::zeros<float>(4, dev(), weft::requires_grad);
+    weft::Tape tape;
+    {
+        auto recording = tape.record();
+        weft::launch(square(), 4, x, y);
+    }
+    tape.backward({{y, weft::ones_like(y)}});
+    EXPECT_EQ(x.grad().to_vector(), (std::vector<float>{2, 4, 6, -8}));  // 2 x * 1
+    tape.zero();
+    tape.backward({{y, weft::from_vector<float>({1, 0, 0.5f, 2}, dev())}});
+    EXPECT_EQ(x.grad().to_vector(), (std::vector<float>{2, 0, 3, -16}));
+    EXPECT_EQ(weft::zeros_like(y).to_vector(), std::vector<float>(4, 0.0f));
+
+    // A gradient of another shape, or an output without a gradient, changes nothing.
+    int line = __LINE__ + 1;
+    weft::Error e = error_from([&] { tape.backward({{y, weft::ones<float>({2, 2}, dev())}}); });
+    EXPECT_EQ(e.line(), static_cast<uint32_t>(line));
+    EXPECT_TRUE(has(e.message(), "differs from its output in element type or shape")) << e.message();
+    auto plain = weft::zeros<float>(4, dev());
+    e = error_from([&] { tape.backward({{y, weft::ones_like(y)}, {plain, weft::ones_like(plain)}}); });
+    EXPECT_TRUE(has(e.message(), "an output has no gradient")) << e.message();
+    EXPECT_EQ(x.grad().to_vector(), (std::vector<float>{2, 0, 3, -16}));
+}
+
 // A recorded launch made while the tape records is on the tape (its gradient was 0 before);
 // a graph launch cannot be, so it is refused (issue 25, item 2).
 TEST(Tape, RecordedLaunchesAreRecordedAndGraphLaunchesRefused) {
@@ -162,7 +219,7 @@ TEST(Tape, BackwardFromGivenOutputGradients) {
     tape.start();
     weft::launch(square(), 4, x, y);
     tape.stop();
-    y.grad().copy_from_host(std::vector<float>{1, 0, 2, 1}.data(), 16);
+    y.grad().copy_from_host(std::vector<float>{1, 0, 2, 1}.data(), 4);
     tape.backward();
     EXPECT_EQ(x.grad().to_vector(), (std::vector<float>{2, 0, 12, -8}));
 }

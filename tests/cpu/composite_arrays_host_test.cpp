@@ -159,7 +159,7 @@ TYPED_TEST(CompositeRoundTrip, FromVectorToVectorAndComponents) {
         EXPECT_TRUE(same_bits(a.to_vector(), values)) << "ndim " << shape.ndim;
         // Run-time typed: the scalars lie packed, element by element.
         std::vector<S> scalars(values.size() * C);
-        a.copy_to_host(scalars.data(), scalars.size() * sizeof(S));
+        static_cast<const weft::AnyArray&>(a).copy_to_host(scalars.data(), scalars.size() * sizeof(S));
         EXPECT_EQ(std::memcmp(scalars.data(), values.data(), scalars.size() * sizeof(S)), 0);
         // Component c of every element.
         for (int c = 0; c < C; ++c) {
@@ -291,7 +291,7 @@ TEST(CompositeArraysHost, ComponentViewsReadAndWriteTheElements) {
     y.slice(1, 0, 5, 2).fill_(-1.0f);
     a.component(2)[0].zero_();
     const std::vector<float> column = {7, 8, 9, 10};
-    a.select(1, 4).component(0).copy_from_host(column.data(), column.size() * sizeof(float));
+    a.select(1, 4).component(0).copy_from_host(column.data(), column.size());
     const auto got = a.to_vector();
     for (int i = 0; i < 4; ++i) {
         for (int j = 0; j < 5; ++j) {
@@ -426,10 +426,21 @@ TEST(CompositeArraysHost, CopiesBetweenArraysOfOtherComponentsAreErrors) {
     line = __LINE__ + 1;
     e = error_from([&] { weft::copy(v3, weft::zeros<weft::vec3d>(4, dev())); });
     EXPECT_EQ(e.line(), static_cast<uint32_t>(line));
-    // The bytes of a host copy are whole elements.
+    // The bytes of a run-time typed host copy are whole elements.
     std::vector<float> host(4);
-    e = error_from([&] { v3.copy_to_host(host.data(), host.size() * sizeof(float)); });
+    e = error_from([&] {
+        static_cast<const weft::AnyArray&>(v3).copy_to_host(host.data(), host.size() * sizeof(float));
+    });
     EXPECT_TRUE(has(e.message(), "48 bytes")) << e.message();
+    // A typed array's host copies count elements, as from_vector and to_vector do.
+    std::vector<weft::host::vec3f> elements(4);
+    line = __LINE__ + 1;
+    e = error_from([&] { v3.copy_to_host(elements.data(), elements.size() * sizeof(elements[0])); });
+    EXPECT_EQ(e.line(), static_cast<uint32_t>(line));
+    EXPECT_TRUE(
+        has(e.message(), "copy_to_host: 48 elements for an array of 4 elements; the count is in elements"))
+        << e.message();
+    v3.copy_to_host(elements.data(), elements.size());
     // Same components and shape copy.
     weft::copy(v3.component(1), f);
 }

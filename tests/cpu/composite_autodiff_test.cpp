@@ -276,7 +276,7 @@ TEST(CompositeAutodiff, DeterministicBackwardOfAVec3ScatterIsExactAndRepeats) {
                 tape.start();
                 weft::launch(k, threads, weft::from_vector(idx, dev), x, p, out);
                 tape.stop();
-                out.grad().copy_from_host(hg.data(), hg.size() * sizeof(hg[0]));
+                out.grad().copy_from_host(hg.data(), hg.size());
                 tape.backward();
                 const auto gx = x.grad().to_vector();
                 const auto gp = p.grad().to_vector();
@@ -329,7 +329,7 @@ TEST(CompositeAutodiff, DeterministicBackwardOfAVec3GatherIsTheExactSumPerCompon
             tape.start();
             weft::launch(k, threads, weft::from_vector(idx, dev), x, w, y);
             tape.stop();
-            y.grad().copy_from_host(hy.data(), hy.size() * sizeof(hy[0]));
+            y.grad().copy_from_host(hy.data(), hy.size());
             tape.backward();
             EXPECT_EQ(bits(x.grad().to_vector()), bits(want)) << "run " << run;
         }
@@ -367,7 +367,7 @@ TEST(CompositeAutodiff, CustomAdjointOfAFunctionWithCompositeArguments) {
         weft::launch(k, n, v, arr, out);
         tape.stop();
         const std::vector<float> og{1, 2, 3, 4, 5, 6};
-        out.grad().copy_from_host(og.data(), og.size() * sizeof(float));
+        out.grad().copy_from_host(og.data(), og.size());
         tape.backward();
         std::vector<weft::host::vec3f> want(3);
         for (int i = 0; i < n; ++i) {

@@ -26,6 +26,7 @@ using weft::Array;
 using weft::Float;
 using weft::Int;
 using weft::test::error_from;
+using weft::test::has;
 
 weft::Device dev() {
     return weft::test::test_device();
@@ -109,12 +110,12 @@ TEST(LaunchErrors, WrongScalarTypeAndKind) {
     const std::vector<weft::LaunchArg> wrong_scalar = {f.values, f.grid, weft::scalar_arg(1.5)};
     const auto e1 = error_from([&] { line = __LINE__, weft::launch(*f.k.state(), 4, wrong_scalar); });
     expect_error(e1, "takes_three", line,
-                 {"argument 2 ('count')", "must be a int32 scalar", "got a float64 scalar"});
+                 {"argument 2 ('count')", "must be an int32 scalar", "got a float64 scalar"});
 
     const std::vector<weft::LaunchArg> array_for_scalar = {f.values, f.grid, f.values};
     const auto e2 = error_from([&] { line = __LINE__, weft::launch(*f.k.state(), 4, array_for_scalar); });
     expect_error(e2, "takes_three", line,
-                 {"argument 2 ('count')", "must be a int32 scalar", "got a 1-D array"});
+                 {"argument 2 ('count')", "must be an int32 scalar", "got a 1-D array"});
 
     const std::vector<weft::LaunchArg> scalar_for_array = {weft::scalar_arg(1.0f), f.grid,
                                                            weft::scalar_arg(1)};
@@ -434,7 +435,7 @@ TEST(ControlErrors, ReturnWithoutAValueOrOfTheWrongTypeInAFunction) {
     auto k = m.kernel("calls_needs_value", {"out"}, [&](Array<int> out) { out[weft::tid()] = bad(1); });
     const auto e = error_from([&] { weft::launch(k, 1, weft::zeros<int>(1, dev())); });
     // The error is in the function, which the error names.
-    expect_error(e, "needs_value", line, {"returns a int32", "pass it to return_(value)"});
+    expect_error(e, "needs_value", line, {"returns an int32", "pass it to return_(value)"});
 
     weft::Module m2{"err_func_return2"};
     auto bad2 = m2.func("wrong_type", [&](Int x) {
@@ -443,7 +444,7 @@ TEST(ControlErrors, ReturnWithoutAValueOrOfTheWrongTypeInAFunction) {
     });
     auto k2 = m2.kernel("calls_wrong_type", {"out"}, [&](Array<int> out) { out[weft::tid()] = bad2(1); });
     const auto e2 = error_from([&] { weft::launch(k2, 1, weft::zeros<int>(1, dev())); });
-    expect_error(e2, "wrong_type", line, {"returns a int32, not a float32"});
+    expect_error(e2, "wrong_type", line, {"returns an int32, not a float32"});
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -459,7 +460,8 @@ TEST(PrintErrors, FormatMismatches) {
     const auto e2 = trace_error("print_f_int", [&](Array<float> f, Array<int> i) {
         line = __LINE__, weft::print("x = %f\n", i[weft::tid()]);
     });
-    expect_error(e2, "print_f_int", line, {"argument 0 is a int32 but the conversion is %f", "use %d or %u"});
+    expect_error(e2, "print_f_int", line,
+                 {"argument 0 is an int32 but the conversion is %f", "use %d or %u"});
     const auto e3 = trace_error("print_too_few", [&](Array<float> f, Array<int> i) {
         line = __LINE__, weft::print("%d %d\n", i[weft::tid()]);
     });
@@ -580,10 +582,22 @@ TEST(BoundsErrors, NegativeIndexInAFunction) {
     auto k = m.kernel("calls_put", {"out"}, [&](Array<int> out) { put(out, weft::tid()); });
     auto out = weft::full<int>(5, 42, dev());
     const auto e = error_from([&] { weft::launch(k, 5, out); });
-    // The array is named as the function knows it: functions take no parameter names (arg0, ...).
+    // The array is named as the function knows it: without parameter names, arg0, arg1, ...
     // -6 counts from the end of 5 elements and is still out of bounds.
     expect_error(e, "calls_put", line, {"index -6 is out of bounds", "array 'arg0'", "in function 'put'"});
     EXPECT_EQ(out.to_vector(), std::vector<int>(5, 42));
+
+    // With parameter names, as a kernel takes them.
+    weft::Module named{"err_bounds_named_func", {.bounds_check = true}};
+    auto put_named = named.func("put", {"slots", "i"},
+                                [&](Array<int> slots, Int i) { line = __LINE__, slots[i - 6] = i; });
+    auto k2 = named.kernel("calls_put", {"out"}, [&](Array<int> out) { put_named(out, weft::tid()); });
+    const auto e2 = error_from([&] { weft::launch(k2, 5, out); });
+    expect_error(e2, "calls_put", line, {"index -6 is out of bounds", "array 'slots'", "in function 'put'"});
+    // Names are checked as a kernel's are.
+    const auto e3 = error_from([&] { named.func("bad", {"a b"}, [](Int) {}); });
+    EXPECT_TRUE(has(e3.message(), "parameter name \"a b\" of function 'bad' is not an identifier"))
+        << e3.message();
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -328,7 +328,7 @@ TEST(Graph, HostReadBacksAndSynchronizationAreRefusedAndTheCaptureGoesOn) {
     EXPECT_TRUE(has(read.message(), "a copy from an array to the host")) << read.message();
     EXPECT_TRUE(has(read.message(), "cannot be part of a graph")) << read.message();
     const weft::Error write =
-        error_from([&] { sums.copy_from_host(std::vector<float>(kBins).data(), kBins * 4); });
+        error_from([&] { sums.copy_from_host(std::vector<float>(kBins).data(), kBins); });
     EXPECT_TRUE(has(write.message(), "a copy from the host into an array")) << write.message();
     const weft::Error sync = error_from([&] { weft::synchronize(dev()); });
     EXPECT_TRUE(has(sync.message(), "synchroniz")) << sync.message();

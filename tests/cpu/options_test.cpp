@@ -135,6 +135,28 @@ TEST_F(OptionsTest, UniqueKernelTakesConfigDefaults) {
     EXPECT_EQ(k.module().options().deterministic_max_records, 12);
 }
 
+// A whole Options (not only an OptionsPatch) makes a module's options exactly that, for a Module
+// and a unique kernel alike.
+TEST_F(OptionsTest, WholeOptionsAreAccepted) {
+    weft::Options options = weft::config();
+    options.bounds_check = true;
+    options.deterministic = weft::Deterministic::RunToRun;
+    options.block_dim = 128;
+    const weft::Module module{"whole_options", options};
+    EXPECT_EQ(module.options(), options);
+    auto k =
+        weft::unique_kernel("whole_unique", options, [](weft::Array<float> a) { a[weft::tid()] = 1.0f; });
+    EXPECT_EQ(k.module().options(), options);
+    auto named =
+        weft::unique_kernel("whole_named", options, {"a"}, [](weft::Array<float> a) { a[0] = 2.0f; });
+    EXPECT_EQ(named.module().options(), options);
+    // patch_of sets every field: applied to any base it gives `options`.
+    weft::Options other;
+    other.verbose = true;
+    other.cpu_threads = 3;
+    EXPECT_EQ(weft::apply(other, weft::patch_of(options)), options);
+}
+
 TEST_F(OptionsTest, SetOptionByNameAcceptsEachKind) {
     weft::Module m{"by_name"};
     m.set_option("deterministic", weft::Deterministic::RunToRun);

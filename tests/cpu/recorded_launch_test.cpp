@@ -76,8 +76,11 @@ TEST(RecordedLaunch, ReplacementsKeepTheArgumentsKindDtypeAndShapeClass) {
     const weft::Error strided = error_from([&] { launch.set("sums", wide.select(1, 0)); });
     EXPECT_TRUE(has(strided.message(), "cannot become a 1-D strided array of float32")) << strided.message();
 
-    const weft::Error scalar = error_from([&] { launch.set("scale", 2.0); });
-    EXPECT_TRUE(has(scalar.message(), "'scale' is a float32 scalar but the value is a float64"))
+    // Scalars follow weft::launch's rule: a value the parameter's type holds, of any C++ type.
+    const weft::Error scalar = error_from([&] { launch.set("scale", 1e300); });
+    EXPECT_TRUE(has(scalar.message(),
+                    "the value 1.0000000000000001e+300 for 'scale' does not fit its float32 "
+                    "parameter (float32 holds finite values up to 3.40282347e+38"))
         << scalar.message();
     const weft::Error kind = error_from([&] { launch.set("scale", values); });
     EXPECT_TRUE(has(kind.message(), "is a scalar")) << kind.message();
@@ -88,6 +91,40 @@ TEST(RecordedLaunch, ReplacementsKeepTheArgumentsKindDtypeAndShapeClass) {
     // A refused replacement changes nothing.
     launch.launch();
     EXPECT_EQ(sums.to_vector(), std::vector<float>({16.0f, 0.0f, 0.0f, 0.0f}));
+}
+
+// set() converts scalars by weft::launch's rule: an int or a double for a float32 parameter, a
+// whole double for an int32 one; a value the type cannot hold is refused, naming the caller's line.
+TEST(RecordedLaunch, ScalarsConvertAsInALaunch) {
+    weft::Module module{"recorded_convert"};
+    auto kernel = module.kernel("recorded_convert", {"scale", "count", "out"},
+                                [](Float scale, weft::Int count, Array<float> out) {
+                                    out[weft::tid()] = scale * weft::Float(count);
+                                });
+    auto out = weft::zeros<float>(2, dev());
+    weft::launch(kernel, 2, 2, 3.0, out);  // the launch's rule
+    EXPECT_EQ(out.to_vector(), std::vector<float>(2, 6.0f));
+    weft::RecordedLaunch recorded(kernel, 2, 1.0f, 1, out);
+    recorded.set("scale", 2);
+    recorded.set("count", 5.0);
+    recorded.launch();
+    EXPECT_EQ(out.to_vector(), std::vector<float>(2, 10.0f));
+    recorded.set("scale", 0.25);
+    recorded.set("count", int64_t{8});
+    recorded.launch();
+    EXPECT_EQ(out.to_vector(), std::vector<float>(2, 2.0f));
+
+    const int line = __LINE__ + 1;
+    const weft::Error e = error_from([&] { recorded.set("count", 1.5); });
+    EXPECT_EQ(e.line(), static_cast<uint32_t>(line));
+    EXPECT_TRUE(has(e.message(),
+                    "the value 1.5 for 'count' does not fit its int32 parameter (int32 holds "
+                    "whole numbers from -2147483648 to 2147483647)"))
+        << e.message();
+    EXPECT_TRUE(has(error_from([&] { recorded.set("count", int64_t{1} << 40); }).message(), "1099511627776"));
+    EXPECT_TRUE(has(error_from([&] { recorded.set("out", 1); }).message(), "'out' is an array"));
+    recorded.launch();  // refused values changed nothing
+    EXPECT_EQ(out.to_vector(), std::vector<float>(2, 2.0f));
 }
 
 // Captured, a recorded launch keeps the arguments it had: later replacements do not change the

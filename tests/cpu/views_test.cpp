@@ -197,7 +197,7 @@ void check_ops(const std::string& what, DeviceArray<T> base, const Shape& shape,
     const std::vector<T> initial = sentinel<T>(base.size());
     for (int o = 0; o < kNumOps; ++o) {
         const Op op = static_cast<Op>(o);
-        base.copy_from_host(initial.data(), initial.size() * sizeof(T));
+        base.copy_from_host(initial.data(), initial.size());
         const std::vector<T> src = operands<T>(op, where);
         auto out = weft::full<T>(shape, T(-1), dev());
         launch(op, weft::from_vector(src, shape, dev()), out);
@@ -223,26 +223,26 @@ template <class T>
 void check_host_copies(const std::string& what, DeviceArray<T> base, DeviceArray<T> view,
                        const std::vector<int64_t>& where) {
     const std::vector<T> initial = sentinel<T>(base.size());
-    base.copy_from_host(initial.data(), initial.size() * sizeof(T));
+    base.copy_from_host(initial.data(), initial.size());
     EXPECT_EQ(view.to_vector(), gather(initial, where)) << what << ": to_vector";
     EXPECT_EQ(view.to(dev()).to_vector(), gather(initial, where)) << what << ": to";
 
     const std::vector<T> src = operands<T>(kStore, where);
-    view.copy_from_host(src.data(), src.size() * sizeof(T));
+    view.copy_from_host(src.data(), src.size());
     EXPECT_EQ(base.to_vector(), expected_base(kStore, initial, where, src)) << what << ": copy_from_host";
 
-    base.copy_from_host(initial.data(), initial.size() * sizeof(T));
+    base.copy_from_host(initial.data(), initial.size());
     view.fill_(T(3));
     EXPECT_EQ(base.to_vector(), expected_base(kStore, initial, where, std::vector<T>(where.size(), T(3))))
         << what << ": fill_";
 
-    base.copy_from_host(initial.data(), initial.size() * sizeof(T));
+    base.copy_from_host(initial.data(), initial.size());
     view.zero_();
     EXPECT_EQ(base.to_vector(), expected_base(kStore, initial, where, std::vector<T>(where.size(), T(0))))
         << what << ": zero_";
 
     // copy() into the view from a dense array, and out of it into a dense one.
-    base.copy_from_host(initial.data(), initial.size() * sizeof(T));
+    base.copy_from_host(initial.data(), initial.size());
     weft::copy(view, weft::from_vector(src, view.shape(), dev()));
     EXPECT_EQ(base.to_vector(), expected_base(kStore, initial, where, src)) << what << ": copy into";
     auto dense = weft::zeros<T>(view.shape(), dev());
@@ -584,7 +584,7 @@ TEST(ViewLaunches, DeterministicAccumulationThroughViews) {
         for (const Case& c : cases) {
             const std::string what = c.what + " (" + weft::strategy_name(strategy) + ")";
             for (const Op op : {kAtomicAdd, kAtomicMax}) {
-                base.copy_from_host(initial.data(), initial.size() * sizeof(float));
+                base.copy_from_host(initial.data(), initial.size());
                 const std::vector<float> src = operands<float>(op, c.where);
                 weft::launch(op == kAtomicAdd ? add : max, dim_of(c.view.shape()), c.view,
                              weft::from_vector(src, c.view.shape(), dev()));
