@@ -43,12 +43,12 @@ if [ -n "$registers_tool" ]; then
   echo "ok: NVRTC compiled every library module for sm_90"
 fi
 echo
-printf "%-34s %-16s %14s %14s\n" kernel source "nvcc regs/spill" "nvrtc regs/spill"
+printf "%-34s %-24s %14s %14s\n" kernel source "nvcc regs/spill" "nvrtc regs/spill"
 sort "$work/nvcc.txt" | while read -r kernel regs spill module; do
   nvrtc="-"
   if [ -s "${work}/nvrtc.txt" ]; then
     nvrtc="$(awk -v k="$kernel" '$1 == k { print $2 "/" $3 }' "$work/nvrtc.txt")"
     [ -n "$nvrtc" ] || nvrtc="missing"
   fi
-  printf "%-34s %-16s %14s %14s\n" "$kernel" "$module.cu" "$regs/$spill" "$nvrtc"
+  printf "%-34s %-24s %14s %14s\n" "$kernel" "$module.cu" "$regs/$spill" "$nvrtc"
 done

@@ -4,7 +4,7 @@
 // clang-format off
 #include "device/prelude.h"
 #include "device/half.h"
-#include "distributed/window.h"
+#include "device/distributed_window.h"
 // clang-format on
 
 #include "distributed/exact_sum.hpp"
@@ -23,7 +23,7 @@ using i128 = __int128;
 using u128 = unsigned __int128;
 
 constexpr uint32_t kSpecialFlags = wf::kFlagPosInf | wf::kFlagNegInf | wf::kFlagNan;
-// Agreement fields (distributed/window.h): elements where a rank holds an infinity or a NaN take
+// Agreement fields (device/distributed_window.h): elements where a rank holds an infinity or a NaN take
 // the fallback, which carries the flags.
 constexpr int32_t kSpecialTop = wf::dist::kSpecialTop;
 constexpr int32_t kNoLow = wf::dist::kNoLow;

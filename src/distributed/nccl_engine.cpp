@@ -9,7 +9,6 @@
 #include <thread>
 #include <weft/distributed.hpp>
 
-#include "codegen/generated.hpp"
 #include "distributed/agreement.hpp"
 #include "distributed/engine.hpp"
 #include "distributed/nccl.hpp"
@@ -28,8 +27,6 @@ namespace cu = runtime::cuda;
 using StreamQuery = cu::CUresult (*)(cu::CUstream);
 
 }  // namespace
-
-const char* window_source();  // generated from distributed/window.h
 
 namespace {
 
@@ -151,7 +148,7 @@ private:
     StreamQuery query_ = nullptr;
 };
 
-// The window kernels (distributed/window.h after the device prelude), for the array's type.
+// The window kernels (src/device/kernels/distributed_window.cu), for the array's type.
 const char* kernel_suffix(DType dtype) {
     switch (dtype) {
         case DType::Float16: return "f16";
@@ -162,7 +159,6 @@ const char* kernel_suffix(DType dtype) {
 }
 
 bool NcclEngine::exact_on_device(const AnyArray& array, const char* what) const {
-    static const std::string source = codegen::prelude() + window_source();
     const cu::Driver& d = cu::require_driver();
     cu::context(ordinal_);
     const cu::CUstream stream = cu::current_stream(ordinal_)->stream;
@@ -185,7 +181,7 @@ bool NcclEngine::exact_on_device(const AnyArray& array, const char* what) const 
     const auto blocks = static_cast<unsigned>(std::min<long long>((n + threads - 1) / threads, 1 << 16));
     void* data = array.data();
     const auto run = [&](const std::string& name, std::vector<void*> params) {
-        cu::launch_library_kernel(ordinal_, "distributed_window", source, name.c_str(),
+        cu::launch_library_kernel(ordinal_, cu::LibraryModule::DistributedWindow, name.c_str(),
                                   blocks == 0 ? 1 : blocks, threads, params.data(), name);
     };
     run("dist_agree_" + suffix, {&data, &fields, &n});

@@ -59,6 +59,8 @@ public:
         return capturing_;
     }
     bool finds_failures_at_launch() const override { return false; }
+    bool has_serial_launches() const override { return false; }
+    bool runs_serial(int64_t, const weft::Options&) const override { return false; }
 
     [[noreturn]] static void unused() { throw std::logic_error("CaptureBackend: not used by the plan step"); }
     void allocate(weft::detail::Allocation&) const override { unused(); }

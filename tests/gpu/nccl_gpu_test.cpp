@@ -25,7 +25,7 @@ std::vector<weft::Device> gpus() {
 }
 
 // `wide`: some elements' values span more than the two words' window, which sends the whole
-// array to the host's fallback; otherwise the exact sum runs on the GPUs (distributed/window.h).
+// array to the host's fallback; otherwise the exact sum runs on the GPUs (device/distributed_window.h).
 float value(int rank, int64_t i, bool wide) {
     std::mt19937_64 rng(static_cast<uint64_t>(rank) * 1000003u + static_cast<uint64_t>(i));
     const float mantissa = 1.0f + static_cast<float>(rng() % 1000000) / 1000000.0f;

@@ -17,6 +17,8 @@ extern const char* const kAccumulationCu;
 extern const char* const kRecordsCu;
 extern const char* const kExactF64Cu;
 extern const char* const kGraphConditionCu;
+extern const char* const kDistributedWindowH;
+extern const char* const kDistributedWindowCu;
 }  // namespace embedded
 
 namespace {
@@ -30,9 +32,13 @@ std::string with_prelude(const char* source) {
 }  // namespace
 
 const std::vector<LibraryModule>& library_modules() {
-    static const std::vector<LibraryModule> all = {
-        LibraryModule::Scan,       LibraryModule::Slots,         LibraryModule::SlotBins,
-        LibraryModule::SlotGroups, LibraryModule::Deterministic, LibraryModule::GraphCondition};
+    static const std::vector<LibraryModule> all = {LibraryModule::Scan,
+                                                   LibraryModule::Slots,
+                                                   LibraryModule::SlotBins,
+                                                   LibraryModule::SlotGroups,
+                                                   LibraryModule::Deterministic,
+                                                   LibraryModule::GraphCondition,
+                                                   LibraryModule::DistributedWindow};
     return all;
 }
 
@@ -44,6 +50,7 @@ const char* library_module_name(LibraryModule module) {
         case LibraryModule::SlotGroups: return "slot_groups";
         case LibraryModule::Deterministic: return "deterministic";
         case LibraryModule::GraphCondition: return "weft_graph";
+        case LibraryModule::DistributedWindow: return "distributed_window";
     }
     throw InternalError("library kernels",
                         "no name for library module " + std::to_string(static_cast<int>(module)));
@@ -76,6 +83,11 @@ const std::string& library_source(LibraryModule module) {
         }
         case LibraryModule::GraphCondition: {
             static const std::string text = embedded::kGraphConditionCu;
+            return text;
+        }
+        case LibraryModule::DistributedWindow: {
+            static const std::string text =
+                with_prelude(embedded::kDistributedWindowH) + embedded::kDistributedWindowCu;
             return text;
         }
     }

@@ -7,7 +7,15 @@
 
 namespace weft::runtime::cuda {
 
-enum class LibraryModule { Scan, Slots, SlotBins, SlotGroups, Deterministic, GraphCondition };
+enum class LibraryModule {
+    Scan,
+    Slots,
+    SlotBins,
+    SlotGroups,
+    Deterministic,
+    GraphCondition,
+    DistributedWindow,  // the NCCL engine's (weft_distributed)
+};
 
 // Every module, for tools that compile them all (tools/device_registers.cpp).
 const std::vector<LibraryModule>& library_modules();

@@ -1,6 +1,6 @@
 // The exact all-reduce's per-element arithmetic (docs/design/0028), compiled into the host library
-// and, embedded after the device prelude, by NVRTC into the NCCL engine's kernels: a value's window
-// fields, its two words inside an agreed window, and the rounding of the words' sums into a zero
+// (weft_distributed) and into the NCCL engine's kernels (src/device/kernels/distributed_window.cu): a value's
+// window fields, its two words inside an agreed window, and the rounding of the words' sums into a zero
 // target. 64-bit words only (no 128-bit integers), so that host and GPU share one definition.
 #pragma once
 
@@ -146,24 +146,3 @@ __device__ void round_kernel(T* out, const i32* fields, const i64* words, i64 n,
 
 }  // namespace dist
 }  // namespace wf
-
-#if defined(__CUDACC__)
-#define WEFT_DIST_KERNELS(T, suffix)                                                                    \
-    extern "C" __global__ void dist_agree_##suffix(const T* v, wf::i32* fields, wf::i64 n) {            \
-        wf::dist::agree_kernel<T>(v, fields, n);                                                        \
-    }                                                                                                   \
-    extern "C" __global__ void dist_pack_##suffix(const T* v, const wf::i32* fields, wf::i64* words,    \
-                                                  unsigned long long* outside, wf::i64 n, int k,        \
-                                                  int width) {                                          \
-        wf::dist::pack_kernel<T>(v, fields, words, outside, n, k, width);                               \
-    }                                                                                                   \
-    extern "C" __global__ void dist_round_##suffix(T* out, const wf::i32* fields, const wf::i64* words, \
-                                                   wf::i64 n, int k) {                                  \
-        wf::dist::round_kernel<T>(out, fields, words, n, k);                                            \
-    }
-WEFT_DIST_KERNELS(float, f32)
-WEFT_DIST_KERNELS(double, f64)
-WEFT_DIST_KERNELS(wf::f16, f16)
-WEFT_DIST_KERNELS(wf::bf16, bf16)
-#undef WEFT_DIST_KERNELS
-#endif
