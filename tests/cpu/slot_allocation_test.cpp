@@ -15,6 +15,7 @@
 #include "support/errors.hpp"
 #include "support/exact_sum.hpp"
 #include "support/test_device.hpp"
+#include "support/xorshift.hpp"
 
 namespace {
 
@@ -1154,6 +1155,44 @@ TEST(SlotAllocationDivergence, ReservationDecidedByAnEarlierSlotIsExactOrReporte
     EXPECT_EQ(got.to_vector(), want) << "not reported, so the slots must be the sequential ones";
     EXPECT_EQ(first.to_vector(), std::vector<int>{next_first});
     EXPECT_EQ(second.to_vector(), std::vector<int>{next_second});
+}
+
+// Negative amounts (slots handed back) in long runs, from a counter near int32's top: every
+// thread's slot is the counter plus the amounts of the threads before it, whatever the launch's
+// size (one chunk or many) and block size.
+TEST(SlotAllocationAmounts, NegativeRunsTakeSlotsInThreadOrder) {
+    for (int block : {32, 256}) {
+        SCOPED_TRACE("block_dim " + std::to_string(block));
+        weft::Module m{"slot_negative_runs_" + std::to_string(block),
+                       {.deterministic = Deterministic::RunToRun, .block_dim = block}};
+        const auto k = m.kernel("negative_runs", {"amounts", "count", "slots"},
+                                [](Array<int> amounts, Array<int> count, Array<int> slots) {
+                                    auto t = weft::tid();
+                                    slots[t] = weft::atomic_add(count, 0, amounts[t]);
+                                });
+        for (int n : {1000, 65536, 100003}) {
+            SCOPED_TRACE(std::to_string(n) + " threads");
+            std::vector<int> amounts(static_cast<size_t>(n));
+            uint32_t x = static_cast<uint32_t>(n + block);
+            for (int i = 0; i < n; ++i) {
+                const uint32_t r = weft::test::xorshift(x);
+                amounts[static_cast<size_t>(i)] =
+                    (i / 3000) % 2 == 0 ? -static_cast<int>(1 + r % 7000) : static_cast<int>(r % 4);
+            }
+            const int initial = 2000000000;
+            std::vector<int> want(static_cast<size_t>(n));
+            int64_t next = initial;
+            for (int i = 0; i < n; ++i) {
+                want[static_cast<size_t>(i)] = static_cast<int>(next);
+                next += amounts[static_cast<size_t>(i)];
+            }
+            auto count = weft::full<int>(1, initial, dev());
+            auto slots = weft::full<int>(n, -1, dev());
+            weft::launch(k, n, weft::from_vector(amounts, dev()), count, slots);
+            EXPECT_EQ(count.to_vector(), std::vector<int>{static_cast<int>(next)});
+            EXPECT_EQ(slots.to_vector(), want);
+        }
+    }
 }
 
 }  // namespace

@@ -2,6 +2,7 @@
 #include "runtime/det/slots.hpp"
 
 #include <algorithm>
+#include <limits>
 
 #include "device/abi.h"
 #include "runtime/det/cpu_slots.hpp"
@@ -37,7 +38,8 @@ public:
         if (status_ & wf::kSlotsOverflow)
             throw Error(slots_overflow_message(plan_), site_.kernel, site_.file, site_.line);
         // Each element's running total, in an array per counter group (an element's key is its
-        // group and its index there), and the elements reached, in the order first reached.
+        // group and its index there), and the elements reached, in the order first reached. A
+        // total may go below zero (negative amounts hand slots back): kNotReached marks the others.
         totals_.resize(plan_.spans.size());
         // Per counter element, in thread order, then program order.
         for (int64_t t = 0; t < plan_.threads; ++t) {
@@ -45,9 +47,10 @@ public:
                 const auto r = static_cast<size_t>(t * plan_.per_thread + k);
                 const wf::u64 key = keys_[r];
                 std::vector<int64_t>& group = totals_[key >> 40];
-                if (group.empty()) group.assign(static_cast<size_t>(plan_.spans[key >> 40].count), -1);
+                if (group.empty())
+                    group.assign(static_cast<size_t>(plan_.spans[key >> 40].count), kNotReached);
                 int64_t& running = group[key & ((uint64_t{1} << 40) - 1)];
-                if (running < 0) {
+                if (running == kNotReached) {
                     running = 0;
                     reached_.push_back(key);
                 }
@@ -79,7 +82,8 @@ private:
     wf::u32 status_ = 0;
     wf::SlotLaunch launch_{};
     std::vector<wf::SlotCounter> counters_;
-    std::vector<std::vector<int64_t>> totals_;  // per counter group and element; -1: not reached
+    static constexpr int64_t kNotReached = std::numeric_limits<int64_t>::min();
+    std::vector<std::vector<int64_t>> totals_;  // per counter group and element
     std::vector<wf::u64> reached_;
 };
 
