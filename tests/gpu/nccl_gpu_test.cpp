@@ -44,7 +44,8 @@ void on_ranks(size_t ranks, F&& body) {
 
 std::vector<weft::Communicator> communicators(size_t count) {
     setenv("NCCL_NVLS_ENABLE", "0", 0);  // no NVLink multicast on GPUs shared with others
-    return weft::Communicator::nccl_all(std::vector<weft::Device>(gpus().begin(), gpus().begin() + count));
+    const std::vector<weft::Device> all = gpus();  // (one vector: both iterators must be into it)
+    return weft::Communicator::nccl_all(std::vector<weft::Device>(all.begin(), all.begin() + count));
 }
 
 void deterministic_allreduce_on(size_t count, bool wide) {
