@@ -30,7 +30,8 @@ phase() {
 # and must never reach apt-get. `make` too: the README's "use it from your project" commands
 # pass no generator, so CMake picks Unix Makefiles.
 missing=()
-for tool in g++:g++ cmake:cmake ninja:ninja-build make:make; do
+# python3: the README's pictures are redrawn by tools/plot-*.py from the programs' output.
+for tool in g++:g++ cmake:cmake ninja:ninja-build make:make python3:python3; do
     command -v "${tool%%:*}" >/dev/null 2>&1 || missing+=("${tool#*:}")
 done
 # A package that has no command: its dpkg record, or its header (on systems without dpkg).
