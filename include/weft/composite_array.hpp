@@ -182,44 +182,56 @@ class CompositeElement : public detail::ElementParts<V> {
     using Refs = std::array<detail::Ref, kComponents>;
 
 public:
+    /// Copies snapshot the components, as copies of V do.
     CompositeElement(const CompositeElement& other, std::source_location s = std::source_location::current())
         : Parts(other.place_, detail::own_components(other.refs(), detail::Loc::from(s))),
           place_(other.place_) {}
 
+    /// `a[i] = v`: stores every component into the array.
     void operator=(const At<V>& v) && { detail::store_components(place_, v.value.refs(), v.loc); }
+    /// `a[i] = b[j]`: stores the other element's components into the array.
     void operator=(const CompositeElement& v) && {
         detail::store_components(place_, v.refs(), detail::last_loc());
     }
+    /// `a[i] += v`: an atomic add of every component, in component order.
     void operator+=(const At<V>& v) && {
         detail::atomic_components(detail::AtomicOp::Add, place_, v.value.refs(), v.loc);
     }
+    /// `a[i] -= v`: an atomic subtract of every component, in component order.
     void operator-=(const At<V>& v) && {
         detail::atomic_components(detail::AtomicOp::Sub, place_, v.value.refs(), v.loc);
     }
 
+    /// On a named element: assigns the local copy (the array is not written).
     CompositeElement& operator=(const At<V>& v) & {
         assign(v.value.refs(), v.loc);
         return *this;
     }
+    /// On a named element: assigns the local copy (the array is not written).
     CompositeElement& operator=(const CompositeElement& v) & {
         assign(v.refs(), detail::last_loc());
         return *this;
     }
+    /// On a named element: adds to the local copy, where V has a += (the array is not written).
     CompositeElement& operator+=(const At<V>& v) & requires requires(V& a, const At<V>& b) { a += b; }
     {
         V::operator+=(v);
         return *this;
     }
+    /// On a named element: subtracts from the local copy, where V has a -= (the array is not written).
     CompositeElement& operator-=(const At<V>& v) & requires requires(V& a, const At<V>& b) { a -= b; }
     {
         V::operator-=(v);
         return *this;
     }
     /// Scaling has no atomic meaning: `a[i] *= s` does not compile (name the element first).
+    ///@{
     template <class S>
     void operator*=(const S&) && = delete;
     template <class S>
     void operator/=(const S&) && = delete;
+    ///@}
+    /// On a named element: scales the local copy, where V has a *= (the array is not written).
     template <class S>
         CompositeElement& operator*=(const S& s) & requires requires(V& a, const S& b) {
         a *= b;
@@ -228,6 +240,7 @@ public:
         V::operator*=(s);
         return *this;
     }
+    /// On a named element: divides the local copy, where V has a /= (the array is not written).
     template <class S>
         CompositeElement& operator/=(const S& s) & requires requires(V& a, const S& b) {
         a /= b;
