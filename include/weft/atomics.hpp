@@ -52,6 +52,7 @@ WEFT_ATOMIC(atomic_xor, Xor)
 #undef WEFT_ATOMIC
 
 /// atomic_cas(array, i, compare, value): stores `value` if the element equals `compare`.
+///@{
 template <ElementType T>
 Scalar<T> atomic_cas(const Array<T, 1>& a, const Index& i, const std::type_identity_t<Located<T>>& compare,
                      const std::type_identity_t<Located<T>>& value) {
@@ -63,5 +64,6 @@ Scalar<T> atomic_cas(const Array<T, 2>& a, const Index& i, const Index& j,
                      const std::type_identity_t<Located<T>>& value) {
     return detail::atomic(detail::AtomicOp::Cas, a, {i.ref, j.ref}, value.ref, compare.ref, i.loc);
 }
+///@}
 
 }  // namespace weft

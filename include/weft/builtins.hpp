@@ -44,6 +44,8 @@ Ref operand(const X& x, Loc loc) {
 
 }  // namespace detail
 
+/// The Scalar type of a binary builtin's result: the traced operand's type (a literal operand is
+/// converted to it); two traced operands must have the same element type.
 template <class A, class B>
 using common_scalar_t = typename detail::CommonScalar<std::remove_cvref_t<A>, std::remove_cvref_t<B>>::type;
 
