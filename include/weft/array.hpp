@@ -89,6 +89,9 @@ public:
         Scalar<T>::operator op(value);                    \
         return *this;                                     \
     }
+    /// On a named element: `*=`, `/=`, `%=`, `&=`, `|=`, `^=`, `<<=`, `>>=` update the local copy;
+    /// on a temporary (`a[i] *= v`) they do not compile.
+    ///@{
     WEFT_LOCAL_ONLY(*=)
     WEFT_LOCAL_ONLY(/=)
     WEFT_LOCAL_ONLY(%=)
@@ -97,6 +100,7 @@ public:
     WEFT_LOCAL_ONLY(^=)
     WEFT_LOCAL_ONLY(<<=)
     WEFT_LOCAL_ONLY(>>=)
+    ///@}
 #undef WEFT_LOCAL_ONLY
 
 private:

@@ -284,9 +284,6 @@ V composite_atomic(AtomicOp op, Ref array, std::vector<Ref> index, const At<V>& 
 
 }  // namespace detail
 
-// atomic_OP(array, i, [j, k, l,] value) on an array of composites: the atomic of every component,
-// in component order (min and max component-wise, for float components); returns the element's
-// previous value. Deterministic modules make each component's sum exact (docs/design/0015).
 #define WEFT_COMPOSITE_ATOMIC(fn, code)                                                                     \
     template <class V>                                                                                      \
     requires is_composite<V> V fn(const Array<V, 1>& a, const Index& i,                                     \
@@ -310,10 +307,15 @@ V composite_atomic(AtomicOp op, Ref array, std::vector<Ref> index, const At<V>& 
         return detail::composite_atomic(detail::AtomicOp::code, detail::Access::ref(a),                     \
                                         {i.ref, j.ref, k.ref, l.ref}, v);                                   \
     }
+/// atomic_OP(array, i, [j, k, l,] value) on an array of composites: the atomic of every component,
+/// in component order (min and max component-wise, for float components); returns the element's
+/// previous value. Deterministic modules make each component's sum exact (docs/design/0015).
+///@{
 WEFT_COMPOSITE_ATOMIC(atomic_add, Add)
 WEFT_COMPOSITE_ATOMIC(atomic_sub, Sub)
 WEFT_COMPOSITE_ATOMIC(atomic_min, Min)
 WEFT_COMPOSITE_ATOMIC(atomic_max, Max)
+///@}
 #undef WEFT_COMPOSITE_ATOMIC
 
 }  // namespace weft

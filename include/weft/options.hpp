@@ -13,8 +13,8 @@ namespace weft {
 /// The spec's three modes (docs/kernel-language.md); a value outside them is a weft::Error.
 enum class Deterministic : uint8_t {
     NotGuaranteed,  ///< The default: atomics add in whatever order the threads run.
-    RunToRun,       ///< The same bits on every run (Weft gives GpuToGpu's guarantee here too).
-    GpuToGpu,       ///< The same bits on every run and device: float sums are the exact sums, rounded once.
+    RunToRun,       ///< The same bits on every run: float atomics give the exact sums, rounded once.
+    GpuToGpu,       ///< RunToRun, and the same bits on every GPU and the CPU (no FMA contraction).
 };
 
 /// The mode's name in options and messages: "not_guaranteed", "run_to_run" or "gpu_to_gpu".

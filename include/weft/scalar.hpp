@@ -128,6 +128,8 @@ public:
                             rhs.loc);                                                                  \
         return *this;                                                                                  \
     }
+    /// `x += v`, `x -= v`, ... `x >>= v`: updates this local, at v's line.
+    ///@{
     WEFT_COMPOUND(+=, Add)
     WEFT_COMPOUND(-=, Sub)
     WEFT_COMPOUND(*=, Mul)
@@ -138,6 +140,7 @@ public:
     WEFT_COMPOUND(^=, BitXor)
     WEFT_COMPOUND(<<=, Shl)
     WEFT_COMPOUND(>>=, Shr)
+    ///@}
 #undef WEFT_COMPOUND
 
 #define WEFT_BINARY(op, code, R)                                               \
@@ -145,6 +148,9 @@ public:
         return detail::Access::wrap<Scalar<R>>(                                \
             detail::emit_binary(detail::BinaryOp::code, a.ref, b.ref, a.loc)); \
     }
+    /// a + b, a - b, ... a >> b: the arithmetic and bit operators, at a's line; a literal operand
+    /// becomes a constant of type T.
+    ///@{
     WEFT_BINARY(+, Add, T)
     WEFT_BINARY(-, Sub, T)
     WEFT_BINARY(*, Mul, T)
@@ -155,15 +161,21 @@ public:
     WEFT_BINARY(^, BitXor, T)
     WEFT_BINARY(<<, Shl, T)
     WEFT_BINARY(>>, Shr, T)
-    /// Both sides are always evaluated: traced operands have no side effects to skip.
+    ///@}
+    /// a && b, a || b. Both sides are always evaluated: traced operands have no side effects to skip.
+    ///@{
     WEFT_BINARY(&&, And, bool)
     WEFT_BINARY(||, Or, bool)
+    ///@}
+    /// a == b, a != b, a < b, ...: comparisons, a traced bool.
+    ///@{
     WEFT_BINARY(==, Eq, bool)
     WEFT_BINARY(!=, Ne, bool)
     WEFT_BINARY(<, Lt, bool)
     WEFT_BINARY(<=, Le, bool)
     WEFT_BINARY(>, Gt, bool)
     WEFT_BINARY(>=, Ge, bool)
+    ///@}
 #undef WEFT_BINARY
 
     /// -a.

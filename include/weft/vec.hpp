@@ -253,10 +253,13 @@ vec<N, T> cw_div(const vec<N, T>& a, const vec<N, T>& b,
             [&](int i) { return detail::emit_binary(detail::BinaryOp::code, a.ref(i), b.ref(i), loc); }); \
     }
 /// Component-wise min and max (IEEE minNum/maxNum for floats, as the scalar builtins).
+///@{
 WEFT_VEC_BINARY(min, Min)
 WEFT_VEC_BINARY(max, Max)
+///@}
 #undef WEFT_VEC_BINARY
 
+/// Component-wise |a|.
 template <int N, ElementType T>
 vec<N, T> abs(const vec<N, T>& a, std::source_location s = std::source_location::current()) {
     const auto loc = detail::Loc::from(s);
