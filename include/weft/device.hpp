@@ -9,7 +9,10 @@
 namespace weft {
 
 /// What a Device is: the CPU, or a CUDA GPU.
-enum class DeviceKind : uint8_t { Cpu, Cuda };
+enum class DeviceKind : uint8_t {
+    Cpu,  ///< The CPU: kernels compiled by the host compiler, run on worker threads.
+    Cuda  ///< A CUDA GPU: kernels compiled by NVRTC.
+};
 
 /// A device by kind and ordinal: Device::cpu(), Device::cuda(0), ... A plain value: cheap to copy
 /// and compare; building one checks nothing (weft::device(name) does).

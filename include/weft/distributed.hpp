@@ -24,7 +24,10 @@ class Engine;
 /// values, the same bits for every number of ranks, every rank order and every engine; Plain is
 /// the engine's own floating-point all-reduce (its order, and so its bits, depend on the number
 /// of ranks and the algorithm).
-enum class Reduction { Deterministic, Plain };
+enum class Reduction {
+    Deterministic,  ///< The correctly rounded exact sum: the same bits however the ranks are split.
+    Plain           ///< The engine's own floating-point all-reduce.
+};
 
 /// A group of ranks that reduce together. Every member function is collective: every rank of the
 /// communicator calls it, in the same order, with arrays of the same shape and element type (a

@@ -11,7 +11,17 @@ namespace weft {
 
 /// Float16 is IEEE binary16 and BFloat16 the brain float (float32's top 16 bits); their host
 /// types are in weft/half.hpp.
-enum class DType : uint8_t { Bool, Int32, UInt32, Int64, UInt64, Float16, Float32, Float64, BFloat16 };
+enum class DType : uint8_t {
+    Bool,     ///< bool, one byte holding 0 or 1.
+    Int32,    ///< int32_t.
+    UInt32,   ///< uint32_t.
+    Int64,    ///< int64_t.
+    UInt64,   ///< uint64_t.
+    Float16,  ///< IEEE binary16 (host type weft::float16).
+    Float32,  ///< float.
+    Float64,  ///< double.
+    BFloat16  ///< The brain float (host type weft::bfloat16).
+};
 
 /// The type's name as messages print it: "bool", "int32", ..., "float64", "bfloat16".
 const char* dtype_name(DType t);

@@ -14,7 +14,7 @@ namespace weft {
 enum class Deterministic : uint8_t {
     NotGuaranteed,  ///< The default: atomics add in whatever order the threads run.
     RunToRun,       ///< The same bits on every run: float atomics give the exact sums, rounded once.
-    GpuToGpu,       ///< RunToRun, and the same bits on every GPU and the CPU (no FMA contraction).
+    GpuToGpu        ///< RunToRun, and the same bits on every GPU and the CPU (no FMA contraction).
 };
 
 /// The mode's name in options and messages: "not_guaranteed", "run_to_run" or "gpu_to_gpu".
