@@ -15,13 +15,17 @@ class CompositeElement;
 
 /// An array index: any traced integer, or an integer literal, with the user's source position.
 struct Index {
+    /// The traced index value.
     detail::Ref ref;
+    /// The user's source position, for the IR and for errors.
     detail::Loc loc;
 
+    /// A traced integer (of any width or signedness, not bool).
     template <ElementType T>
     requires(std::is_integral_v<T> && !std::is_same_v<T, bool>)
         Index(const Scalar<T>& value, std::source_location s = std::source_location::current())
         : ref(detail::Access::ref(value)), loc(detail::Loc::from(s)) {}
+    /// An integer literal (an int64 constant).
     template <class U>
     requires(std::is_integral_v<U> && !std::is_same_v<U, bool>)
         Index(U literal, std::source_location s = std::source_location::current())
@@ -37,31 +41,40 @@ struct Index {
 template <ElementType T>
 class Element : public Scalar<T> {
 public:
+    /// Copies snapshot the value, as Scalar copies do.
     Element(const Element&) = default;
 
+    /// `a[i] = v`: stores v into the array.
     void operator=(const Located<T>& value) && { detail::emit_store(place_, value.ref, value.loc); }
+    /// `a[i] = b[j]`: stores the other element's value into the array.
     void operator=(const Element& value) && {
         detail::emit_store(place_, detail::Access::ref(value), detail::last_loc());
     }
+    /// `a[i] += v`: an atomic add into the array (the exact sum, in a deterministic module).
     void operator+=(const Located<T>& value) && {
         detail::emit_atomic(detail::AtomicOp::Add, place_, value.ref, {}, value.loc);
     }
+    /// `a[i] -= v`: an atomic subtract from the array.
     void operator-=(const Located<T>& value) && {
         detail::emit_atomic(detail::AtomicOp::Sub, place_, value.ref, {}, value.loc);
     }
 
+    /// On a named element: assigns the local copy (the array is not written).
     Element& operator=(const Located<T>& value) & {
         Scalar<T>::operator=(value);
         return *this;
     }
+    /// On a named element: assigns the local copy (the array is not written).
     Element& operator=(const Element& value) & {
         Scalar<T>::operator=(value);
         return *this;
     }
+    /// On a named element: adds to the local copy (the array is not written).
     Element& operator+=(const Located<T>& value) & {
         Scalar<T>::operator+=(value);
         return *this;
     }
+    /// On a named element: subtracts from the local copy (the array is not written).
     Element& operator-=(const Located<T>& value) & {
         Scalar<T>::operator-=(value);
         return *this;
@@ -76,6 +89,9 @@ public:
         Scalar<T>::operator op(value);                    \
         return *this;                                     \
     }
+    /// On a named element: `*=`, `/=`, `%=`, `&=`, `|=`, `^=`, `<<=`, `>>=` update the local copy;
+    /// on a temporary (`a[i] *= v`) they do not compile.
+    ///@{
     WEFT_LOCAL_ONLY(*=)
     WEFT_LOCAL_ONLY(/=)
     WEFT_LOCAL_ONLY(%=)
@@ -84,6 +100,7 @@ public:
     WEFT_LOCAL_ONLY(^=)
     WEFT_LOCAL_ONLY(<<=)
     WEFT_LOCAL_ONLY(>>=)
+    ///@}
 #undef WEFT_LOCAL_ONLY
 
 private:
@@ -121,9 +138,12 @@ class Array {
     using Elem = typename detail::ElementOf<E>::type;
 
 public:
+    /// The element type E.
     using value_type = E;
+    /// N, the number of dimensions.
     static constexpr int ndim = N;
 
+    /// a[i]: element i of a 1-D array (negative i counts from the end).
     Elem operator[](const Index& i) const requires(N == 1) { return element({i.ref}, i.loc); }
     /// On an array of 2 or more dimensions, a[i] is the (N-1)-D view of the same memory with
     /// dimension 0 fixed at i (a row of a 2-D array); a[i][j] == a(i, j). Like every kernel
@@ -131,13 +151,17 @@ public:
     Array<E, N - 1> operator[](const Index& i) const requires(N >= 2) {
         return detail::Access::wrap<Array<E, N - 1>>(detail::emit_view(ref_, i.ref, i.loc));
     }
+    /// a(i): element i of a 1-D array, as a[i].
     Elem operator()(const Index& i) const requires(N == 1) { return element({i.ref}, i.loc); }
+    /// a(i, j): the element at row i, column j of a 2-D array.
     Elem operator()(const Index& i, const Index& j) const requires(N == 2) {
         return element({i.ref, j.ref}, i.loc);
     }
+    /// a(i, j, k): an element of a 3-D array.
     Elem operator()(const Index& i, const Index& j, const Index& k) const requires(N == 3) {
         return element({i.ref, j.ref, k.ref}, i.loc);
     }
+    /// a(i, j, k, l): an element of a 4-D array.
     Elem operator()(const Index& i, const Index& j, const Index& k, const Index& l) const requires(N == 4) {
         return element({i.ref, j.ref, k.ref, l.ref}, i.loc);
     }

@@ -44,6 +44,8 @@ Ref operand(const X& x, Loc loc) {
 
 }  // namespace detail
 
+/// The Scalar type of a binary builtin's result: the traced operand's type (a literal operand is
+/// converted to it); two traced operands must have the same element type.
 template <class A, class B>
 using common_scalar_t = typename detail::CommonScalar<std::remove_cvref_t<A>, std::remove_cvref_t<B>>::type;
 
@@ -54,13 +56,21 @@ using common_scalar_t = typename detail::CommonScalar<std::remove_cvref_t<A>, st
         return detail::wrap_scalar<S>(detail::emit_math(                                                 \
             detail::MathOp::code, detail::Access::ref(static_cast<const S&>(x)), detail::Loc::from(s))); \
     }
+/// |x|.
 WEFT_MATH_BUILTIN(abs, Abs)
+/// The square root of x.
 WEFT_MATH_BUILTIN(sqrt, Sqrt)
+/// x rounded down to a whole number.
 WEFT_MATH_BUILTIN(floor, Floor)
+/// x rounded up to a whole number.
 WEFT_MATH_BUILTIN(ceil, Ceil)
+/// The sine of x (radians).
 WEFT_MATH_BUILTIN(sin, Sin)
+/// The cosine of x (radians).
 WEFT_MATH_BUILTIN(cos, Cos)
+/// e to the power x.
 WEFT_MATH_BUILTIN(exp, Exp)
+/// The natural logarithm of x.
 WEFT_MATH_BUILTIN(log, Log)
 #undef WEFT_MATH_BUILTIN
 
@@ -73,9 +83,13 @@ WEFT_MATH_BUILTIN(log, Log)
         return detail::wrap_scalar<S>(detail::emit_binary(                                         \
             detail::BinaryOp::code, detail::operand<S>(a, loc), detail::operand<S>(b, loc), loc)); \
     }
-/// min/max of floats follow IEEE minNum/maxNum: a NaN operand yields the other operand.
+/// The smaller and the larger of a and b; for floats IEEE minNum/maxNum: a NaN operand yields the
+/// other operand.
+///@{
 WEFT_BINARY_BUILTIN(min, Min)
 WEFT_BINARY_BUILTIN(max, Max)
+///@}
+/// a to the power b.
 WEFT_BINARY_BUILTIN(pow, Pow)
 #undef WEFT_BINARY_BUILTIN
 

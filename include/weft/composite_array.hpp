@@ -182,44 +182,56 @@ class CompositeElement : public detail::ElementParts<V> {
     using Refs = std::array<detail::Ref, kComponents>;
 
 public:
+    /// Copies snapshot the components, as copies of V do.
     CompositeElement(const CompositeElement& other, std::source_location s = std::source_location::current())
         : Parts(other.place_, detail::own_components(other.refs(), detail::Loc::from(s))),
           place_(other.place_) {}
 
+    /// `a[i] = v`: stores every component into the array.
     void operator=(const At<V>& v) && { detail::store_components(place_, v.value.refs(), v.loc); }
+    /// `a[i] = b[j]`: stores the other element's components into the array.
     void operator=(const CompositeElement& v) && {
         detail::store_components(place_, v.refs(), detail::last_loc());
     }
+    /// `a[i] += v`: an atomic add of every component, in component order.
     void operator+=(const At<V>& v) && {
         detail::atomic_components(detail::AtomicOp::Add, place_, v.value.refs(), v.loc);
     }
+    /// `a[i] -= v`: an atomic subtract of every component, in component order.
     void operator-=(const At<V>& v) && {
         detail::atomic_components(detail::AtomicOp::Sub, place_, v.value.refs(), v.loc);
     }
 
+    /// On a named element: assigns the local copy (the array is not written).
     CompositeElement& operator=(const At<V>& v) & {
         assign(v.value.refs(), v.loc);
         return *this;
     }
+    /// On a named element: assigns the local copy (the array is not written).
     CompositeElement& operator=(const CompositeElement& v) & {
         assign(v.refs(), detail::last_loc());
         return *this;
     }
+    /// On a named element: adds to the local copy, where V has a += (the array is not written).
     CompositeElement& operator+=(const At<V>& v) & requires requires(V& a, const At<V>& b) { a += b; }
     {
         V::operator+=(v);
         return *this;
     }
+    /// On a named element: subtracts from the local copy, where V has a -= (the array is not written).
     CompositeElement& operator-=(const At<V>& v) & requires requires(V& a, const At<V>& b) { a -= b; }
     {
         V::operator-=(v);
         return *this;
     }
     /// Scaling has no atomic meaning: `a[i] *= s` does not compile (name the element first).
+    ///@{
     template <class S>
     void operator*=(const S&) && = delete;
     template <class S>
     void operator/=(const S&) && = delete;
+    ///@}
+    /// On a named element: scales the local copy, where V has a *= (the array is not written).
     template <class S>
         CompositeElement& operator*=(const S& s) & requires requires(V& a, const S& b) {
         a *= b;
@@ -228,6 +240,7 @@ public:
         V::operator*=(s);
         return *this;
     }
+    /// On a named element: divides the local copy, where V has a /= (the array is not written).
     template <class S>
         CompositeElement& operator/=(const S& s) & requires requires(V& a, const S& b) {
         a /= b;
@@ -271,9 +284,6 @@ V composite_atomic(AtomicOp op, Ref array, std::vector<Ref> index, const At<V>& 
 
 }  // namespace detail
 
-// atomic_OP(array, i, [j, k, l,] value) on an array of composites: the atomic of every component,
-// in component order (min and max component-wise, for float components); returns the element's
-// previous value. Deterministic modules make each component's sum exact (docs/design/0015).
 #define WEFT_COMPOSITE_ATOMIC(fn, code)                                                                     \
     template <class V>                                                                                      \
     requires is_composite<V> V fn(const Array<V, 1>& a, const Index& i,                                     \
@@ -297,10 +307,15 @@ V composite_atomic(AtomicOp op, Ref array, std::vector<Ref> index, const At<V>& 
         return detail::composite_atomic(detail::AtomicOp::code, detail::Access::ref(a),                     \
                                         {i.ref, j.ref, k.ref, l.ref}, v);                                   \
     }
+/// atomic_OP(array, i, [j, k, l,] value) on an array of composites: the atomic of every component,
+/// in component order (min and max component-wise, for float components); returns the element's
+/// previous value. Deterministic modules make each component's sum exact (docs/design/0015).
+///@{
 WEFT_COMPOSITE_ATOMIC(atomic_add, Add)
 WEFT_COMPOSITE_ATOMIC(atomic_sub, Sub)
 WEFT_COMPOSITE_ATOMIC(atomic_min, Min)
 WEFT_COMPOSITE_ATOMIC(atomic_max, Max)
+///@}
 #undef WEFT_COMPOSITE_ATOMIC
 
 }  // namespace weft

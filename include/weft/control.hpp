@@ -26,6 +26,7 @@ std::array<Int, N> tid(std::source_location s = std::source_location::current())
 }
 
 /// if_(cond, then) and if_(cond, then, otherwise); the bodies are lambdas taking no arguments.
+///@{
 inline void if_(const Located<bool>& cond, const std::function<void()>& then_body) {
     detail::emit_if(cond.ref, then_body, nullptr, cond.loc);
 }
@@ -33,11 +34,13 @@ inline void if_(const Located<bool>& cond, const std::function<void()>& then_bod
                 const std::function<void()>& else_body) {
     detail::emit_if(cond.ref, then_body, &else_body, cond.loc);
 }
+///@}
 
 /// for_(stop, body), for_(start, stop, body), for_(start, stop, step, body): like Python's
 /// range; bounds are evaluated once; `body` takes the int32 loop variable.
 /// `body` is called directly, not through a std::function: that would hand the lambda a copy of
 /// the loop variable, and an assignment to the loop variable would then go unreported.
+///@{
 template <std::invocable<Int> F>
 void for_(const Located<int32_t>& start, const Located<int32_t>& stop, const Located<int32_t>& step,
           F&& body) {
@@ -54,6 +57,7 @@ void for_(const Located<int32_t>& stop, F&& body) {
     start.loc = stop.loc;  // the loop is where the user wrote it, not here
     for_(start, stop, body);
 }
+///@}
 
 /// while_(cond, body): `cond` is a lambda returning a traced bool, re-evaluated every iteration.
 template <class C>
@@ -67,9 +71,11 @@ void while_(C&& cond, const std::function<void()>& body,
         body, detail::Loc::from(s));
 }
 
+/// Leaves the innermost for_ or while_ loop.
 inline void break_(std::source_location s = std::source_location::current()) {
     detail::emit_break(detail::Loc::from(s));
 }
+/// Skips to the next iteration of the innermost for_ or while_ loop.
 inline void continue_(std::source_location s = std::source_location::current()) {
     detail::emit_continue(detail::Loc::from(s));
 }

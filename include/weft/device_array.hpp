@@ -17,15 +17,22 @@ namespace weft {
 
 /// The extents of an array of 1 to 4 dimensions, holding at most 2^63 - 1 elements.
 struct Shape {
+    /// The number of dimensions, 1 to 4.
     int ndim = 1;
+    /// The extents, outermost first; those past ndim are 1.
     int64_t dims[4] = {0, 1, 1, 1};
 
+    /// A 1-D shape of n elements: weft::Error, naming the caller's line, for n < 0.
     // NOLINTNEXTLINE(google-explicit-constructor): `zeros<float>(16)` reads well
     Shape(int64_t n, std::source_location s = std::source_location::current());
+    /// A shape of 1 to 4 extents, outermost first (`{rows, columns}`): weft::Error, naming the caller's
+    /// line, for another count, a negative extent or more than 2^63 - 1 elements.
     Shape(std::initializer_list<int64_t> extents, std::source_location s = std::source_location::current());
     /// The number of elements (weft::Error if `dims` were changed to a product past 2^63 - 1).
     int64_t size() const;
+    /// The extent of dimension d (0 <= d < 4, not checked).
     int64_t operator[](int d) const { return dims[d]; }
+    /// Whether a and b have the same dimensions and extents.
     friend bool operator==(const Shape& a, const Shape& b);
 };
 
@@ -43,9 +50,12 @@ inline constexpr int64_t to_end = INT64_MAX;
 /// An index into a host-side array, for a[i]: any integer, with the caller's source line for
 /// errors. Negative values count from the end, as in Python.
 struct ViewIndex {
+    /// The index as written (negative counts from the end).
     int64_t value;
+    /// The line of the a[i], for errors.
     std::source_location where;
 
+    /// From any integer but bool, implicitly: a[i] takes an int, an int64_t or a size_t alike.
     template <class U>
     requires(std::is_integral_v<U> && !std::is_same_v<U, bool>)
         ViewIndex(U i, std::source_location s = std::source_location::current())  // NOLINT: a[i] reads well
@@ -62,6 +72,7 @@ struct ViewIndex {
 /// and every operation below, launches included, works on any view. Errors name the caller's line.
 class AnyArray {
 public:
+    /// An invalid array (valid() is false), holding nothing.
     AnyArray() = default;
     /// Throws weft::Error, naming the caller's line, when the array's bytes exceed what memory can
     /// address or cannot be allocated.
@@ -85,6 +96,7 @@ public:
                          std::vector<int64_t> byte_strides = {}, std::function<void()> release = {},
                          std::source_location s = std::source_location::current());
 
+    /// Whether this array holds memory (false for a default-constructed one).
     bool valid() const { return allocation_ != nullptr; }
     /// The scalar type of the elements' components.
     DType dtype() const { return dtype_; }
@@ -92,10 +104,15 @@ public:
     int components() const { return components_; }
     /// The bytes of one element: dtype_size(dtype()) * components().
     size_t element_bytes() const { return dtype_size(dtype_) * static_cast<size_t>(components_); }
+    /// The number of dimensions, 1 to 4.
     int ndim() const { return shape_.ndim; }
+    /// The extents.
     const Shape& shape() const { return shape_; }
+    /// The number of elements (not scalars: an array of n vec3 has size n).
     int64_t size() const { return shape_.size(); }
+    /// The byte stride of dimension d (0 along a broadcast dimension; d is not checked).
     int64_t stride(int d) const { return strides_[d]; }
+    /// The device whose memory holds the elements.
     Device device() const { return device_; }
     /// The address of element 0 in the device's memory (the allocation's start plus offset()).
     void* data() const;
@@ -132,7 +149,9 @@ public:
     /// so a gradient written through a view lands where the view's elements are. weft::Error, naming
     /// the caller's line, for an array that is not of a float type, or grad() of one with none.
     AnyArray& requires_grad_(std::source_location s = std::source_location::current());
+    /// Whether the array's memory has a gradient (requires_grad_ was called on it or on a view of it).
     bool requires_grad() const;
+    /// The gradient, as the same view of the gradient memory: weft::Error, naming the caller's line, if none.
     AnyArray grad(std::source_location s = std::source_location::current()) const;
 
     /// Sets every element to zero (in order on the current stream, for contiguous GPU arrays).
@@ -144,16 +163,24 @@ public:
     /// time (a DeviceArray<E>'s copies count elements). A view that is not contiguous is gathered
     /// / scattered element by element.
     void copy_from_host(const void* src, size_t bytes);
+    /// The copy out, into `dst`; for either, weft::Error unless `bytes` is size() * element_bytes().
     void copy_to_host(void* dst, size_t bytes) const;
 
 protected:
+    /// The memory (and its gradient) that every view of it shares; null unless valid().
     std::shared_ptr<detail::Allocation> allocation_;
+    /// As dtype().
     DType dtype_ = DType::Float32;
+    /// As components().
     int components_ = 1;
+    /// As shape().
     Shape shape_{0};
+    /// As stride(d): bytes per step along each dimension.
     int64_t strides_[4] = {0, 0, 0, 0};
+    /// As device().
     Device device_ = Device::cpu();
-    int64_t offset_ = 0;  // bytes from the allocation's start to element 0
+    /// Bytes from the allocation's start to element 0, as offset().
+    int64_t offset_ = 0;
 
 private:
     friend bool may_share_memory(const AnyArray& a, const AnyArray& b);
@@ -199,12 +226,16 @@ void check_host_count(const AnyArray& a, size_t count, const char* what, const s
 template <ArrayElement E>
 class DeviceArray : public AnyArray {
 public:
+    /// The scalar type of E's components (float for a vec3).
     using scalar_type = typename Layout<E>::scalar;
+    /// What the host reads and writes an element as: weft::host_t<E> (weft::host::vec3f for a vec3).
     using host_type = host_t<E>;
     static_assert(sizeof(host_type) == sizeof(scalar_type) * components_of<E>,
                   "a composite element's host struct holds its scalar components without padding");
 
+    /// An invalid array (valid() is false), holding nothing.
     DeviceArray() = default;
+    /// Uninitialised elements of `shape` on `device`, as weft::empty.
     DeviceArray(const Shape& shape, Device device, std::source_location s = std::source_location::current())
         : AnyArray(scalar_dtype_of<E>, components_of<E>, shape, device, s) {}
     /// `a` as an array of E (the same memory): weft::Error, naming the caller's line, unless its
@@ -214,6 +245,7 @@ public:
         return DeviceArray<E>(a);
     }
 
+    /// Sets every element to `value` (copied from the host; a broadcast element is written once).
     void fill_(const host_type& value) {
         AnyArray reached = detail::without_broadcast(*this);  // each element once
         std::vector<detail::HostElement<E>> host(static_cast<size_t>(reached.size()), value);
@@ -227,18 +259,22 @@ public:
         detail::check_host_count(*this, count, "copy_from_host", s);
         AnyArray::copy_from_host(src, count * sizeof(host_type));
     }
+    /// The copy out, to `dst`; for either, weft::Error, naming the caller's line, unless count is size().
     void copy_to_host(host_type* dst, size_t count,
                       std::source_location s = std::source_location::current()) const {
         detail::check_host_count(*this, count, "copy_to_host", s);
         AnyArray::copy_to_host(dst, count * sizeof(host_type));
     }
+    /// AnyArray::requires_grad_, returning this array with its element type.
     DeviceArray<E>& requires_grad_(std::source_location s = std::source_location::current()) {
         AnyArray::requires_grad_(s);
         return *this;
     }
+    /// AnyArray::grad, with the element type: the gradient as a DeviceArray<E>.
     DeviceArray<E> grad(std::source_location s = std::source_location::current()) const {
         return DeviceArray<E>(AnyArray::grad(s));
     }
+    /// A copy of this array on `device` (a new, contiguous array).
     DeviceArray<E> to(Device device) const {
         DeviceArray<E> out(shape(), device);
         copy(out, *this);
@@ -250,15 +286,20 @@ public:
                          std::source_location s = std::source_location::current()) const {
         return DeviceArray<E>(AnyArray::slice(dim, start, stop, step, s));
     }
+    /// AnyArray::select, keeping the element type.
     DeviceArray<E> select(int dim, int64_t index,
                           std::source_location s = std::source_location::current()) const {
         return DeviceArray<E>(AnyArray::select(dim, index, s));
     }
+    /// select(0, i), keeping the element type.
     DeviceArray<E> operator[](ViewIndex i) const { return select(0, i.value, i.where); }
+    /// AnyArray::transpose(), keeping the element type: the dimensions in reverse order.
     DeviceArray<E> transpose() const { return DeviceArray<E>(AnyArray::transpose()); }
+    /// AnyArray::transpose(d0, d1), keeping the element type: dimensions d0 and d1 swapped.
     DeviceArray<E> transpose(int d0, int d1, std::source_location s = std::source_location::current()) const {
         return DeviceArray<E>(AnyArray::transpose(d0, d1, s));
     }
+    /// AnyArray::broadcast, keeping the element type.
     DeviceArray<E> broadcast(const Shape& shape,
                              std::source_location s = std::source_location::current()) const {
         return DeviceArray<E>(AnyArray::broadcast(shape, s));
@@ -309,6 +350,7 @@ DeviceArray<E> wrap(void* data, const Shape& shape, Device device, std::vector<i
 /// As the last argument of zeros / full / ones / from_vector: the array gets a zeroed gradient
 /// (AnyArray::requires_grad_), e.g. `weft::zeros<float>(n, dev, weft::requires_grad)`.
 struct RequiresGrad {};
+/// The value that asks for it: `weft::requires_grad`.
 inline constexpr RequiresGrad requires_grad{};
 
 /// Uninitialised contents.
@@ -334,6 +376,7 @@ DeviceArray<T> full(const Shape& shape, T value, Device device = default_device(
     a.fill_(value);
     return a;
 }
+/// Every element the composite `value`, given as its host struct: `full<weft::vec3>(n, {1, 2, 3})`.
 template <ArrayElement E>
 requires is_composite<E> DeviceArray<E> full(const Shape& shape, const host_t<E>& value,
                                              Device device = default_device(),
@@ -342,6 +385,8 @@ requires is_composite<E> DeviceArray<E> full(const Shape& shape, const host_t<E>
     a.fill_(value);
     return a;
 }
+/// Every element `value`, a host struct, in an array of its traced composite:
+/// `full(n, weft::host::vec3f{1, 2, 3})` is a DeviceArray<weft::vec3>.
 template <HostComposite H>
 DeviceArray<traced_t<H>> full(const Shape& shape, const H& value, Device device = default_device(),
                               std::source_location s = std::source_location::current()) {
@@ -360,9 +405,8 @@ DeviceArray<E> ones(const Shape& shape, Device device = default_device(),
     else
         return full<E>(shape, E(1), device, s);
 }
-/// A 1-D array holding `values`, or an array of `shape` (whose size must match). Composite
-/// elements come as their host structs: `from_vector<weft::vec3>({{1, 2, 3}, {4, 5, 6}})`, or
-/// `from_vector(std::vector<weft::host::vec3f>{...})`.
+/// What every from_vector overload does: `values` (host structs for composites) into a new array
+/// of `shape` on `device`; call from_vector, which has the defaults.
 template <ArrayElement E>
 DeviceArray<E> from_vector_of(const std::vector<host_t<E>>& values, const Shape& shape, Device device,
                               std::source_location s) {
@@ -375,34 +419,42 @@ DeviceArray<E> from_vector_of(const std::vector<host_t<E>>& values, const Shape&
     }
     return a;
 }
+/// A 1-D array holding `values`, or an array of `shape` (whose size must match). Composite
+/// elements come as their host structs: `from_vector<weft::vec3>({{1, 2, 3}, {4, 5, 6}})`, or
+/// `from_vector(std::vector<weft::host::vec3f>{...})`.
 template <ElementType T>
 DeviceArray<T> from_vector(const std::vector<T>& values, const Shape& shape, Device device = default_device(),
                            std::source_location s = std::source_location::current()) {
     return from_vector_of<T>(values, shape, device, s);
 }
+/// Composite elements from their host structs, in an array of `shape`: `from_vector<weft::vec3>(v, shape)`.
 template <ArrayElement E>
 requires is_composite<E> DeviceArray<E> from_vector(
     const std::vector<host_t<E>>& values, const Shape& shape, Device device = default_device(),
     std::source_location s = std::source_location::current()) {
     return from_vector_of<E>(values, shape, device, s);
 }
+/// Host structs H into an array of `shape` of their traced composite (weft::traced_t<H>).
 template <HostComposite H>
 DeviceArray<traced_t<H>> from_vector(const std::vector<H>& values, const Shape& shape,
                                      Device device = default_device(),
                                      std::source_location s = std::source_location::current()) {
     return from_vector_of<traced_t<H>>(values, shape, device, s);
 }
+/// A 1-D array holding `values`.
 template <ElementType T>
 DeviceArray<T> from_vector(const std::vector<T>& values, Device device = default_device(),
                            std::source_location s = std::source_location::current()) {
     return from_vector_of<T>(values, Shape(static_cast<int64_t>(values.size()), s), device, s);
 }
+/// A 1-D array of composites from their host structs: `from_vector<weft::vec3>({{1, 2, 3}, {4, 5, 6}})`.
 template <ArrayElement E>
 requires is_composite<E> DeviceArray<E> from_vector(
     const std::vector<host_t<E>>& values, Device device = default_device(),
     std::source_location s = std::source_location::current()) {
     return from_vector_of<E>(values, Shape(static_cast<int64_t>(values.size()), s), device, s);
 }
+/// A 1-D array of host structs' traced composite: `from_vector(std::vector<weft::host::vec3f>{...})`.
 template <HostComposite H>
 DeviceArray<traced_t<H>> from_vector(const std::vector<H>& values, Device device = default_device(),
                                      std::source_location s = std::source_location::current()) {
@@ -414,64 +466,76 @@ template <ArrayElement E>
 DeviceArray<E> zeros_like(const DeviceArray<E>& a, std::source_location s = std::source_location::current()) {
     return zeros<E>(a.shape(), a.device(), s);
 }
+/// As zeros_like, with every element 1 (scalar elements only, as ones).
 template <ArrayElement E>
 DeviceArray<E> ones_like(const DeviceArray<E>& a, std::source_location s = std::source_location::current()) {
     return ones<E>(a.shape(), a.device(), s);
 }
 
+/// zeros, with a zeroed gradient (`weft::zeros<float>(n, dev, weft::requires_grad)`).
 template <ArrayElement E>
 DeviceArray<E> zeros(const Shape& shape, Device device, RequiresGrad,
                      std::source_location s = std::source_location::current()) {
     return zeros<E>(shape, device, s).requires_grad_(s);
 }
+/// full, with a zeroed gradient.
 template <ElementType T>
 DeviceArray<T> full(const Shape& shape, T value, Device device, RequiresGrad,
                     std::source_location s = std::source_location::current()) {
     return full<T>(shape, value, device, s).requires_grad_(s);
 }
+/// full of a composite, with a zeroed gradient.
 template <ArrayElement E>
 requires is_composite<E> DeviceArray<E> full(const Shape& shape, const host_t<E>& value, Device device,
                                              RequiresGrad,
                                              std::source_location s = std::source_location::current()) {
     return full<E>(shape, value, device, s).requires_grad_(s);
 }
+/// full of a host struct's traced composite, with a zeroed gradient.
 template <HostComposite H>
 DeviceArray<traced_t<H>> full(const Shape& shape, const H& value, Device device, RequiresGrad,
                               std::source_location s = std::source_location::current()) {
     return full<traced_t<H>>(shape, value, device, s).requires_grad_(s);
 }
+/// ones, with a zeroed gradient.
 template <ArrayElement E>
 DeviceArray<E> ones(const Shape& shape, Device device, RequiresGrad,
                     std::source_location s = std::source_location::current()) {
     return ones<E>(shape, device, s).requires_grad_(s);
 }
+/// from_vector (1-D), with a zeroed gradient.
 template <ElementType T>
 DeviceArray<T> from_vector(const std::vector<T>& values, Device device, RequiresGrad,
                            std::source_location s = std::source_location::current()) {
     return from_vector<T>(values, device, s).requires_grad_(s);
 }
+/// from_vector of `shape`, with a zeroed gradient.
 template <ElementType T>
 DeviceArray<T> from_vector(const std::vector<T>& values, const Shape& shape, Device device, RequiresGrad,
                            std::source_location s = std::source_location::current()) {
     return from_vector<T>(values, shape, device, s).requires_grad_(s);
 }
+/// from_vector of composites of `shape`, with a zeroed gradient.
 template <ArrayElement E>
 requires is_composite<E> DeviceArray<E> from_vector(
     const std::vector<host_t<E>>& values, const Shape& shape, Device device, RequiresGrad,
     std::source_location s = std::source_location::current()) {
     return from_vector<E>(values, shape, device, s).requires_grad_(s);
 }
+/// from_vector of host structs of `shape`, with a zeroed gradient.
 template <HostComposite H>
 DeviceArray<traced_t<H>> from_vector(const std::vector<H>& values, const Shape& shape, Device device,
                                      RequiresGrad, std::source_location s = std::source_location::current()) {
     return from_vector<traced_t<H>>(values, shape, device, s).requires_grad_(s);
 }
+/// from_vector of composites (1-D), with a zeroed gradient.
 template <ArrayElement E>
 requires is_composite<E> DeviceArray<E> from_vector(
     const std::vector<host_t<E>>& values, Device device, RequiresGrad,
     std::source_location s = std::source_location::current()) {
     return from_vector<E>(values, device, s).requires_grad_(s);
 }
+/// from_vector of host structs (1-D), with a zeroed gradient.
 template <HostComposite H>
 DeviceArray<traced_t<H>> from_vector(const std::vector<H>& values, Device device, RequiresGrad,
                                      std::source_location s = std::source_location::current()) {

@@ -11,11 +11,16 @@ namespace weft {
 /// "file:line: kernel 'name': message" so it can be pasted into an editor.
 class Error : public std::runtime_error {
 public:
+    /// An error with `message`, naming `kernel` and `file`:`line` where known (empty or 0 where not).
     Error(std::string message, std::string kernel = {}, std::string file = {}, uint32_t line = 0);
 
+    /// The message alone, without file, line or kernel.
     const std::string& message() const { return message_; }
+    /// The kernel's name, or empty.
     const std::string& kernel() const { return kernel_; }
+    /// The user's source file, or empty.
     const std::string& file() const { return file_; }
+    /// The user's source line, or 0.
     uint32_t line() const { return line_; }
 
 private:
@@ -30,9 +35,13 @@ private:
 /// "internal error in Weft (a bug; please report it), pass 'name': message".
 class InternalError : public std::logic_error {
 public:
+    /// A failed check of compiler pass `pass`, in IR function `function` when known.
     InternalError(std::string pass, std::string message, std::string function = {});
+    /// The compiler pass whose check failed.
     const std::string& pass() const { return pass_; }
+    /// What the check found.
     const std::string& message() const { return message_; }
+    /// The IR function being compiled, or empty.
     const std::string& function() const { return function_; }
 
 private:

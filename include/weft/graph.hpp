@@ -27,12 +27,17 @@ struct PreparedLaunch;
 /// fault) are reported at the next synchronization of the stream the graph was captured on.
 class Graph {
 public:
+    /// An empty handle (valid() is false); ScopedCapture::end and capture make graphs.
     Graph() = default;
+    /// Whether this handle holds a graph.
     bool valid() const { return state_ != nullptr; }
+    /// The device the graph was captured on.
     Device device() const;
     /// Replays the graph on the current stream of its device, or on `stream` (same device).
+    ///@{
     void launch() const;
     void launch(const Stream& stream) const;
+    ///@}
 
 private:
     friend class ScopedCapture;
@@ -47,6 +52,8 @@ private:
 /// usable. Destroyed before end() (an exception), the capture is abandoned.
 class ScopedCapture {
 public:
+    /// Starts capturing on `device`: weft::Error, naming the caller's line, if a capture of the device
+    /// is already open on this thread.
     explicit ScopedCapture(Device device = default_device(),
                            std::source_location s = std::source_location::current());
     ~ScopedCapture();
@@ -72,10 +79,12 @@ Graph capture(Device device, F&& work, std::source_location s = std::source_loca
 /// is nonzero when the replay reaches it; on a GPU a conditional graph node, the condition read
 /// on the device. capture_while reads the element again after each run of the body. Outside a
 /// capture, the body runs now, the element read on the host (a GPU synchronizes for each read).
+///@{
 void capture_while(const AnyArray& condition, const std::function<void()>& body,
                    std::source_location s = std::source_location::current());
 void capture_if(const AnyArray& condition, const std::function<void()>& body,
                 std::source_location s = std::source_location::current());
+///@}
 
 /// A launch whose arguments are checked and whose kernel is compiled once, issued by launch()
 /// any number of times (inside a capture too); set() replaces an argument by name between
@@ -83,11 +92,16 @@ void capture_if(const AnyArray& condition, const std::function<void()>& body,
 /// dimensions and whether it is contiguous); extents, data and scalar values may change.
 class RecordedLaunch {
 public:
+    /// Checks the arguments against `kernel`'s parameters (at compile time, then their values) and
+    /// compiles the kernel, now.
     template <class... P, class... A>
     RecordedLaunch(const Kernel<P...>& kernel, const Dim& dim, const A&... args)
         : RecordedLaunch(*kernel.state(), dim, arguments<P...>(*kernel.state(), dim, args...)) {}
+    /// The same, with arguments checked at run time only (as the run-time weft::launch).
     RecordedLaunch(const detail::KernelState& kernel, const Dim& dim, std::vector<LaunchArg> args);
 
+    /// Replaces array parameter `name` (or a struct's array leaf, "model.grid"): it keeps the array's
+    /// dtype and shape class; otherwise a weft::Error naming the caller's line, and nothing changes.
     void set(const std::string& name, const AnyArray& array,
              std::source_location s = std::source_location::current());
     /// Replaces scalar parameter `name`'s value by weft::launch's rule: any C++ number whose value

@@ -37,27 +37,36 @@ constexpr uint64_t magnitude_of(I x) {
 
 #define WEFT_HOST_HALF(name, dtype)                                                                 \
     struct name {                                                                                   \
+        /** The 16 bits, as a kernel's element holds them. */                                       \
         uint16_t bits = 0;                                                                          \
                                                                                                     \
+        /** Zero. */                                                                                \
         name() = default;                                                                           \
-        /* From a float or double: one rounding (a float widens to double exactly). */              \
+        /** From a float or double: one rounding (a float widens to double exactly). */             \
         explicit name(double x) : bits(detail::name##_from_double(x)) {}                            \
+        /** From an integer: one rounding. */                                                       \
         template <std::integral I>                                                                  \
         explicit name(I x)                                                                          \
             : bits(detail::name##_from_integer(detail::negative_of(x), detail::magnitude_of(x))) {} \
+        /** The value whose bits are `b`. */                                                        \
         static name from_bits(uint16_t b) {                                                         \
             name h;                                                                                 \
             h.bits = b;                                                                             \
             return h;                                                                               \
         }                                                                                           \
+        /** The value as a float (exact). */                                                        \
         operator float() const { return detail::name##_to_float(bits); }                            \
     };                                                                                              \
+    /** The half type's DType. */                                                                   \
     template <>                                                                                     \
     struct DTypeOf<name> {                                                                          \
+        /** The half type's DType. */                                                               \
         static constexpr DType value = DType::dtype;                                                \
     };
 
+/// The host type of a float16 element: IEEE binary16 (1 sign, 5 exponent, 10 fraction bits).
 WEFT_HOST_HALF(float16, Float16)
+/// The host type of a bfloat16 element: float32's top 16 bits (1 sign, 8 exponent, 7 fraction bits).
 WEFT_HOST_HALF(bfloat16, BFloat16)
 #undef WEFT_HOST_HALF
 

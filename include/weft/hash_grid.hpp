@@ -41,12 +41,18 @@ namespace weft {
 /// point_ids[cell_offsets[c + 1] - 1], in ascending order.
 template <class Side = host_side>
 struct HashGridView {
-    ArrayField<Side, int32_t> cell_offsets;  // dim_x * dim_y * dim_z + 1 entries; the last is the point count
-    ArrayField<Side, int32_t> point_ids;     // point indices sorted by cell
+    /// dim_x * dim_y * dim_z + 1 entries; the last is the point count.
+    ArrayField<Side, int32_t> cell_offsets;
+    /// The point indices sorted by cell.
+    ArrayField<Side, int32_t> point_ids;
+    /// The cell width of the last build.
     Field<Side, float> cell_width;
+    /// The grid's cells along x, y and z.
+    ///@{
     Field<Side, int32_t> dim_x;
     Field<Side, int32_t> dim_y;
     Field<Side, int32_t> dim_z;
+    ///@}
 };
 WEFT_STRUCT(HashGridView, cell_offsets, point_ids, cell_width, dim_x, dim_y, dim_z)
 
@@ -132,15 +138,23 @@ public:
     /// count did not grow (take it again after each build).
     HashGridView<> view() const;
 
+    /// The cells along x, y and z, as constructed.
+    ///@{
     int dim_x() const { return dims_[0]; }
     int dim_y() const { return dims_[1]; }
     int dim_z() const { return dims_[2]; }
+    ///@}
+    /// The cell width of the last build (1 before the first).
     float cell_width() const { return cell_width_; }
+    /// The number of points of the last build (0 before the first).
     int64_t num_points() const { return num_points_; }
+    /// The device holding the grid's arrays (and the points it builds from).
     Device device() const { return device_; }
     /// dim_x * dim_y * dim_z + 1 offsets into point_ids(), and the point indices sorted by cell.
+    ///@{
     const DeviceArray<int32_t>& cell_offsets() const { return offsets_; }
     DeviceArray<int32_t> point_ids() const;
+    ///@}
 
 private:
     int dims_[3];

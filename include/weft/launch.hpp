@@ -23,25 +23,34 @@ namespace weft {
 /// A launch's thread grid: 1 to 4 extents, each >= 1, at most 2^31 - 1 threads in all.
 /// Built implicitly from an integer or a braced list, capturing the user's source line.
 struct Dim {
+    /// The number of dimensions, 1 to 4.
     int ndim = 1;
+    /// The extents; those past ndim are 1.
     int64_t dims[4] = {1, 1, 1, 1};
+    /// The user's source position, for errors.
     detail::Loc loc;
 
+    /// A 1-D grid of n threads (checked at the launch, whose line errors name).
     Dim(int64_t n, std::source_location s = std::source_location::current());
+    /// A grid of 1 to 4 extents, outermost first (checked at the launch).
     Dim(std::initializer_list<int64_t> extents, std::source_location s = std::source_location::current());
 };
 
 /// A scalar launch argument whose type is known at run time.
 struct ScalarArg {
+    /// The parameter's scalar type.
     DType dtype;
+    /// The value's bytes, zero-extended to 64 bits.
     uint64_t bits;
 };
 
+/// The ScalarArg of C++ value `value`: its DType and bytes.
 template <ElementType T>
 ScalarArg scalar_arg(T value) {
     return {dtype_of<T>, detail::literal_bits(value)};
 }
 
+/// One argument of a launch checked at run time: an array or a scalar.
 using LaunchArg = std::variant<AnyArray, ScalarArg>;
 
 namespace detail {

@@ -35,9 +35,13 @@ class mat {
     static_assert(R >= 1 && C >= 1, "a weft::mat has at least one row and one column");
 
 public:
+    /// The entries' scalar type.
     using value_type = T;
+    /// A row: vec<C, T>.
     using row_type = vec<C, T>;
+    /// R, the number of rows.
     static constexpr int rows = R;
+    /// C, the number of columns.
     static constexpr int cols = C;
 
     /// A zero matrix.
@@ -45,6 +49,7 @@ public:
         : mat(detail::FromRefs{},
               fill_refs(detail::constant<T>(0, detail::Loc::from(s)), detail::Loc::from(s))) {}
     /// From entries in row order: mat22(m00, m01, m10, m11), mat33 (9 entries), mat44 (16).
+    ///@{
     mat(const Located<T>& a, const Located<T>& b, const Located<T>& c,
         const Located<T>& d) requires(R* C == 4)
         : mat(detail::FromRefs{}, detail::owned(a.loc, a, b, c, d)) {}
@@ -58,13 +63,17 @@ public:
         const Located<T>& m, const Located<T>& n, const Located<T>& o,
         const Located<T>& p) requires(R* C == 16)
         : mat(detail::FromRefs{}, detail::owned(a.loc, a, b, c, d, e, f, g, h, i, j, k, l, m, n, o, p)) {}
+    ///@}
     /// From rows.
+    ///@{
     mat(const At<row_type>& r0, const row_type& r1) requires(R == 2)
         : mat(detail::FromRefs{}, rows_refs(r0.loc, {&r0.value, &r1})) {}
     mat(const At<row_type>& r0, const row_type& r1, const row_type& r2) requires(R == 3)
         : mat(detail::FromRefs{}, rows_refs(r0.loc, {&r0.value, &r1, &r2})) {}
     mat(const At<row_type>& r0, const row_type& r1, const row_type& r2, const row_type& r3) requires(R == 4)
         : mat(detail::FromRefs{}, rows_refs(r0.loc, {&r0.value, &r1, &r2, &r3})) {}
+    ///@}
+    /// A copy: fresh entries (mutable locals) equal to other's, traced at the caller's line.
     mat(const mat& other, std::source_location s = std::source_location::current())
         : mat(detail::FromRefs{},
               map_refs([&](int i, int j) { return detail::own(other.ref(i, j), detail::Loc::from(s)); })) {}
@@ -72,6 +81,7 @@ public:
     mat(detail::FromRefs, const std::array<detail::Ref, R * C>& refs)
         : rows_(detail::rows_of<T, R, C>(refs, std::make_index_sequence<R>{})) {}
 
+    /// Assigns other's entries to this matrix's, row by row.
     mat& operator=(const mat& other) {
         for (int i = 0; i < R; ++i) rows_[i] = other.rows_[i];
         return *this;
@@ -82,10 +92,12 @@ public:
         detail::check_component(i, R, "matrix row", "rows");
         return rows_[i.index];
     }
+    /// m[i], read only.
     const row_type& operator[](const Component& i) const {
         detail::check_component(i, R, "matrix row", "rows");
         return rows_[i.index];
     }
+    /// The traced value of entry (i, j), unchecked (used by the library's operators).
     detail::Ref ref(int i, int j) const { return rows_[i].ref(j); }
     /// The entries in row order (the packed layout of weft/layout.hpp).
     std::array<detail::Ref, R * C> refs() const {
@@ -101,21 +113,27 @@ public:
         return mat(detail::FromRefs{}, map_refs(f));
     }
 
+    /// a + b, entry by entry.
     friend mat operator+(const At<mat>& a, const mat& b) {
         return map([&](int i, int j) { return detail::add(a.value.ref(i, j), b.ref(i, j), a.loc); });
     }
+    /// a - b, entry by entry.
     friend mat operator-(const At<mat>& a, const mat& b) {
         return map([&](int i, int j) { return detail::sub(a.value.ref(i, j), b.ref(i, j), a.loc); });
     }
+    /// Every entry negated.
     friend mat operator-(const At<mat>& a) {
         return map([&](int i, int j) { return detail::neg(a.value.ref(i, j), a.loc); });
     }
+    /// Every entry times the scalar s.
     friend mat operator*(const At<mat>& a, const Located<T>& s) {
         return map([&](int i, int j) { return detail::mul(a.value.ref(i, j), s.ref, a.loc); });
     }
+    /// The scalar s times every entry.
     friend mat operator*(const Located<T>& s, const mat& a) {
         return map([&](int i, int j) { return detail::mul(s.ref, a.ref(i, j), s.loc); });
     }
+    /// Every entry divided by the scalar s.
     friend mat operator/(const At<mat>& a, const Located<T>& s) {
         return map([&](int i, int j) { return detail::div(a.value.ref(i, j), s.ref, a.loc); });
     }
@@ -135,23 +153,28 @@ public:
             [&](int i, int j) { return detail::dot_refs(a.value.rows_[i].refs(), b.column(j), a.loc); });
     }
 
+    /// Adds b entry by entry.
     mat& operator+=(const At<mat>& b) {
         for (int i = 0; i < R; ++i) rows_[i] += At<row_type>(b.value.rows_[i], b.loc);
         return *this;
     }
+    /// Subtracts b entry by entry.
     mat& operator-=(const At<mat>& b) {
         for (int i = 0; i < R; ++i) rows_[i] -= At<row_type>(b.value.rows_[i], b.loc);
         return *this;
     }
+    /// Multiplies every entry by the scalar s.
     mat& operator*=(const Located<T>& s) {
         for (int i = 0; i < R; ++i) rows_[i] *= s;
         return *this;
     }
+    /// Divides every entry by the scalar s.
     mat& operator/=(const Located<T>& s) {
         for (int i = 0; i < R; ++i) rows_[i] /= s;
         return *this;
     }
 
+    /// The traced values of column j, top to bottom, unchecked (used by the library's operators).
     std::array<detail::Ref, R> column(int j) const {
         std::array<detail::Ref, R> c;
         for (int i = 0; i < R; ++i) c[i] = ref(i, j);
@@ -178,15 +201,15 @@ private:
     friend class mat;
 };
 
-using mat22 = mat<2, 2, float>;
-using mat33 = mat<3, 3, float>;
-using mat44 = mat<4, 4, float>;
-using mat22f = mat22;
-using mat33f = mat33;
-using mat44f = mat44;
-using mat22d = mat<2, 2, double>;
-using mat33d = mat<3, 3, double>;
-using mat44d = mat<4, 4, double>;
+using mat22 = mat<2, 2, float>;    ///< 2 x 2 float.
+using mat33 = mat<3, 3, float>;    ///< 3 x 3 float.
+using mat44 = mat<4, 4, float>;    ///< 4 x 4 float.
+using mat22f = mat22;              ///< mat22.
+using mat33f = mat33;              ///< mat33.
+using mat44f = mat44;              ///< mat44.
+using mat22d = mat<2, 2, double>;  ///< 2 x 2 double.
+using mat33d = mat<3, 3, double>;  ///< 3 x 3 double.
+using mat44d = mat<4, 4, double>;  ///< 4 x 4 double.
 
 /// The N x N identity matrix: weft::identity<3>() (float) or weft::identity<3, double>().
 template <int N, ElementType T = float>
@@ -203,6 +226,7 @@ mat<N, N, T> diag(const vec<N, T>& d, std::source_location s = std::source_locat
         [&](int i, int j) { return i == j ? detail::own(d.ref(i), loc) : detail::constant<T>(0, loc); });
 }
 
+/// The transpose: the C x R matrix whose entry (i, j) is m's (j, i).
 template <int R, int C, ElementType T>
 mat<C, R, T> transpose(const mat<R, C, T>& m, std::source_location s = std::source_location::current()) {
     const auto loc = detail::Loc::from(s);
@@ -217,6 +241,7 @@ mat<R, C, T> outer(const vec<R, T>& a, const vec<C, T>& b,
     return mat<R, C, T>::map([&](int i, int j) { return detail::mul(a.ref(i), b.ref(j), loc); });
 }
 
+/// The sum of the diagonal entries, added in order.
 template <int N, ElementType T>
 Scalar<T> trace(const mat<N, N, T>& m, std::source_location s = std::source_location::current()) {
     const auto loc = detail::Loc::from(s);
@@ -225,6 +250,7 @@ Scalar<T> trace(const mat<N, N, T>& m, std::source_location s = std::source_loca
     return detail::scalar<T>(sum);
 }
 
+///@{
 /// Component-wise product, min, max and abs of matrices.
 template <int R, int C, ElementType T>
 mat<R, C, T> cw_mul(const mat<R, C, T>& a, const mat<R, C, T>& b,
@@ -254,5 +280,6 @@ mat<R, C, T> abs(const mat<R, C, T>& a, std::source_location s = std::source_loc
     return mat<R, C, T>::map(
         [&](int i, int j) { return detail::emit_math(detail::MathOp::Abs, a.ref(i, j), loc); });
 }
+///@}
 
 }  // namespace weft

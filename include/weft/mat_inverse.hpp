@@ -46,6 +46,7 @@ struct Minors4 {
 
 }  // namespace detail
 
+/// The determinant of a 2 x 2, 3 x 3 or 4 x 4 matrix, by cofactors in a fixed order.
 template <int N, ElementType T>
 requires(N >= 2 && N <= 4) Scalar<T> determinant(const mat<N, N, T>& m,
                                                  std::source_location s = std::source_location::current()) {

@@ -183,18 +183,20 @@ class Module;
 
 /// How a module's code for one device was obtained: compiled now, or loaded from the disk cache.
 struct CompileReport {
-    std::string device;              // "cpu", "cuda:0", ...
-    bool loaded_from_cache = false;  // false: the code was generated and compiled
-    double milliseconds = 0;         // generating the code, then compiling or loading it
+    std::string device;              ///< "cpu", "cuda:0", ...
+    bool loaded_from_cache = false;  ///< false: the code was generated and compiled.
+    double milliseconds = 0;         ///< Generating the code, then compiling or loading it.
 };
 
 /// A kernel: launched with weft::launch. P... are its parameter types.
 template <class... P>
 class Kernel {
 public:
+    /// The kernel's name, as given to Module::kernel.
     const std::string& name() const;
     /// The module this kernel is compiled in (a unique kernel's own module).
     Module module() const;
+    /// The kernel's state (for Weft's own code, such as launch; not a stable interface).
     const std::shared_ptr<detail::KernelState>& state() const { return state_; }
 
 private:
@@ -208,10 +210,13 @@ class Module;
 /// A weft function: a real function boundary in the IR, callable from kernels and functions.
 template <class Sig>
 class Func;
+/// A weft function returning R (void, a Scalar or a composite) and taking P...: Module::func makes
+/// one.
 template <class R, class... P>
 class Func<R(P...)> {
 public:
     // (P... are fixed by the class, so the source location can follow them.)
+    /// A call: inside a kernel or function being traced, records a call of this function with `args`.
     R operator()(const P&... args, std::source_location s = std::source_location::current()) const {
         std::vector<detail::Ref> leaves;
         (detail::ParamTraits<P>::refs(args, leaves), ...);
@@ -226,6 +231,7 @@ public:
             if constexpr (!std::is_void_v<R>) return detail::Access::wrap<R>(result);
         }
     }
+    /// The function's name, as given to Module::func.
     const std::string& name() const { return body_->name; }
 
 private:
@@ -253,6 +259,8 @@ struct KernelOf<std::tuple<P...>> {
 /// weft::config() when it is created; set_options changes only this module.
 class Module {
 public:
+    /// A module named `name` (in messages and printed IR), its options weft::config() changed by
+    /// `options`: weft::Error, naming the caller's line, for a bad option.
     explicit Module(std::string name, const OptionsPatch& options = {},
                     std::source_location s = std::source_location::current());
     /// A module whose options are exactly `options` (a template, so that `{.debug = true}` still
@@ -261,11 +269,14 @@ public:
     Module(std::string name, const O& options, std::source_location s = std::source_location::current())
         : Module(std::move(name), patch_of(options), s) {}
 
+    /// The name given at creation.
     const std::string& name() const;
+    /// The module's options now.
     Options options() const;
     /// Changes options; the module recompiles at its next launch. A bad name or value is a
     /// weft::Error naming the module and the caller's line.
     void set_options(const OptionsPatch& patch, std::source_location s = std::source_location::current());
+    /// Changes one option by name (as weft::set_option): the module recompiles at its next launch.
     void set_option(std::string_view name, const OptionValue& value,
                     std::source_location s = std::source_location::current());
 
@@ -281,6 +292,7 @@ public:
                                     detail::Loc::from(s), static_cast<typename Traits::params*>(nullptr));
         return typename detail::KernelOf<typename Traits::params>::type(add_kernel(std::move(body)));
     }
+    /// kernel(name, {}, fn): the parameters are named arg0, arg1, ...
     template <class F>
     auto kernel(std::string name, F fn, std::source_location s = std::source_location::current()) {
         return kernel(std::move(name), {}, std::move(fn), s);
@@ -299,6 +311,7 @@ public:
         add_func(body);
         return typename detail::FuncOf<typename Traits::result, typename Traits::params>::type(body);
     }
+    /// func(name, {}, fn): the parameters are named arg0, arg1, ...
     template <class F>
     auto func(std::string name, F fn, std::source_location s = std::source_location::current()) {
         return func(std::move(name), {}, std::move(fn), s);
@@ -311,6 +324,7 @@ public:
     /// signature that backward passes run instead of f's body when they replay the forward code
     /// (and differentiate, unless f has a custom adjoint), e.g. to read a slot the forward pass
     /// saved instead of allocating it again. A lambda of the wrong signature is a weft::Error.
+    ///@{
     template <class R, class... P, class G>
     void func_grad(const Func<R(P...)>& f, G grad, std::source_location s = std::source_location::current()) {
         using Traits = detail::LambdaTraits<G>;
@@ -327,6 +341,7 @@ public:
                                     static_cast<typename Traits::params*>(nullptr));
         add_derivative(f.body_, std::move(body), true);
     }
+    ///@}
 
     /// Traces, lowers and compiles (or loads from the cache) for `device` now, instead of at the
     /// first launch, and says which it did. Once compiled for `device`, the module keeps that code
@@ -337,7 +352,9 @@ public:
     /// The generated source for `device`, without the prelude.
     std::string generated_source(Device device = default_device()) const;
 
+    /// The module's state (for Weft's own code; not a stable interface).
     const std::shared_ptr<detail::ModuleState>& state() const { return state_; }
+    /// A handle to an existing module state (for Weft's own code; not a stable interface).
     explicit Module(std::shared_ptr<detail::ModuleState> state) : state_(std::move(state)) {}
 
 private:
@@ -355,6 +372,7 @@ auto unique_kernel(std::string name, const OptionsPatch& options, std::vector<st
     Module module(name, options, s);
     return module.kernel(std::move(name), std::move(param_names), std::move(fn), s);
 }
+/// unique_kernel(name, options, {}, fn): the parameters are named arg0, arg1, ...
 template <class F>
 auto unique_kernel(std::string name, const OptionsPatch& options, F fn,
                    std::source_location s = std::source_location::current()) {
@@ -368,6 +386,7 @@ auto unique_kernel(std::string name, const O& options, std::vector<std::string> 
                    std::source_location s = std::source_location::current()) {
     return unique_kernel(std::move(name), patch_of(options), std::move(param_names), std::move(fn), s);
 }
+/// unique_kernel(name, options, {}, fn) with a whole Options.
 template <std::same_as<Options> O, class F>
 auto unique_kernel(std::string name, const O& options, F fn,
                    std::source_location s = std::source_location::current()) {

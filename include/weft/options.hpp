@@ -10,22 +10,28 @@
 
 namespace weft {
 
-/// The spec's three modes. Stored and validated now; acted on by the deterministic lowering.
-enum class Deterministic : uint8_t { NotGuaranteed, RunToRun, GpuToGpu };
+/// The spec's three modes (docs/kernel-language.md); a value outside them is a weft::Error.
+enum class Deterministic : uint8_t {
+    NotGuaranteed,  ///< The default: atomics add in whatever order the threads run.
+    RunToRun,       ///< The same bits on every run: float atomics give the exact sums, rounded once.
+    GpuToGpu        ///< RunToRun, and the same bits on every GPU and the CPU (no FMA contraction).
+};
 
+/// The mode's name in options and messages: "not_guaranteed", "run_to_run" or "gpu_to_gpu".
 const char* deterministic_name(Deterministic mode);
 
 /// How deterministic accumulation is carried out (see docs/design/0008-deterministic-accumulation.md).
 /// Every strategy gives the same bits; the choice only moves cost between memory and time.
 enum class DeterministicStrategy : uint8_t {
-    Auto,     // see docs/design/0023: exact digits for small targets, compact windows for large
-              /// float32/float16/bfloat16 ones; float64: exact up to 65,536 elements, else records
-    Exact,    // per-element exact digit accumulators updated with integer atomics
-    Records,  // per-thread records, grouped by element, then an exact per-element reduction
-    Compact,  // per-element exact windows (one integer atomic per contribution) that spill what
-              // they cannot hold; float64 targets use exact digits
+    Auto,     ///< See docs/design/0023: exact digits for small targets, compact windows for large
+              ///< float32/float16/bfloat16 ones; float64: exact up to 65,536 elements, else records.
+    Exact,    ///< Per-element exact digit accumulators updated with integer atomics.
+    Records,  ///< Per-thread records, grouped by element, then an exact per-element reduction.
+    Compact,  ///< Per-element exact windows (one integer atomic per contribution) that spill what
+              ///< they cannot hold; float64 targets use exact digits.
 };
 
+/// The strategy's name in options and messages: "auto", "exact", "records" or "compact".
 const char* strategy_name(DeterministicStrategy strategy);
 
 /// The most worker threads a CPU launch may use (the option cpu_threads, WEFT_CPU_THREADS).
@@ -34,7 +40,9 @@ inline constexpr int kMaxCpuThreads = 1024;
 /// Options that decide how a module is compiled. A module captures a copy of `config()` when it
 /// is created; later changes to the config leave it alone (the spec's rule).
 struct Options {
+    /// Whether atomics are deterministic, and how far (see Deterministic).
     Deterministic deterministic = Deterministic::NotGuaranteed;
+    /// How deterministic accumulation is carried out; the bits are the same for every strategy.
     DeterministicStrategy deterministic_strategy = DeterministicStrategy::Auto;
     /// Per-thread, per-target record bound for record-based deterministic strategies; 0 means
     /// "use the static estimate".
@@ -59,12 +67,15 @@ struct Options {
     /// none of its launches and a manual adjoint launch is an error (docs/autodiff.md).
     bool enable_backward = true;
 
+    /// Field by field.
     friend bool operator==(const Options&, const Options&) = default;
 };
 
 /// A partial update: only the fields that are set change. Designated initializers read well:
 /// `module.set_options({.deterministic = weft::Deterministic::RunToRun})`.
 struct OptionsPatch {
+    /// Each field, when set, replaces the Options field of the same name.
+    ///@{
     std::optional<Deterministic> deterministic;
     std::optional<DeterministicStrategy> deterministic_strategy;
     std::optional<int64_t> deterministic_max_records;
@@ -76,6 +87,7 @@ struct OptionsPatch {
     std::optional<bool> debug;
     std::optional<bool> verbose;
     std::optional<bool> enable_backward;
+    ///@}
 };
 
 /// Every field of `options` set: a patch that makes a module's options exactly `options`.
@@ -109,9 +121,12 @@ void set_option(Options& options, std::string_view name, const OptionValue& valu
 
 /// The process-wide defaults (the spec's `wp.config`). Thread-safe copies in and out.
 Options config();
+/// Changes the fields `patch` sets in the process-wide defaults (validated first: on an error
+/// nothing changes). Modules created afterwards see them.
 void set_config(const OptionsPatch& patch, std::source_location s = std::source_location::current());
 /// Replaces the whole config (validated), e.g. to restore a copy taken with config().
 void replace_config(const Options& options, std::source_location s = std::source_location::current());
+/// Sets one option of the process-wide defaults by name, as set_option does.
 void set_config_option(std::string_view name, const OptionValue& value,
                        std::source_location s = std::source_location::current());
 

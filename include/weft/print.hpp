@@ -10,8 +10,11 @@ namespace weft {
 /// A format string with the user's source position. Conversions: %d %i %u %x %X %o %c with
 /// an optional l/ll length for integers and bools; %f %e %g %a (upper case too) for floats; %%.
 struct Format {
+    /// The format string.
     std::string_view text;
+    /// The user's source position, for errors.
     detail::Loc loc;
+    /// Implicitly, from a string literal: `weft::print("x = %f\n", x)` (the text must outlive tracing).
     Format(const char* t, std::source_location s = std::source_location::current())
         : text(t), loc(detail::Loc::from(s)) {}
 };
@@ -29,6 +32,8 @@ Ref print_arg(const X& x, Loc loc) {
 
 }  // namespace detail
 
+/// printf from every thread that runs it: `args` are traced scalars or C++ numbers, one per
+/// conversion of `format`; a mismatch is a weft::Error naming the line, while tracing.
 template <class... X>
 void print(const Format& format, const X&... args) {
     detail::emit_print(format.text, {detail::print_arg(args, format.loc)...}, format.loc);

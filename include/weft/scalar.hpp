@@ -54,10 +54,14 @@ struct Access {
 /// derived from it) or from a C++ arithmetic literal, which becomes a constant of type T.
 template <ElementType T>
 struct Located {
+    /// The traced value.
     detail::Ref ref;
+    /// The user's source position, for the IR and for errors.
     detail::Loc loc;
 
+    /// A traced value, at the caller's line.
     Located(const Scalar<T>& value, std::source_location s = std::source_location::current());
+    /// A C++ arithmetic literal: a constant of type T (static_cast<T>(literal)).
     template <class U>
     requires std::is_arithmetic_v<U> Located(U literal,
                                              std::source_location s = std::source_location::current())
@@ -66,9 +70,12 @@ struct Located {
           loc(detail::Loc::from(s)) {}
 };
 
+/// A traced scalar of element type T: a handle to a value in the kernel being traced (see the top
+/// of weft/scalar.hpp). Bool, Int, Float, ... name the usual ones.
 template <ElementType T>
 class Scalar {
 public:
+    /// T, the element type.
     using value_type = T;
 
     /// A zero-initialised local variable.
@@ -89,10 +96,13 @@ public:
                                                     std::source_location s = std::source_location::current())
         : ref_(detail::emit_cast(dtype_of<T>, detail::Access::ref(other), detail::Loc::from(s))) {}
 
+    /// Assigns other's value to this local, at the line traced last (an operator= cannot take a
+    /// source_location).
     Scalar& operator=(const Scalar& other) {
         detail::emit_assign(ref_, other.ref_, detail::last_loc());
         return *this;
     }
+    /// Assigns an operand (a traced value or a literal) to this local, at its source line.
     Scalar& operator=(const Located<T>& other) {
         detail::emit_assign(ref_, other.ref, other.loc);
         return *this;
@@ -118,6 +128,8 @@ public:
                             rhs.loc);                                                                  \
         return *this;                                                                                  \
     }
+    /// `x += v`, `x -= v`, ... `x >>= v`: updates this local, at v's line.
+    ///@{
     WEFT_COMPOUND(+=, Add)
     WEFT_COMPOUND(-=, Sub)
     WEFT_COMPOUND(*=, Mul)
@@ -128,6 +140,7 @@ public:
     WEFT_COMPOUND(^=, BitXor)
     WEFT_COMPOUND(<<=, Shl)
     WEFT_COMPOUND(>>=, Shr)
+    ///@}
 #undef WEFT_COMPOUND
 
 #define WEFT_BINARY(op, code, R)                                               \
@@ -135,6 +148,9 @@ public:
         return detail::Access::wrap<Scalar<R>>(                                \
             detail::emit_binary(detail::BinaryOp::code, a.ref, b.ref, a.loc)); \
     }
+    /// a + b, a - b, ... a >> b: the arithmetic and bit operators, at a's line; a literal operand
+    /// becomes a constant of type T.
+    ///@{
     WEFT_BINARY(+, Add, T)
     WEFT_BINARY(-, Sub, T)
     WEFT_BINARY(*, Mul, T)
@@ -145,31 +161,42 @@ public:
     WEFT_BINARY(^, BitXor, T)
     WEFT_BINARY(<<, Shl, T)
     WEFT_BINARY(>>, Shr, T)
-    /// Both sides are always evaluated: traced operands have no side effects to skip.
+    ///@}
+    /// a && b, a || b. Both sides are always evaluated: traced operands have no side effects to skip.
+    ///@{
     WEFT_BINARY(&&, And, bool)
     WEFT_BINARY(||, Or, bool)
+    ///@}
+    /// a == b, a != b, a < b, ...: comparisons, a traced bool.
+    ///@{
     WEFT_BINARY(==, Eq, bool)
     WEFT_BINARY(!=, Ne, bool)
     WEFT_BINARY(<, Lt, bool)
     WEFT_BINARY(<=, Le, bool)
     WEFT_BINARY(>, Gt, bool)
     WEFT_BINARY(>=, Ge, bool)
+    ///@}
 #undef WEFT_BINARY
 
+    /// -a.
     friend Scalar operator-(const Located<T>& a) {
         return Scalar(detail::emit_unary(detail::UnaryOp::Neg, a.ref, a.loc), FromRef{});
     }
+    /// Logical not, !a.
     friend Scalar operator!(const Located<T>& a) {
         return Scalar(detail::emit_unary(detail::UnaryOp::Not, a.ref, a.loc), FromRef{});
     }
+    /// Bitwise not, ~a (integer types).
     friend Scalar operator~(const Located<T>& a) {
         return Scalar(detail::emit_unary(detail::UnaryOp::BitNot, a.ref, a.loc), FromRef{});
     }
 
 protected:
     struct FromRef {};
+    /// Wraps a traced value (the library does, through detail::Access).
     Scalar(detail::Ref ref, FromRef) : ref_(ref) {}
 
+    /// The traced value this handle names.
     detail::Ref ref_;
 
     friend struct detail::Access;
@@ -182,15 +209,15 @@ template <ElementType T>
 Located<T>::Located(const Scalar<T>& value, std::source_location s)
     : ref(detail::Access::ref(value)), loc(detail::Loc::from(s)) {}
 
-using Bool = Scalar<bool>;
-using Int = Scalar<int32_t>;
-using UInt = Scalar<uint32_t>;
-using Int64 = Scalar<int64_t>;
-using UInt64 = Scalar<uint64_t>;
-using Float = Scalar<float>;
-using Double = Scalar<double>;
-using Float16 = Scalar<float16>;
-using BFloat16 = Scalar<bfloat16>;
+using Bool = Scalar<bool>;          ///< A traced bool.
+using Int = Scalar<int32_t>;        ///< A traced int32_t.
+using UInt = Scalar<uint32_t>;      ///< A traced uint32_t.
+using Int64 = Scalar<int64_t>;      ///< A traced int64_t.
+using UInt64 = Scalar<uint64_t>;    ///< A traced uint64_t.
+using Float = Scalar<float>;        ///< A traced float.
+using Double = Scalar<double>;      ///< A traced double.
+using Float16 = Scalar<float16>;    ///< A traced weft::float16 (IEEE binary16).
+using BFloat16 = Scalar<bfloat16>;  ///< A traced weft::bfloat16.
 
 namespace detail {
 
@@ -212,6 +239,7 @@ struct TracedScalar<X> {
 template <class X>
 using scalar_of_t = typename detail::TracedScalar<std::remove_cvref_t<X>>::type;
 
+/// Whether X is a traced scalar expression: a Scalar<T> or an array element.
 template <class X>
 concept Traced = requires {
     typename scalar_of_t<X>;

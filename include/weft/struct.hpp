@@ -15,6 +15,9 @@
 // and the field `forces` of a parameter `model` stay distinct (docs/design/0015).
 #pragma once
 
+/// @file
+/// Structs as kernel and function parameters: weft::Field, weft::ArrayField and WEFT_STRUCT.
+
 #include <string>
 #include <utility>
 #include <vector>
@@ -23,8 +26,9 @@
 
 namespace weft {
 
-/// The two sides of a registered struct: inside kernels (traced values) and on the host.
+/// The kernel side of a registered struct: its fields are traced values and weft::Array.
 struct kernel_side {};
+/// The host side of a registered struct: its fields are host values and weft::DeviceArray.
 struct host_side {};
 
 namespace detail {
@@ -125,8 +129,9 @@ struct ArgFits<S, typename HostOf<S>::type> : std::true_type {};
 
 }  // namespace weft
 
-// WEFT_STRUCT(S, field, ...): registers struct template S (see the top of this file); list every
-// field in declaration order (a field left out, or listed out of order, does not compile).
+/// WEFT_STRUCT(S, field, ...): registers struct template S (see weft/struct.hpp's top comment) as a
+/// kernel and function parameter type; list every field in declaration order (a field left out, or
+/// listed out of order, does not compile). Write it at namespace scope, in S's namespace.
 #define WEFT_STRUCT(S, ...)                                                            \
     template <class Side, class F>                                                     \
     constexpr void weft_struct_fields(const S<Side>*, F&& f) {                         \

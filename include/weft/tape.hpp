@@ -42,6 +42,7 @@ Array<T, N> adjoint(const Array<T, N>& a, std::source_location s = std::source_l
 void launch_adjoint(const detail::KernelState& kernel, const Dim& dim, const std::vector<LaunchArg>& args,
                     const std::vector<AnyArray>& grads);
 
+/// launch_adjoint with the forward launch's arguments checked as weft::launch checks them.
 template <class... P, class... A>
 void launch_adjoint(const Kernel<P...>& kernel, const Dim& dim, const std::vector<AnyArray>& grads,
                     const A&... args) {
@@ -49,17 +50,14 @@ void launch_adjoint(const Kernel<P...>& kernel, const Dim& dim, const std::vecto
     launch_adjoint(*kernel.state(), dim, detail::launch_args<P...>(*kernel.state(), dim, args...), grads);
 }
 
-/// Records the launches this thread makes while the tape is recording (kernels of modules with
-/// enable_backward = false are left out), with the gradients their array arguments have at that
-/// time (AnyArray::grad). backward() runs their adjoints in reverse order of the launches. The
-/// tape keeps the recorded arrays alive until reset() or its end; stop it on the thread that
-/// started it before it ends.
 class Tape;
 
 /// An output and the gradient to start a backward pass from (Tape::backward's list): `gradient`
 /// has the output's element type and shape.
 struct OutputGradient {
+    /// The output (an array that has a gradient).
     AnyArray output;
+    /// The gradient to start from.
     AnyArray gradient;
 };
 
@@ -68,6 +66,7 @@ struct OutputGradient {
 /// when it goes out of scope, an exception included; a tape that already recorded keeps recording.
 class [[nodiscard]] TapeRecording {
 public:
+    /// Starts `tape` on this thread unless it records here already (a weft::Error as Tape::start).
     explicit TapeRecording(Tape& tape, std::source_location s = std::source_location::current());
     ~TapeRecording();
     TapeRecording(const TapeRecording&) = delete;
@@ -78,6 +77,11 @@ private:
     bool started_;  // whether this scope started the tape (and so stops it)
 };
 
+/// Records the launches this thread makes while the tape is recording (kernels of modules with
+/// enable_backward = false are left out), with the gradients their array arguments have at that
+/// time (AnyArray::grad). backward() runs their adjoints in reverse order of the launches. The
+/// tape keeps the recorded arrays alive until reset() or its end; stop it on the thread that
+/// started it before it ends.
 class Tape {
 public:
     Tape();
@@ -89,8 +93,11 @@ public:
     /// and a tape records on one thread at a time (start() on a second thread is a weft::Error;
     /// stop() it on the first). A tape destroyed while another thread records makes that
     /// thread's next launch a weft::Error (stop a tape on its thread before destroying it).
+    ///@{
     void start(std::source_location s = std::source_location::current());
     void stop();
+    ///@}
+    /// Whether the tape is recording.
     bool recording() const;
     /// Records while the result is in scope: `{ auto recording = tape.record(); ... }`.
     TapeRecording record(std::source_location s = std::source_location::current()) {
@@ -116,6 +123,7 @@ public:
     void zero();
     /// Forgets the recorded launches (recording, if on, goes on); gradients keep their values.
     void reset();
+    /// The number of recorded launches.
     size_t size() const;
 
 private:

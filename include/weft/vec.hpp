@@ -68,7 +68,9 @@ class vec : public detail::VecComponents<N, T> {
     using Base = detail::VecComponents<N, T>;
 
 public:
+    /// The components' scalar type.
     using value_type = T;
+    /// N, the number of components.
     static constexpr int size = N;
 
     /// A zero vector.
@@ -77,6 +79,8 @@ public:
               fill_refs(detail::constant<T>(0, detail::Loc::from(s)), detail::Loc::from(s))) {}
     /// Every component set to `fill`.
     explicit vec(const Located<T>& fill) : vec(detail::FromRefs{}, fill_refs(fill.ref, fill.loc)) {}
+    /// From components: vec2(x, y), vec3(x, y, z), vec4(x, y, z, w).
+    ///@{
     vec(const Located<T>& a, const Located<T>& b) requires(N == 2)
         : vec(detail::FromRefs{}, {detail::own(a.ref, a.loc), detail::own(b.ref, a.loc)}) {}
     vec(const Located<T>& a, const Located<T>& b, const Located<T>& c) requires(N == 3)
@@ -85,6 +89,7 @@ public:
     vec(const Located<T>& a, const Located<T>& b, const Located<T>& c, const Located<T>& d) requires(N == 4)
         : vec(detail::FromRefs{}, {detail::own(a.ref, a.loc), detail::own(b.ref, a.loc),
                                    detail::own(c.ref, a.loc), detail::own(d.ref, a.loc)}) {}
+    ///@}
     /// Copies snapshot every component, as scalar copies do.
     vec(const vec& other, std::source_location s = std::source_location::current())
         : vec(detail::FromRefs{}, copy_refs(other, detail::Loc::from(s))) {}
@@ -96,6 +101,7 @@ public:
     /// Built from freshly traced component values (used by the library's operators).
     vec(detail::FromRefs, const std::array<detail::Ref, N>& refs) : Base(refs) {}
 
+    /// Assigns other's components to this vector's (the locals change; see the class comment).
     vec& operator=(const vec& other) {
         assign(other, detail::last_loc());
         return *this;
@@ -106,39 +112,52 @@ public:
         detail::check_component(i, N, "vector component", "components");
         return this->at(i.index);
     }
+    /// v[i], read only.
     const Scalar<T>& operator[](const Component& i) const {
         detail::check_component(i, N, "vector component", "components");
         return this->at(i.index);
     }
 
+    /// The traced value of component i, unchecked (used by the library's operators).
     detail::Ref ref(int i) const { return detail::Access::ref(this->at(i)); }
+    /// The traced values of the components in order (used by the library's operators).
     std::array<detail::Ref, N> refs() const {
         std::array<detail::Ref, N> r;
         for (int i = 0; i < N; ++i) r[i] = ref(i);
         return r;
     }
 
+    /// a + b, component by component.
     friend vec operator+(const At<vec>& a, const vec& b) { return zip(a, b, detail::add); }
+    /// a - b, component by component.
     friend vec operator-(const At<vec>& a, const vec& b) { return zip(a, b, detail::sub); }
+    /// Every component negated.
     friend vec operator-(const At<vec>& a) {
         return map([&](int i) { return detail::neg(a.value.ref(i), a.loc); });
     }
+    /// Every component times the scalar s.
     friend vec operator*(const At<vec>& a, const Located<T>& s) {
         return map([&](int i) { return detail::mul(a.value.ref(i), s.ref, a.loc); });
     }
+    /// The scalar s times every component.
     friend vec operator*(const Located<T>& s, const vec& a) {
         return map([&](int i) { return detail::mul(s.ref, a.ref(i), s.loc); });
     }
+    /// Every component divided by the scalar s.
     friend vec operator/(const At<vec>& a, const Located<T>& s) {
         return map([&](int i) { return detail::div(a.value.ref(i), s.ref, a.loc); });
     }
 
+    /// Adds b component by component.
     vec& operator+=(const At<vec>& b) { return update(b, detail::add); }
+    /// Subtracts b component by component.
     vec& operator-=(const At<vec>& b) { return update(b, detail::sub); }
+    /// Multiplies every component by the scalar s.
     vec& operator*=(const Located<T>& s) {
         for (int i = 0; i < N; ++i) detail::emit_assign(ref(i), detail::mul(ref(i), s.ref, s.loc), s.loc);
         return *this;
     }
+    /// Divides every component by the scalar s.
     vec& operator/=(const Located<T>& s) {
         for (int i = 0; i < N; ++i) detail::emit_assign(ref(i), detail::div(ref(i), s.ref, s.loc), s.loc);
         return *this;
@@ -189,26 +208,28 @@ requires(I >= 0 && I < N) Scalar<T>
 &get(vec<N, T>& v) {
     return v.at(I);
 }
+/// Component I, read only.
 template <int I, int N, ElementType T>
 requires(I >= 0 && I < N) const Scalar<T>& get(const vec<N, T>& v) {
     return v.at(I);
 }
 
-using vec2 = vec<2, float>;
-using vec3 = vec<3, float>;
-using vec4 = vec<4, float>;
-using vec2f = vec2;
-using vec3f = vec3;
-using vec4f = vec4;
-using vec2d = vec<2, double>;
-using vec3d = vec<3, double>;
-using vec4d = vec<4, double>;
-using vec2i = vec<2, int32_t>;
-using vec3i = vec<3, int32_t>;
-using vec4i = vec<4, int32_t>;
+using vec2 = vec<2, float>;     ///< Two float components.
+using vec3 = vec<3, float>;     ///< Three float components.
+using vec4 = vec<4, float>;     ///< Four float components.
+using vec2f = vec2;             ///< vec2.
+using vec3f = vec3;             ///< vec3.
+using vec4f = vec4;             ///< vec4.
+using vec2d = vec<2, double>;   ///< Two double components.
+using vec3d = vec<3, double>;   ///< Three double components.
+using vec4d = vec<4, double>;   ///< Four double components.
+using vec2i = vec<2, int32_t>;  ///< Two int32_t components.
+using vec3i = vec<3, int32_t>;  ///< Three int32_t components.
+using vec4i = vec<4, int32_t>;  ///< Four int32_t components.
 
 /// Component-wise product and quotient (Warp's cw_mul / cw_div; `*` of two vectors is not
 /// defined, so a dot product is never written by accident).
+///@{
 template <int N, ElementType T>
 vec<N, T> cw_mul(const vec<N, T>& a, const vec<N, T>& b,
                  std::source_location s = std::source_location::current()) {
@@ -221,6 +242,7 @@ vec<N, T> cw_div(const vec<N, T>& a, const vec<N, T>& b,
     const auto loc = detail::Loc::from(s);
     return vec<N, T>::map([&](int i) { return detail::div(a.ref(i), b.ref(i), loc); });
 }
+///@}
 
 #define WEFT_VEC_BINARY(fn, code)                                                                         \
     template <int N, ElementType T>                                                                       \
@@ -231,10 +253,13 @@ vec<N, T> cw_div(const vec<N, T>& a, const vec<N, T>& b,
             [&](int i) { return detail::emit_binary(detail::BinaryOp::code, a.ref(i), b.ref(i), loc); }); \
     }
 /// Component-wise min and max (IEEE minNum/maxNum for floats, as the scalar builtins).
+///@{
 WEFT_VEC_BINARY(min, Min)
 WEFT_VEC_BINARY(max, Max)
+///@}
 #undef WEFT_VEC_BINARY
 
+/// Component-wise |a|.
 template <int N, ElementType T>
 vec<N, T> abs(const vec<N, T>& a, std::source_location s = std::source_location::current()) {
     const auto loc = detail::Loc::from(s);
@@ -257,6 +282,7 @@ Scalar<T> dot(const vec<N, T>& a, const vec<N, T>& b,
     return detail::scalar<T>(detail::dot_refs(a.refs(), b.refs(), detail::Loc::from(s)));
 }
 
+/// The cross product a x b (vec3 only).
 template <ElementType T>
 vec<3, T> cross(const vec<3, T>& a, const vec<3, T>& b,
                 std::source_location s = std::source_location::current()) {
@@ -268,10 +294,12 @@ vec<3, T> cross(const vec<3, T>& a, const vec<3, T>& b,
     return vec<3, T>(FromRefs{}, {term(1, 2), term(2, 0), term(0, 1)});
 }
 
+/// dot(a, a), the squared length.
 template <int N, ElementType T>
 Scalar<T> length_sq(const vec<N, T>& a, std::source_location s = std::source_location::current()) {
     return dot(a, a, s);
 }
+/// The Euclidean length, sqrt(dot(a, a)) (float vectors only).
 template <int N, ElementType T>
 requires(!std::is_integral_v<T>) Scalar<T> length(const vec<N, T>& a,
                                                   std::source_location s = std::source_location::current()) {
