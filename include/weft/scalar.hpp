@@ -24,6 +24,11 @@ class Scalar;
 
 namespace detail {
 
+/// False, but only once a template is instantiated: the condition of a static_assert that names
+/// a mistake's cure.
+template <class A>
+inline constexpr bool always_false = false;
+
 template <ElementType T>
 uint64_t literal_bits(T value) {
     uint64_t bits = 0;
@@ -117,10 +122,17 @@ public:
         return *this;
     }
 
-    // No conversion to bool, not even a deleted one: a traced value has no value while tracing
-    // (use weft::if_ / weft::while_ / weft::select to branch on it). A deleted `explicit operator
-    // bool` would make the built-in !, && and || candidates for `!b` and `a && b`, ambiguous with
-    // the traced operators below.
+    /// A traced value has no value while the kernel is traced: `if (b)`, `while (b)` and
+    /// `b ? x : y` stop here with a message naming weft::if_, weft::while_ and weft::select.
+    template <class B>
+    requires std::is_same_v<B, bool>
+    explicit operator B() const {
+        static_assert(detail::always_false<B>,
+                      "weft: a traced value has no value while the kernel is traced, so C++'s if, "
+                      "while and ?: cannot branch on it: write weft::if_(cond, [&] { ... }), "
+                      "weft::while_([&] { return cond; }, [&] { ... }) or weft::select(cond, a, b)");
+        return false;
+    }
 
 #define WEFT_COMPOUND(op, code)                                                                        \
     Scalar& operator op(const Located<T>& rhs) {                                                       \
@@ -186,6 +198,40 @@ public:
     friend Scalar operator!(const Located<T>& a) {
         return Scalar(detail::emit_unary(detail::UnaryOp::Not, a.ref, a.loc), FromRef{});
     }
+    // !, && and || on a Scalar itself and on literals: exact matches, so the built-in operators,
+    // which the conversion to bool above makes candidates, never tie with the traced ones. (An
+    // operator cannot take a source_location: these take the line last recorded.)
+    /// Logical not of a Scalar itself, at the line last recorded.
+    friend Scalar operator!(const Scalar& a) {
+        return Scalar(detail::emit_unary(detail::UnaryOp::Not, a.ref_, detail::last_loc()), FromRef{});
+    }
+#define WEFT_LOGICAL(op, code)                                                                            \
+    friend Scalar<bool> operator op(const Scalar& a, const Scalar& b) {                                   \
+        return detail::Access::wrap<Scalar<bool>>(                                                        \
+            detail::emit_binary(detail::BinaryOp::code, a.ref_, b.ref_, detail::last_loc()));             \
+    }                                                                                                     \
+    template <class U>                                                                                    \
+    requires std::is_arithmetic_v<U>                                                                      \
+    friend Scalar<bool> operator op(const Scalar& a, U b) {                                               \
+        const detail::Loc loc = detail::last_loc();                                                       \
+        return detail::Access::wrap<Scalar<bool>>(detail::emit_binary(                                    \
+            detail::BinaryOp::code, a.ref_,                                                               \
+            detail::emit_const(dtype_of<T>, detail::literal_bits(static_cast<T>(b)), loc), loc));         \
+    }                                                                                                     \
+    template <class U>                                                                                    \
+    requires std::is_arithmetic_v<U>                                                                      \
+    friend Scalar<bool> operator op(U a, const Scalar& b) {                                               \
+        const detail::Loc loc = detail::last_loc();                                                       \
+        return detail::Access::wrap<Scalar<bool>>(detail::emit_binary(                                    \
+            detail::BinaryOp::code,                                                                       \
+            detail::emit_const(dtype_of<T>, detail::literal_bits(static_cast<T>(a)), loc), b.ref_, loc)); \
+    }
+    /// a && b, a || b of a Scalar itself and a Scalar or a literal, at the line last recorded.
+    ///@{
+    WEFT_LOGICAL(&&, And)
+    WEFT_LOGICAL(||, Or)
+    ///@}
+#undef WEFT_LOGICAL
     /// Bitwise not, ~a (integer types).
     friend Scalar operator~(const Located<T>& a) {
         return Scalar(detail::emit_unary(detail::UnaryOp::BitNot, a.ref, a.loc), FromRef{});
@@ -249,8 +295,6 @@ namespace detail {
 template <class A, class B>
 concept DifferentTraced = Traced<A> && Traced<B> &&
     !std::is_same_v<typename scalar_of_t<A>::value_type, typename scalar_of_t<B>::value_type>;
-template <class A>
-inline constexpr bool always_false = false;
 }  // namespace detail
 
 // Two traced operands of different element types (a Float and an Int): Weft converts nothing

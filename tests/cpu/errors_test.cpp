@@ -13,10 +13,10 @@
 
 #include "support/test_device.hpp"
 
-// A C++ `if` (or `while`, `?:`, `&&` short-circuit) on a traced value must not compile.
-static_assert(!std::is_constructible_v<bool, weft::Bool>);
+// A traced value never converts to a C++ value implicitly. (A C++ `if`, `while` or `?:` on one
+// stops with a message naming weft::if_: tests/compile_errors/if_on_traced_value.cpp.)
 static_assert(!std::is_convertible_v<weft::Bool, bool>);
-static_assert(!std::is_constructible_v<bool, weft::Element<bool>>);
+static_assert(!std::is_convertible_v<weft::Element<bool>, bool>);
 static_assert(!std::is_convertible_v<weft::Int, int>);
 static_assert(!std::is_convertible_v<weft::Float, float>);
 

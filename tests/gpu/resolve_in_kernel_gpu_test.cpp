@@ -35,7 +35,7 @@ struct Shape {
 std::vector<std::string> queued_kernels() {
     const auto stream = weft::runtime::cuda::current_stream(0);
     std::lock_guard lock(stream->mutex);
-    return stream->unsynchronized;
+    return stream->unsynchronized.names();
 }
 
 // Whether a library kernel whose name holds `part` was queued ("" : any).

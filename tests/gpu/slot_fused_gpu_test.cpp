@@ -38,7 +38,7 @@ int queued(const std::string& name) {
     const auto stream = weft::runtime::cuda::current_stream(0);
     std::lock_guard lock(stream->mutex);
     int n = 0;
-    for (const std::string& k : stream->unsynchronized) n += k == name;
+    for (const std::string& k : stream->unsynchronized.names()) n += k == name;
     return n;
 }
 

@@ -66,7 +66,7 @@ TEST(StickyAnchorsGpu, LanesRacingOnKeptAnchorsGiveTheCpusBits) {
 bool queued_the_resolve_kernel() {
     const auto stream = weft::runtime::cuda::current_stream(0);
     std::lock_guard lock(stream->mutex);
-    for (const std::string& k : stream->unsynchronized)
+    for (const std::string& k : stream->unsynchronized.names())
         if (k.find("(deterministic det_resolve_compact") != std::string::npos) return true;
     return false;
 }

@@ -1,6 +1,7 @@
 // Device contexts and streams.
 #include "runtime/cuda/context.hpp"
 
+#include <algorithm>
 #include <cstddef>
 #include <exception>
 #include <map>
@@ -232,11 +233,30 @@ std::shared_ptr<StreamState> create_stream(int ordinal) {
     return new_stream(ordinal);
 }
 
+void RecentKernels::note(const std::string& kernel) {
+    names_[next_] = kernel;
+    next_ = (next_ + 1) % names_.size();
+    count_ = std::min(count_ + 1, names_.size());
+}
+
+std::vector<std::string> RecentKernels::names() const {
+    std::vector<std::string> out;
+    out.reserve(count_);
+    for (size_t i = 0; i < count_; ++i)
+        out.push_back(names_[(next_ + names_.size() - count_ + i) % names_.size()]);
+    return out;
+}
+
+std::vector<std::string> RecentKernels::take() {
+    std::vector<std::string> out = names();
+    count_ = 0;
+    return out;
+}
+
 void note_launch(StreamState& s, const std::string& kernel) {
     std::lock_guard lock(s.mutex);
     // Bounded: the most recent launches are the likely culprits.
-    if (s.unsynchronized.size() >= 16) s.unsynchronized.erase(s.unsynchronized.begin());
-    s.unsynchronized.push_back(kernel);
+    s.unsynchronized.note(kernel);
 }
 
 bool capturing(const StreamState& s) {
@@ -296,7 +316,7 @@ void synchronize(StreamState& s) {
     std::vector<std::string> kernels;
     {
         std::lock_guard lock(s.mutex);
-        kernels.swap(s.unsynchronized);
+        kernels = s.unsynchronized.take();
     }
     if (r == CUDA_SUCCESS) return read_status(s, claims);
     // The context is lost: what the status area holds can no longer be read.

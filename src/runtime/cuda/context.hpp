@@ -1,6 +1,7 @@
 // Per-GPU state: the primary context, device properties, streams and the current stream.
 #pragma once
 
+#include <array>
 #include <atomic>
 #include <functional>
 #include <memory>
@@ -14,6 +15,21 @@
 
 namespace weft::runtime::cuda {
 
+// The names of the last 16 kernels launched on a stream, oldest first: a ring whose strings keep
+// their capacity, so that noting a launch allocates nothing once it has gone round.
+class RecentKernels {
+public:
+    void note(const std::string& kernel);
+    // The names noted since the last take, oldest first.
+    std::vector<std::string> names() const;
+    // The same names; the ring is then empty.
+    std::vector<std::string> take();
+
+private:
+    std::array<std::string, 16> names_;
+    size_t next_ = 0, count_ = 0;
+};
+
 // A CUDA stream, the kernels launched on it since its last synchronization (so that an
 // asynchronous failure can be reported with the kernels that may have caused it), and its
 // status area: failures found on the device, read at the next synchronization.
@@ -22,7 +38,7 @@ struct StreamState {
     CUstream stream = nullptr;
     CUdeviceptr status = 0;  // a wf::StatusArea in device memory
     std::mutex mutex;
-    std::vector<std::string> unsynchronized;  // kernel names, oldest first
+    RecentKernels unsynchronized;
     StatusClaims words{wf::kStatusWords};
     StatusClaims faults{wf::kStatusFaults};
     // How many conditional bodies (capture_if, capture_while) the stream's capture is inside:

@@ -211,8 +211,9 @@ bool CudaModule::launch_with(size_t function, CUfunction f, unsigned blocks, con
             CUDA_SUCCESS)
             return false;
     } else {
-        check(d.cuLaunchKernel(f, blocks, 1, 1, block, 1, 1, 0, stream->stream, params, nullptr),
-              ("launching kernel '" + function_names_[function] + "'").c_str());
+        // (The message is built only on failure: a launch allocates nothing for it.)
+        const CUresult r = d.cuLaunchKernel(f, blocks, 1, 1, block, 1, 1, 0, stream->stream, params, nullptr);
+        if (r != CUDA_SUCCESS) check(r, ("launching kernel '" + function_names_[function] + "'").c_str());
     }
     note_launch(*stream, function_names_[function]);
 
