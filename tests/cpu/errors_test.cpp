@@ -49,18 +49,22 @@ void expect_error(const weft::Error& e, const std::string& kernel, int line,
 // ---------------------------------------------------------------------------------------------
 // Compile-time rejections.
 
+// Bool's only conversion to bool is the explicit one that stops compilation with a message
+// (tests/compile_errors/if_on_traced_value.cpp); the traced !, && and || still trace, on elements,
+// on Bools and with literals, and tie with no built-in operator.
 TEST(CompileTimeChecks, TracedBoolHasNoConversionToBool) {
-    EXPECT_FALSE((std::is_constructible_v<bool, weft::Bool>));
     EXPECT_FALSE((std::is_convertible_v<weft::Bool, bool>));
-    // The traced operators still work on Bool (a deleted conversion would make them ambiguous).
     weft::Module m{"err_bool_ops"};
     auto k = m.kernel("bool_ops", {"a", "out"}, [](Array<bool> a, Array<bool> out) {
         auto t = weft::tid();
-        out[t] = !a[t] && (a[t] || !a[t]);
+        out[2 * t] = !a[t] && (a[t] || !a[t]);  // !a
+        weft::Bool b = a[t];
+        weft::Bool c = !b;
+        out[2 * t + 1] = (false || b) && (c || true) && !(c && b);  // a
     });
-    auto out = weft::zeros<bool>(2, dev());
+    auto out = weft::zeros<bool>(4, dev());
     weft::launch(k, 2, weft::from_vector(std::vector<bool>{true, false}, dev()), out);
-    EXPECT_EQ(out.to_vector(), (std::vector<bool>{false, true}));
+    EXPECT_EQ(out.to_vector(), (std::vector<bool>{false, true, true, false}));
 }
 
 // ---------------------------------------------------------------------------------------------
