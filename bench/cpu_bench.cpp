@@ -272,14 +272,21 @@ void det_row(const char* name, const std::vector<double>& ms, int workers, doubl
                 ms[2], ms[3], all, target, one <= target && all <= target ? "met" : "not met");
 }
 
+// The four variants every table times: plain and deterministic, at 1 worker and at `workers`;
+// each module is built once and shared by the tables.
+struct ScatterModes {
+    explicit ScatterModes(int workers)
+        : plain_one(make_scatters(weft::Deterministic::NotGuaranteed, 1)),
+          plain_all(make_scatters(weft::Deterministic::NotGuaranteed, workers)),
+          det_one(make_scatters(weft::Deterministic::RunToRun, 1)),
+          det_all(make_scatters(weft::Deterministic::RunToRun, workers)) {}
+    Scatters plain_one, plain_all, det_one, det_all;
+};
+
 // The particle-to-grid rows alone, one line each, for bench/cpu_side_by_side.sh: plain and
 // deterministic at 1 worker and at `workers`.
-void p2g_rows(int runs, int workers) {
-    using weft::Deterministic;
-    const Scatters plain_one = make_scatters(Deterministic::NotGuaranteed, 1),
-                   plain_all = make_scatters(Deterministic::NotGuaranteed, workers),
-                   det_one = make_scatters(Deterministic::RunToRun, 1),
-                   det_all = make_scatters(Deterministic::RunToRun, workers);
+void p2g_rows(int runs, int workers, const ScatterModes& k) {
+    const auto& [plain_one, plain_all, det_one, det_all] = k;
     Particles particles;
     const std::vector<double> ms =
         medians_ms(runs, {[&] { particles.run(plain_one); }, [&] { particles.run(det_one); },
@@ -290,12 +297,8 @@ void p2g_rows(int runs, int workers) {
 
 // Deterministic against plain atomics (issue 23's targets): every row's four variants timed in
 // turn, and their bits checked where the deterministic results must agree across worker counts.
-void deterministic_table(int runs, int workers) {
-    using weft::Deterministic;
-    const Scatters plain_one = make_scatters(Deterministic::NotGuaranteed, 1),
-                   plain_all = make_scatters(Deterministic::NotGuaranteed, workers),
-                   det_one = make_scatters(Deterministic::RunToRun, 1),
-                   det_all = make_scatters(Deterministic::RunToRun, workers);
+void deterministic_table(int runs, int workers, const ScatterModes& k) {
+    const auto& [plain_one, plain_all, det_one, det_all] = k;
     std::printf(
         "\nDeterministic (RunToRun) against plain atomics, the same kernel; %d workers; ms, median of %d\n\n",
         workers, runs);
@@ -378,14 +381,13 @@ int main(int argc, char** argv) {
     try {
         const int runs = argc > 1 ? std::max(1, std::atoi(argv[1])) : 7;
         const int workers = weft::runtime::cpu::cpu_workers(weft::config());
+        const ScatterModes scatters(workers);
         if (argc > 2 && std::string(argv[2]) == "p2g") {
-            p2g_rows(runs, workers);
+            p2g_rows(runs, workers, scatters);
             return 0;
         }
         const HandWritten hand = compile_hand_written(weft::config());
         Kernels one = make_kernels(1), all = make_kernels(workers);
-        const Scatters plain_one = make_scatters(weft::Deterministic::NotGuaranteed, 1),
-                       plain_all = make_scatters(weft::Deterministic::NotGuaranteed, workers);
         std::printf("%d workers (WEFT_CPU_THREADS, else every hardware thread: %u); median of %d runs\n\n",
                     workers, std::thread::hardware_concurrency(), runs);
         std::printf("%-34s | %10s | %10s %8s | %10s %8s %8s\n", "kernel", "hand ms", "1 worker", "/hand",
@@ -434,8 +436,8 @@ int main(int argc, char** argv) {
                                       hand.accumulate(scatter.n, scatter.values_ptr(), scatter.bins_ptr(),
                                                       scatter.out_ptr());
                                   },
-                                  [&] { scatter.run(plain_one.accumulate); },
-                                  [&] { scatter.run(plain_all.accumulate); }}),
+                                  [&] { scatter.run(scatters.plain_one.accumulate); },
+                                  [&] { scatter.run(scatters.plain_all.accumulate); }}),
                 workers);
         }
         std::printf(
@@ -444,7 +446,7 @@ int main(int argc, char** argv) {
             "over all workers'; /workers: speed-up per worker (target >= 0.8 on the compute-bound row).\n"
             "The hand-written accumulation is a plain serial float sum (what plain atomics do with one "
             "worker).\n");
-        deterministic_table(runs, workers);
+        deterministic_table(runs, workers, scatters);
         return 0;
     } catch (const weft::Error& e) {
         std::fprintf(stderr, "weft_cpu_bench: %s\n", e.what());
