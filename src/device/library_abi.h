@@ -98,4 +98,14 @@ constexpr int kSumChunk = 1024;
 constexpr int kExactF64Threads = 64;
 }  // namespace det
 
+#if defined(__CUDACC__)
+// Zeroes `count` words with the whole grid: the publish kernels clear their launch's control and
+// scan words this way, so that a launch needs no memset node.
+__device__ inline void zero_words(unsigned long long* words, long long count) {
+    const long long stride = static_cast<long long>(gridDim.x) * blockDim.x;
+    for (long long i = static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x; i < count; i += stride)
+        words[i] = 0;
+}
+#endif
+
 }  // namespace wf::kernels

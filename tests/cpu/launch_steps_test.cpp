@@ -157,25 +157,21 @@ TEST(LaunchSteps, OnAGpuSlotsOnSeveralCounterElementsAreStreamOrdered) {
 // not ask (the empty-kernel launch's host time); a checked one asks once and acts on the answer.
 TEST(LaunchSteps, OnlyACheckedLaunchAsksWhetherItIsCaptured) {
     Request r(false);
-    for (const bool capturing : {false, true}) {
-        CaptureBackend backend(capturing);
-        weft::runtime::LaunchRequest request = r.on(weft::Device::cuda(0));
-        request.backend = &backend;
-        KernelLaunch launch(request);
-        launch.run(Step::Plan);
-        launch.check_capturable();
-        EXPECT_EQ(backend.asked, 0) << "a plain launch, capturing " << capturing;
-    }
-    r.options.bounds_check = true;  // captured, the kernel is checked at replay: capturable
-    for (const bool capturing : {false, true}) {
+    // How often the plan step and the capture check ask, capturing or not.
+    const auto asked = [&](bool capturing) {
         CaptureBackend backend(capturing);
         weft::runtime::LaunchRequest request = r.on(weft::Device::cuda(0));
         request.backend = &backend;
         KernelLaunch launch(request);
         launch.run(Step::Plan);
         EXPECT_NO_THROW(launch.check_capturable());
-        EXPECT_EQ(backend.asked, 1) << "a bounds-checked launch, capturing " << capturing;
-    }
+        return backend.asked;
+    };
+    for (const bool capturing : {false, true})
+        EXPECT_EQ(asked(capturing), 0) << "a plain launch, capturing " << capturing;
+    r.options.bounds_check = true;  // captured, the kernel is checked at replay: capturable
+    for (const bool capturing : {false, true})
+        EXPECT_EQ(asked(capturing), 1) << "a bounds-checked launch, capturing " << capturing;
 }
 
 TEST(LaunchSteps, ACapturedLaunchWithADebugResolveIsRefusedNamingTheStep) {

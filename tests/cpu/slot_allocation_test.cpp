@@ -14,8 +14,8 @@
 
 #include "support/errors.hpp"
 #include "support/exact_sum.hpp"
+#include "support/slot_amounts.hpp"
 #include "support/test_device.hpp"
-#include "support/xorshift.hpp"
 
 namespace {
 
@@ -1172,13 +1172,7 @@ TEST(SlotAllocationAmounts, NegativeRunsTakeSlotsInThreadOrder) {
                                 });
         for (int n : {1000, 65536, 100003}) {
             SCOPED_TRACE(std::to_string(n) + " threads");
-            std::vector<int> amounts(static_cast<size_t>(n));
-            uint32_t x = static_cast<uint32_t>(n + block);
-            for (int i = 0; i < n; ++i) {
-                const uint32_t r = weft::test::xorshift(x);
-                amounts[static_cast<size_t>(i)] =
-                    (i / 3000) % 2 == 0 ? -static_cast<int>(1 + r % 7000) : static_cast<int>(r % 4);
-            }
+            const std::vector<int> amounts = weft::test::negative_runs(n, static_cast<uint32_t>(n + block));
             const int initial = 2000000000;
             std::vector<int> want(static_cast<size_t>(n));
             int64_t next = initial;

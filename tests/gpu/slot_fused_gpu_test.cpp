@@ -15,8 +15,8 @@
 
 #include "runtime/cuda/context.hpp"
 #include "support/errors.hpp"
+#include "support/slot_amounts.hpp"
 #include "support/slot_compact.hpp"
-#include "support/xorshift.hpp"
 
 namespace {
 
@@ -215,14 +215,7 @@ TEST(SlotFusedGpu, NegativeBlockTotalsEqualTheCpuBackend) {
         const Amounts k = amounts_kernel(m, "fused_negative");
         for (int n : {65536, 100003}) {
             SCOPED_TRACE(std::to_string(n) + " threads");
-            std::vector<int> amounts(static_cast<size_t>(n));
-            uint32_t x = static_cast<uint32_t>(n + block);
-            for (int i = 0; i < n; ++i) {
-                // Runs of 3,000 threads reserving -1 to -7000 slots, then runs reserving 0 to 3.
-                const uint32_t r = weft::test::xorshift(x);
-                amounts[static_cast<size_t>(i)] =
-                    (i / 3000) % 2 == 0 ? -static_cast<int>(1 + r % 7000) : static_cast<int>(r % 4);
-            }
+            const std::vector<int> amounts = weft::test::negative_runs(n, static_cast<uint32_t>(n + block));
             const auto want = amounts_on(k, "fused_negative", cpu, amounts, 2000000000);
             for (int round = 0; round < 2; ++round)
                 EXPECT_EQ(amounts_on(k, "fused_negative", gpu, amounts, 2000000000), want)

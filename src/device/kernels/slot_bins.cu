@@ -193,10 +193,7 @@ __device__ long long warps_exclusive(long long (*sums)[kBins]) {
 // Publishes spans, and zeroes `zeroed_words` words (the control words and the look-back words).
 extern "C" __global__ void slot_bins_publish(GroupSpan* table, int first, int count, SpanChunk chunk,
                                              unsigned long long* zeroed, long long zeroed_words) {
-    const long long stride = static_cast<long long>(gridDim.x) * blockDim.x;
-    for (long long i = static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x; i < zeroed_words;
-         i += stride)
-        zeroed[i] = 0;
+    wf::kernels::zero_words(zeroed, zeroed_words);
     if (blockIdx.x != 0 || threadIdx.x != 0) return;
     for (int i = 0; i < count; ++i) table[first + i] = chunk.spans[i];
 }

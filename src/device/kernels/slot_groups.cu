@@ -36,8 +36,7 @@ __device__ Pair combine(Pair a, Pair b) {
 // Publishes spans, and zeroes `zeroed_words` words (the chained scans' tickets and tile words).
 extern "C" __global__ void slot_group_publish(GroupSpan* table, int first, int count, SpanChunk chunk,
                                               unsigned long long* zeroed, long long zeroed_words) {
-    const long long stride = static_cast<long long>(gridDim.x) * blockDim.x;
-    for (long long i = global_index(); i < zeroed_words; i += stride) zeroed[i] = 0;
+    wf::kernels::zero_words(zeroed, zeroed_words);
     if (blockIdx.x != 0 || threadIdx.x != 0) return;
     for (int i = 0; i < count; ++i) table[first + i] = chunk.spans[i];
 }

@@ -9,10 +9,7 @@ using wf::kernels::slots::CounterChunk;
 extern "C" __global__ void slots_publish(wf::SlotLaunch* launch, wf::SlotLaunch value,
                                          wf::SlotCounter* counters, int count, CounterChunk chunk,
                                          unsigned long long* zeroed, long long zeroed_words) {
-    const long long stride = static_cast<long long>(gridDim.x) * blockDim.x;
-    for (long long i = static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x; i < zeroed_words;
-         i += stride)
-        zeroed[i] = 0;
+    wf::kernels::zero_words(zeroed, zeroed_words);
     if (blockIdx.x != 0 || threadIdx.x != 0) return;
     *launch = value;
     for (int i = 0; i < count; ++i) counters[i] = chunk.counters[i];
