@@ -5,6 +5,7 @@
 #include <cctype>
 #include <cstdio>
 #include <cstring>
+#include <functional>
 #include <optional>
 #include <sstream>
 
@@ -128,13 +129,14 @@ std::string identifier(const std::string& name) {
 class FunctionEmitter {
 public:
     FunctionEmitter(const ir::Program& p, const plan::ProgramPlan& plan, size_t index, const EmitOptions& o,
-                    Generated& g)
+                    Generated& g, bool calls_accumulations)
         : program_(p),
           fn_(*p.functions[index]),
           facts_(fn_),
           about_(plan.functions[index]),
           options_(o),
-          out_(g) {
+          out_(g),
+          calls_accumulations_(calls_accumulations) {
         view_depth_.assign(fn_.values.size(), 0);
         ir::for_each_node(fn_.body, [&](const ir::Node& n) {
             if (n.kind == ir::NodeKind::View) view_depth_[n.result] = view_depth_[n.args[0]] + 1;
@@ -291,7 +293,8 @@ private:
                             v(n.args.back()) + ");");
         }
         if (n.kind == ir::NodeKind::Accumulate) {
-            const std::string call = std::string("wf::accumulate<") + atomic_functor(n.atomic_op()) +
+            const std::string call = std::string(calls_accumulations_ ? "wf::accumulate_call<" : "wf::accumulate<") +
+                                     atomic_functor(n.atomic_op()) +
                                      ">(ctx, " + v(n.args[0]) + ".det, ";
             if (!checked) return line(s, depth, call + ptr + ", " + v(n.args.back()) + ");");
             return line(s, depth,
@@ -481,6 +484,7 @@ private:
     const plan::FunctionPlan& about_;
     const EmitOptions& options_;
     Generated& out_;
+    const bool calls_accumulations_;  // wf::accumulate_call at each site, not the inlined path
     std::vector<bool> nonnegative_;  // per value: never negative (an index needs no wrap)
     std::vector<int> view_depth_;    // how many dimensions views have removed from that parameter
 };
@@ -735,6 +739,40 @@ bool uses_deterministic_atomics(const ir::Program& p, const plan::ProgramPlan& p
     return any;
 }
 
+// A kernel inlines the whole deterministic accumulation path at up to this many sites (its own
+// and its callees', which inline into it); past that, every site of the kernel and of the
+// functions it calls is one call to the path's out-of-line copy (wf::accumulate_call). Each
+// inlined site costs the host compiler about 0.4 s and NVRTC more, while a call costs a kernel
+// with that many sites little beside its memory traffic (issue 37).
+constexpr int kInlinedAccumulations = 4;
+
+// Per function: whether its sites call the out-of-line path, because some kernel that runs it
+// has more than kInlinedAccumulations sites.
+std::vector<bool> functions_calling_accumulations(const ir::Program& p) {
+    const size_t n = p.functions.size();
+    std::vector<int64_t> sites(n, -1);  // inlined sites, memoized (calls form no cycle)
+    std::function<int64_t(size_t)> count = [&](size_t f) -> int64_t {
+        if (sites[f] >= 0) return sites[f];
+        int64_t total = 0;
+        ir::for_each_node(p.functions[f]->body, [&](const ir::Node& node) {
+            if (node.kind == ir::NodeKind::Accumulate) ++total;
+            if (node.kind == ir::NodeKind::Call) total += count(static_cast<size_t>(node.bits));
+        });
+        return sites[f] = std::min<int64_t>(total, int64_t{1} << 40);
+    };
+    std::vector<bool> calls(n, false);
+    std::function<void(size_t)> mark = [&](size_t f) {
+        if (calls[f]) return;
+        calls[f] = true;
+        ir::for_each_node(p.functions[f]->body, [&](const ir::Node& node) {
+            if (node.kind == ir::NodeKind::Call) mark(static_cast<size_t>(node.bits));
+        });
+    };
+    for (size_t f = 0; f < n; ++f)
+        if (p.functions[f]->is_kernel && count(f) > kInlinedAccumulations) mark(f);
+    return calls;
+}
+
 }  // namespace
 
 Generated emit(const ir::Program& program, const plan::ProgramPlan& plan, const EmitOptions& options) {
@@ -743,9 +781,10 @@ Generated emit(const ir::Program& program, const plan::ProgramPlan& plan, const 
     // The name is user text: quoted and escaped, no newline or backslash can end the comment.
     s << "// module " << base::c_string_literal(program.module_name) << "\n";
     for (size_t i = 0; i < program.functions.size(); ++i) s << signature(program, i) << ";\n";
+    const std::vector<bool> calls_accumulations = functions_calling_accumulations(program);
     for (size_t i = 0; i < program.functions.size(); ++i) {
         s << "\n" << signature(program, i) << " {\n";
-        FunctionEmitter(program, plan, i, options, g).body(s);
+        FunctionEmitter(program, plan, i, options, g, calls_accumulations[i]).body(s);
         s << "}\n";
     }
     // The resolving entries and the fused entries are modules of their own (the functions again,

@@ -919,4 +919,29 @@ WEFT_ALWAYS_INLINE void accumulate(Ctx& ctx, DetTarget* t, T* p, T v) {
     DetFamily<Op>::apply(ctx, t, p, v);
 }
 
+// The same, out of line: compiled once per operation and element type, however many sites call
+// it. The emitter inlines accumulate at the sites of a kernel with few of them and calls this
+// at each site of a kernel with more (codegen/emit.cpp, kInlinedAccumulations): inlined at a
+// hundred sites, the whole path took the host compiler 39 s and NVRTC minutes (issue 37). It
+// takes the context's fields by value: a reference would keep a GPU thread's context in local
+// memory for the whole kernel.
+#if defined(__CUDACC__)
+#define WEFT_OUT_OF_LINE static __device__ __noinline__
+#else
+#define WEFT_OUT_OF_LINE static __attribute__((noinline))
+#endif
+template <class Op, class T>
+WEFT_OUT_OF_LINE void accumulate_out_of_line(DetTarget* t, T* p, T v, i64 thread, void* block_private,
+                                             bool serial) {
+    Ctx ctx{};
+    ctx.thread = thread;
+    ctx.block_private = block_private;
+    ctx.serial = serial;
+    accumulate<Op>(ctx, t, p, v);
+}
+template <class Op, class T>
+WEFT_ALWAYS_INLINE void accumulate_call(const Ctx& ctx, DetTarget* t, T* p, T v) {
+    accumulate_out_of_line<Op, T>(t, p, v, ctx.thread, ctx.block_private, ctx.serial);
+}
+
 }  // namespace wf
