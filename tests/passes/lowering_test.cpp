@@ -431,4 +431,51 @@ TEST(Codegen, OnlyDeterministicCodeCompilesTheDeterministicPrelude) {
     }
 }
 
+// The text of function `index`'s definition in generated source `source`.
+std::string definition(const std::string& source, const Program& p, size_t index) {
+    const std::string head = "f" + std::to_string(index) + "_" + p.functions[index]->name + "(wf::Ctx& ctx";
+    const size_t at = source.find(head, source.find(head) + 1);  // (the first is the declaration)
+    return at == std::string::npos ? "" : source.substr(at, source.find("\n}\n", at) - at);
+}
+
+// A kernel of at most four deterministic sites (its own, and its callees' as often as it calls
+// them) inlines the accumulation path at each; a kernel of more calls its out-of-line copy at
+// every site, its callees' included (docs/design/0030).
+TEST(Codegen, AKernelOfMoreThanFourDeterministicSitesCallsTheOutOfLinePath) {
+    Program p = weft::test::program_named("sites");
+    const auto adds = [](Builder& b, ValueId array, int count) {
+        const ValueId one = b.constant(DType::Float32, 0x3f800000, here(2));
+        for (int k = 0; k < count; ++k) b.atomic(AtomicOp::Add, array, {i64(b, k, 2)}, 0, one, kNoValue, here(2));
+    };
+    add_function(p, "helper", false, {f32_array}, none, [&](Builder& b, const std::vector<ValueId>& a) {
+        adds(b, a[0], 3);
+    });
+    add_function(p, "few", true, {f32_array}, none, [&](Builder& b, const std::vector<ValueId>& a) {
+        adds(b, a[0], 4);
+    });
+    add_function(p, "many", true, {f32_array}, none, [&](Builder& b, const std::vector<ValueId>& a) {
+        adds(b, a[0], 5);
+    });
+    add_function(p, "twice", true, {f32_array}, none, [&](Builder& b, const std::vector<ValueId>& a) {
+        b.call(0, *p.functions[0], {a[0]}, here(3));
+        b.call(0, *p.functions[0], {a[0]}, here(4));
+    });
+    const weft::transforms::Lowered low =
+        weft::transforms::lower(std::move(p), {.deterministic = Deterministic::RunToRun});
+    for (const auto dialect : {weft::codegen::Dialect::Cpu, weft::codegen::Dialect::Cuda}) {
+        const std::string source = weft::codegen::emit(low.program, low.plan, {.dialect = dialect}).source;
+        const auto count = [&](size_t f, const std::string& what) {
+            const std::string text = definition(source, low.program, f);
+            int n = 0;
+            for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
+            return n;
+        };
+        EXPECT_EQ(count(1, "wf::accumulate<wf::OpAdd>("), 4) << source;
+        EXPECT_EQ(count(1, "wf::accumulate_call<"), 0) << source;
+        EXPECT_EQ(count(2, "wf::accumulate_call<wf::OpAdd>("), 5) << source;
+        EXPECT_EQ(count(2, "wf::accumulate<"), 0) << source;
+        EXPECT_EQ(count(0, "wf::accumulate_call<wf::OpAdd>("), 3) << "called twice: 6 sites\n" << source;
+    }
+}
+
 }  // namespace
