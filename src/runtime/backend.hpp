@@ -77,7 +77,7 @@ public:
     // when the launch returns; a GPU finds it at the stream's next synchronization.
     virtual bool finds_failures_at_launch() const = 0;
     // Serial launches (the CPU): a launch that runs as one chunk may update its atomics' targets
-    // with plain loads and stores while it holds them exclusively (det::AtomicTargetLocks).
+    // with plain loads and stores while it holds them exclusively (det::LaunchLocks).
     // Whether the backend has them, and whether a launch of `threads` threads would be one.
     virtual bool has_serial_launches() const = 0;
     virtual bool runs_serial(int64_t threads, const Options& options) const = 0;

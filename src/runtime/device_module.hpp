@@ -30,7 +30,7 @@ public:
     // value: an array descriptor or a scalar. A fault the kernel reports (an index out of
     // bounds, with bounds checking on) is thrown as weft::Error. `exclusive_atomics`: no other
     // launch updates the targets of the kernel's plain atomics while this one runs
-    // (AtomicTargetLocks), so that a CPU launch that runs as one chunk may update them without
+    // (det::LaunchLocks), so that a CPU launch that runs as one chunk may update them without
     // atomic instructions.
     virtual void launch(size_t function, const LaunchGrid& grid, void* const* args, const Options& options,
                         bool exclusive_atomics) const = 0;

@@ -155,15 +155,15 @@ void KernelLaunch::plan() {
         slot_plan_ = det::plan_slots(kernel.slots, counters, names, options, site);
         locked.insert(locked.end(), counters.begin(), counters.end());
     }
-    // Launches from several host threads into the same targets or counters run one at a time.
-    if (!locked.empty()) locks_.emplace(locked);
+    // Launches from several host threads into the same targets or counters run one at a time, and
+    // no plain atomics of another launch into that memory run meanwhile (det::LaunchLocks).
     std::vector<const AnyArray*> atomic_targets;
-    for (size_t i = 0; i < args.size(); ++i)
-        if (kernel.atomics[i]) atomic_targets.push_back(&std::get<AnyArray>(args[i]));
+    if (request_.backend->has_serial_launches())
+        for (size_t i = 0; i < args.size(); ++i)
+            if (kernel.atomics[i]) atomic_targets.push_back(&std::get<AnyArray>(args[i]));
     const bool serial = request_.backend->runs_serial(request_.grid.total(), options);
-    if (!atomic_targets.empty() && request_.backend->has_serial_launches())
-        atomic_locks_.emplace(atomic_targets, serial);
-    exclusive_atomics_ = serial && (atomic_targets.empty() || atomic_locks_->exclusive());
+    if (!locked.empty() || !atomic_targets.empty()) locks_.emplace(locked, atomic_targets, serial);
+    exclusive_atomics_ = locks_ ? locks_->atomics_exclusive() : serial;
 
     // A launch that can fail after it has written is undone from a snapshot (docs/design/0006):
     // with bounds_check, and when a records overflow or a slot divergence is possible and is

@@ -100,8 +100,7 @@ private:
     // From the plan step.
     std::vector<det::TargetPlan> target_plans_;
     std::optional<det::SlotPlan> slot_plan_;
-    std::optional<det::TargetLocks> locks_;
-    std::optional<det::AtomicTargetLocks> atomic_locks_;
+    std::optional<det::LaunchLocks> locks_;
     bool exclusive_atomics_ = false;  // no other launch updates the plain atomics' targets meanwhile
     bool undo_ = false;
     bool deterministic_ = false;            // it has deterministic targets or allocates slots

@@ -50,7 +50,7 @@ TEST(ConcurrentLaunches, AccumulationIntoOneTargetLosesNothing) {
 }
 
 // Plain atomics: a CPU launch of one chunk updates its targets with plain loads and stores only
-// while no other launch updates them (det::AtomicTargetLocks); small launches (one chunk each)
+// while no other launch updates them (det::LaunchLocks); small launches (one chunk each)
 // beside large ones (several chunks, atomic instructions) into the same view of one array, and a
 // counter whose atomics return the value they replaced.
 TEST(ConcurrentLaunches, PlainAtomicsOfSerialLaunchesLoseNothing) {
@@ -179,6 +179,56 @@ TEST(ConcurrentLaunches, SharedSlotCounterHandsOutEachSlotOnce) {
     int missing = 0;
     for (int i = 0; i < total; ++i) missing += sorted[i] != i;
     EXPECT_EQ(missing, 0) << "each slot holds one id, and every id has a slot";
+}
+
+// The same memory reached through another array (weft::wrap of its address, one element in) is
+// the same target: launches lock memory, not the array they came through (issue 32, item 6).
+// Plain atomics of serial launches (plain loads and stores), then deterministic sums.
+TEST(ConcurrentLaunches, WrappedMemoryIsTheSameTarget) {
+    weft::Module m{"concurrent_wrapped"};
+    auto add = m.kernel("add_halves", {"total"}, [](Array<int> total) { total[weft::tid() % 2] += 1; });
+    weft::Module d{"concurrent_wrapped_det", {.deterministic = Deterministic::RunToRun}};
+    auto add_det = d.kernel("add_halves", {"total"}, [](Array<float> total) { total[weft::tid() % 2] += 1.0f; });
+    m.compile(dev());
+    d.compile(dev());
+    const int launches = 300, threads = 64;
+
+    auto ints = weft::zeros<int>(4, dev());
+    const auto ints_again = weft::wrap<int>(static_cast<int*>(ints.data()) + 1, {2}, dev());
+    on_host_threads([&](int h) {
+        for (int i = 0; i < launches; ++i) weft::launch(add, threads, h % 2 == 0 ? ints.slice(0, 1, 3) : ints_again);
+        weft::synchronize(dev());
+    });
+    const int each = kHostThreads * launches * threads / 2;
+    EXPECT_EQ(ints.to_vector(), (std::vector<int>{0, each, each, 0}));
+
+    auto floats = weft::zeros<float>(4, dev());
+    const auto floats_again = weft::wrap<float>(static_cast<float*>(floats.data()) + 1, {2}, dev());
+    on_host_threads([&](int h) {
+        for (int i = 0; i < launches; ++i)
+            weft::launch(add_det, threads, h % 2 == 0 ? floats.slice(0, 1, 3) : floats_again);
+        weft::synchronize(dev());
+    });
+    const float sum = static_cast<float>(each);
+    EXPECT_EQ(floats.to_vector(), (std::vector<float>{0.0f, sum, sum, 0.0f}));
+}
+
+// A deterministic launch resolves its sums into the target after its kernel; plain atomic adds
+// into the same array from other host threads meanwhile are not lost (issue 32, item 7).
+TEST(ConcurrentLaunches, ADeterministicResolveKeepsConcurrentPlainAdds) {
+    weft::Module m{"concurrent_mixed_plain"};
+    auto plain = m.kernel("add_each", {"target"}, [](Array<float> target) { target[weft::tid()] += 1.0f; });
+    weft::Module d{"concurrent_mixed_det", {.deterministic = Deterministic::RunToRun}};
+    auto det = d.kernel("add_each", {"target"}, [](Array<float> target) { target[weft::tid()] += 2.0f; });
+    m.compile(dev());
+    d.compile(dev());
+    const int launches = 150, elements = 4096;
+    auto target = weft::zeros<float>(elements, dev());
+    on_host_threads([&](int h) {
+        for (int i = 0; i < launches; ++i) weft::launch(h % 2 == 0 ? plain : det, elements, target);
+        weft::synchronize(dev());
+    });
+    EXPECT_EQ(target.to_vector(), std::vector<float>(elements, static_cast<float>(kHostThreads / 2 * launches * 3)));
 }
 
 }  // namespace

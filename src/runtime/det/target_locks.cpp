@@ -1,4 +1,4 @@
-// Striped locks over allocations, taken in a fixed order.
+// Striped locks over memory granules, taken in a fixed order.
 #include "runtime/det/target_locks.hpp"
 
 #include <algorithm>
@@ -11,27 +11,35 @@ namespace {
 
 constexpr int kStripeBits = 6;
 constexpr size_t kStripes = size_t{1} << kStripeBits;
+constexpr int kGranuleBits = 20;
 
-std::array<std::mutex, kStripes>& stripes() {
-    static std::array<std::mutex, kStripes> locks;
-    return locks;
-}
-
-std::array<std::shared_mutex, kStripes>& atomic_stripes() {
+std::array<std::shared_mutex, kStripes>& stripes() {
     static std::array<std::shared_mutex, kStripes> locks;
     return locks;
 }
 
-size_t stripe_of(const AnyArray& a) {
-    // The allocation's start: every view of it maps to the same stripe.
-    const auto start = reinterpret_cast<uintptr_t>(static_cast<const char*>(a.data()) - a.offset());
-    return static_cast<size_t>((start * 0x9E3779B97F4A7C15ull) >> (64 - kStripeBits));
+size_t stripe_of_granule(uintptr_t granule) {
+    return static_cast<size_t>((granule * 0x9E3779B97F4A7C15ull) >> (64 - kStripeBits));
+}
+
+// The stripes of the granules the bytes of `a` touch (strides are never negative), added to `out`.
+void add_stripes(const AnyArray& a, std::vector<size_t>& out) {
+    if (a.size() == 0) return;
+    uint64_t span = a.element_bytes();
+    for (int d = 0; d < a.ndim(); ++d) span += static_cast<uint64_t>(a.shape()[d] - 1) * static_cast<uint64_t>(a.stride(d));
+    const auto first = reinterpret_cast<uintptr_t>(a.data()) >> kGranuleBits;
+    const auto last = (reinterpret_cast<uintptr_t>(a.data()) + span - 1) >> kGranuleBits;
+    if (last - first >= 4 * kStripes) {  // (every stripe, almost surely)
+        for (size_t s = 0; s < kStripes; ++s) out.push_back(s);
+        return;
+    }
+    for (uintptr_t g = first; g <= last; ++g) out.push_back(stripe_of_granule(g));
 }
 
 // The stripes of `arrays`, each once, in increasing order.
 std::vector<size_t> stripes_of(const std::vector<const AnyArray*>& arrays) {
     std::vector<size_t> wanted;
-    for (const AnyArray* a : arrays) wanted.push_back(stripe_of(*a));
+    for (const AnyArray* a : arrays) add_stripes(*a, wanted);
     std::sort(wanted.begin(), wanted.end());
     wanted.erase(std::unique(wanted.begin(), wanted.end()), wanted.end());
     return wanted;
@@ -39,23 +47,34 @@ std::vector<size_t> stripes_of(const std::vector<const AnyArray*>& arrays) {
 
 }  // namespace
 
-TargetLocks::TargetLocks(const std::vector<const AnyArray*>& arrays) {
-    for (size_t s : stripes_of(arrays)) held_.emplace_back(stripes()[s]);
-}
-
-AtomicTargetLocks::AtomicTargetLocks(const std::vector<const AnyArray*>& arrays, bool want_exclusive) {
-    const std::vector<size_t> wanted = stripes_of(arrays);
-    if (want_exclusive) {
-        for (size_t s : wanted) {
-            std::unique_lock lock(atomic_stripes()[s], std::try_to_lock);
-            if (!lock.owns_lock()) break;
-            exclusive_held_.push_back(std::move(lock));
+LaunchLocks::LaunchLocks(const std::vector<const AnyArray*>& exclusive, const std::vector<const AnyArray*>& atomic,
+                         bool want_serial) {
+    const std::vector<size_t> held = stripes_of(exclusive);
+    std::vector<size_t> shared;  // the atomic targets' stripes that `held` does not cover
+    const std::vector<size_t> atomic_stripes = stripes_of(atomic);
+    std::set_difference(atomic_stripes.begin(), atomic_stripes.end(), held.begin(), held.end(),
+                        std::back_inserter(shared));
+    // In increasing order: exclusive stripes waiting; the atomic targets' stripes exclusively
+    // without waiting while every one so far was free (want_serial), else shared, waiting.
+    atomics_exclusive_ = want_serial;
+    auto next_held = held.begin();
+    auto next_shared = shared.begin();
+    while (next_held != held.end() || next_shared != shared.end()) {
+        if (next_shared == shared.end() || (next_held != held.end() && *next_held < *next_shared)) {
+            exclusive_held_.emplace_back(stripes()[*next_held++]);
+            continue;
         }
-        exclusive_ = exclusive_held_.size() == wanted.size();
-        if (exclusive_) return;
-        exclusive_held_.clear();  // (released before waiting, so that no two launches wait on each other)
+        std::shared_mutex& m = stripes()[*next_shared++];
+        if (atomics_exclusive_) {
+            std::unique_lock lock(m, std::try_to_lock);
+            if (lock.owns_lock()) {
+                exclusive_held_.push_back(std::move(lock));
+                continue;
+            }
+            atomics_exclusive_ = false;
+        }
+        shared_held_.emplace_back(m);
     }
-    for (size_t s : wanted) shared_held_.emplace_back(atomic_stripes()[s]);
 }
 
 }  // namespace weft::runtime::det

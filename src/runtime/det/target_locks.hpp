@@ -1,5 +1,5 @@
-// Striped locks over allocations: deterministic launches into the same memory from several host
-// threads run one at a time; a serial CPU launch's atomics have their targets to themselves.
+// Striped locks over memory: launches from several host threads that update the same memory
+// (through any array over it) do not lose each other's updates.
 #pragma once
 
 #include <mutex>
@@ -10,39 +10,35 @@
 
 namespace weft::runtime::det {
 
-// A deterministic launch reads each target's and counter's value before the launch and writes
-// the result after the kernel (resolve, counter advance), so two launches into the same memory
-// must not overlap, or one's update is lost. While it lives, a TargetLocks holds the locks of
-// the allocations behind `arrays` (views of one allocation share a lock). The locks are a fixed
-// set of stripes taken in increasing order, so launches that lock several never deadlock;
-// unrelated allocations may share a stripe, which only serializes them.
-class TargetLocks {
+// What a launch locks while it runs, found by the memory its arrays cover (any array over the same
+// bytes finds the same locks: a view, a weft::wrap of an address inside, a DLPack import).
+//
+// - `exclusive`: arrays the launch reads and writes outside its kernel's atomics (deterministic
+//   targets, which the resolve writes after the kernel; slot counters, which it advances). Two
+//   such launches into the same memory must not overlap, nor may another launch's atomics into it
+//   run between this one's read and write: held exclusively, waiting for others.
+// - `atomic`: the targets of the kernel's plain atomics, held shared. A launch that would run as
+//   one chunk on the CPU (`want_serial`) may update them with plain loads and stores
+//   (wf::Launch::serial) only while no other launch updates them: it tries to hold them
+//   exclusively, without waiting, and holds them shared where another launch holds one.
+//
+// The locks are a fixed set of stripes over 1 MiB granules of the address space, taken in
+// increasing order, so launches never deadlock; unrelated memory may share a stripe, which only
+// serializes those launches.
+class LaunchLocks {
 public:
-    explicit TargetLocks(const std::vector<const AnyArray*>& arrays);
-    TargetLocks(const TargetLocks&) = delete;
-    TargetLocks& operator=(const TargetLocks&) = delete;
-
-private:
-    std::vector<std::unique_lock<std::mutex>> held_;
-};
-
-// The targets of a launch's plain atomics. A launch that would run as one chunk on the CPU may
-// update them with plain loads and stores (wf::Launch::serial) only while no other launch updates
-// them: it tries to take their locks exclusively, without waiting; where another launch holds
-// one, it takes them all shared (waiting only for exclusive holders, which run one chunk and take
-// no other lock meanwhile) and uses atomic instructions. Launches that run in several chunks take
-// them shared.
-class AtomicTargetLocks {
-public:
-    AtomicTargetLocks(const std::vector<const AnyArray*>& arrays, bool want_exclusive);
-    AtomicTargetLocks(const AtomicTargetLocks&) = delete;
-    AtomicTargetLocks& operator=(const AtomicTargetLocks&) = delete;
-    bool exclusive() const { return exclusive_; }
+    LaunchLocks(const std::vector<const AnyArray*>& exclusive, const std::vector<const AnyArray*>& atomic,
+                bool want_serial);
+    LaunchLocks(const LaunchLocks&) = delete;
+    LaunchLocks& operator=(const LaunchLocks&) = delete;
+    // Whether no other launch updates the atomic targets meanwhile (they may use plain loads and
+    // stores).
+    bool atomics_exclusive() const { return atomics_exclusive_; }
 
 private:
     std::vector<std::unique_lock<std::shared_mutex>> exclusive_held_;
     std::vector<std::shared_lock<std::shared_mutex>> shared_held_;
-    bool exclusive_ = false;
+    bool atomics_exclusive_ = false;
 };
 
 }  // namespace weft::runtime::det
