@@ -14,6 +14,12 @@ uint64_t content_hash(const void* bytes, size_t n) {
     return h;
 }
 
+uint64_t shape_key(const Shape& shape) {
+    int64_t extents[5] = {shape.ndim, 0, 0, 0, 0};
+    for (int d = 0; d < shape.ndim; ++d) extents[1 + d] = shape[d];
+    return content_hash(extents, sizeof extents);
+}
+
 void agree(const Engine& engine, const std::string& op, const std::vector<Field>& fields,
            const std::string& problem, const std::source_location& s) {
     // Maxima of x and of ~x give the largest and the smallest value of each field; the first word

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "distributed/engine.hpp"
+#include "weft/device_array.hpp"
 
 namespace weft::distributed {
 
@@ -25,5 +26,9 @@ void agree(const Engine& engine, const std::string& op, const std::vector<Field>
 
 // A 64-bit content hash of `bytes` (FNV-1a), for checking that ranks hold the same values.
 uint64_t content_hash(const void* bytes, size_t n);
+
+// The extents of `shape` as one field value (ranks agree on it as on sizes: an all-reduce of a
+// {2, 3} array on one rank and a {3, 2} one on another would add elements by flat index).
+uint64_t shape_key(const Shape& shape);
 
 }  // namespace weft::distributed

@@ -13,6 +13,7 @@ namespace weft {
 
 using distributed::agree;
 using distributed::Field;
+using distributed::shape_key;
 
 Communicator::Communicator(std::shared_ptr<distributed::Engine> engine) : engine_(std::move(engine)) {}
 Communicator::~Communicator() = default;
@@ -59,7 +60,8 @@ void Communicator::allreduce_sum(const AnyArray& array, Reduction reduction, std
            {"array placements (on the rank's GPU, or elsewhere)", on_device ? 1u : 0u},
            {"element types", static_cast<uint64_t>(array.dtype())},
            {"component counts", static_cast<uint64_t>(array.components())},
-           {"element counts", static_cast<uint64_t>(array.size())}},
+           {"element counts", static_cast<uint64_t>(array.size())},
+           {"shapes (each rank's array must have the same extents)", shape_key(array.shape())}},
           problem, s);
     if (reduction == Reduction::Plain) return engine_->plain_sum(array, "a plain all-reduce");
     if (on_device && engine_->exact_on_device(array, "a deterministic all-reduce on the device")) return;

@@ -327,6 +327,12 @@ TEST(Errors, MismatchedShapesTypesAndReductionsThrowOnEveryRank) {
     auto a = weft::zeros<float>(first ? 10 : 11, cpu);
     EXPECT_NE(message_of([&] { comm().allreduce_sum(a); }).find("different element counts"),
               std::string::npos);
+    // The same number of elements in other extents is refused too (issue 32, item 9): summed by
+    // flat index, element (0, 2) of a {2, 3} array would meet (1, 0) of a {3, 2} one.
+    auto transposed = first ? weft::zeros<float>({2, 3}, cpu) : weft::zeros<float>({3, 2}, cpu);
+    EXPECT_NE(message_of([&] { comm().allreduce_sum(transposed); }).find("different shapes"), std::string::npos);
+    weft::DistributedSum sum(comm(), {transposed});
+    EXPECT_NE(message_of([&] { sum.reduce(); }).find("different target shapes"), std::string::npos);
     weft::AnyArray b =
         first ? weft::AnyArray(weft::zeros<float>(8, cpu)) : weft::AnyArray(weft::zeros<double>(8, cpu));
     EXPECT_NE(message_of([&] { comm().allreduce_sum(b); }).find("different element types"),
