@@ -37,7 +37,8 @@ inline double cold_scatter_ms(Device device, Deterministic mode, int atomics, in
             test::add_stencil_scatter(m, atomics);
             const auto start = std::chrono::steady_clock::now();
             m.compile(device);
-            ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count());
+            ms.push_back(
+                std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count());
         }
         fs::remove_all(dir);
     }
@@ -54,9 +55,10 @@ inline double cold_scatter_ms(Device device, Deterministic mode, int atomics, in
 // compiles (the host compiler, NVRTC). The rows of 1,000 sites take one compile each (half a
 // minute for the plain module, on the CPU and in NVRTC alike).
 inline void atomic_site_rows(Device device, const char* compiler, double limit_108_ms, int repeats) {
-    std::printf("\nCold compile of one kernel of N atomic adds (a particle-to-grid scatter into four 64^3 float32 "
-                "grids), %s, median of %d (1 for 1,000 sites)\n\n",
-                compiler, repeats);
+    std::printf(
+        "\nCold compile of one kernel of N atomic adds (a particle-to-grid scatter into four 64^3 float32 "
+        "grids), %s, median of %d (1 for 1,000 sites)\n\n",
+        compiler, repeats);
     std::printf("%-10s %12s %12s %8s  %s\n", "sites", "plain ms", "det ms", "det/pl", "target (issue 37)");
     for (const int atomics : {1, 108, 1000}) {
         std::printf("%-10d", atomics);

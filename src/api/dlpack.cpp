@@ -119,17 +119,25 @@ AnyArray from_dlpack(DLManagedTensor* tensor, std::source_location s) {
                         "; Weft takes the CPU (kDLCPU, kDLCUDAHost) and CUDA GPUs (kDLCUDA)");
     }
     const DType dtype = weft_type(t.dtype, s);
-    if (t.ndim > 4)
+    if (t.ndim > 4 || t.ndim < 0)
         fail(s, "from_dlpack: the tensor has " + std::to_string(t.ndim) +
                     " dimensions; Weft arrays have 1 to 4 (reshape it first)");
+    if (t.ndim > 0 && t.shape == nullptr) fail(s, "from_dlpack: the tensor has dimensions but no shape");
     Shape shape{1};
     std::vector<int64_t> strides;
     if (t.ndim > 0) {
         shape.ndim = t.ndim;
         for (int d = 0; d < t.ndim; ++d) shape.dims[d] = t.shape[d];
         if (t.strides)
-            for (int d = 0; d < t.ndim; ++d)
-                strides.push_back(t.strides[d] * static_cast<int64_t>(dtype_size(dtype)));
+            for (int d = 0; d < t.ndim; ++d) {
+                int64_t bytes = 0;  // (an overflowed product would wrap to a small stride, even 0)
+                if (__builtin_mul_overflow(t.strides[d], static_cast<int64_t>(dtype_size(dtype)), &bytes))
+                    fail(s,
+                         "from_dlpack: the stride of dimension " + std::to_string(d) + " is " +
+                             std::to_string(t.strides[d]) +
+                             " elements, more than 2^63 - 1 bytes; copy the tensor into a dense one first");
+                strides.push_back(bytes);
+            }
     }
     char* data = static_cast<char*>(t.data) + t.byte_offset;
     return AnyArray::wrap(

@@ -293,9 +293,9 @@ private:
                             v(n.args.back()) + ");");
         }
         if (n.kind == ir::NodeKind::Accumulate) {
-            const std::string call = std::string(calls_accumulations_ ? "wf::accumulate_call<" : "wf::accumulate<") +
-                                     atomic_functor(n.atomic_op()) +
-                                     ">(ctx, " + v(n.args[0]) + ".det, ";
+            const std::string call =
+                std::string(calls_accumulations_ ? "wf::accumulate_call<" : "wf::accumulate<") +
+                atomic_functor(n.atomic_op()) + ">(ctx, " + v(n.args[0]) + ".det, ";
             if (!checked) return line(s, depth, call + ptr + ", " + v(n.args.back()) + ");");
             return line(s, depth,
                         "if (" + elem + "* p = " + ptr + ") " + call + "p, " + v(n.args.back()) + ");");
@@ -485,8 +485,8 @@ private:
     const EmitOptions& options_;
     Generated& out_;
     const bool calls_accumulations_;  // wf::accumulate_call at each site, not the inlined path
-    std::vector<bool> nonnegative_;  // per value: never negative (an index needs no wrap)
-    std::vector<int> view_depth_;    // how many dimensions views have removed from that parameter
+    std::vector<bool> nonnegative_;   // per value: never negative (an index needs no wrap)
+    std::vector<int> view_depth_;     // how many dimensions views have removed from that parameter
 };
 
 std::string signature(const ir::Program& p, size_t index) {

@@ -188,7 +188,8 @@ void DistributedSum::reduce(std::source_location s) {
         fields.push_back({"target element types", static_cast<uint64_t>(a.dtype())});
         fields.push_back({"target component counts", static_cast<uint64_t>(a.components())});
         fields.push_back({"target sizes", static_cast<uint64_t>(a.size())});
-        fields.push_back({"target shapes (each rank's targets must have the same extents)", distributed::shape_key(a.shape())});
+        fields.push_back({"target shapes (each rank's targets must have the same extents)",
+                          distributed::shape_key(a.shape())});
         fields.push_back({"target values before the sum (each rank's targets must hold the same values)",
                           distributed::content_hash(a.data(), bytes)});
     }

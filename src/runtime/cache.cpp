@@ -96,7 +96,6 @@ CacheEntry load_or_build(const fs::path& dir, const std::string& name, const Ent
                              : ""));
         }
         cleanup.release();
-        load(entry, built->bytes, EntryLoad::Published);
     } catch (const Error&) {
         struct stat st {};
         vanished = ::lstat(tmp.c_str(), &st) != 0 && errno == ENOENT;
@@ -123,8 +122,11 @@ CacheEntry cached_build(const std::string& name, const EntryBuilder& build, cons
             return load_or_build(folder.path, name, build, load, vanished);
         } catch (const Error& e) {
             // Deleting the cache folder is always safe: when it vanished (or was replaced) under
-            // this build, whatever failed failed because of that, so start again in a new one.
-            if (!vanished && !folder.replaced()) throw;
+            // this build, whatever failed failed because of that, so start again in a new one. A
+            // full disk says so unless the folder went: a linker removes its output when the
+            // disk is full, which is no sign of a deleted folder.
+            const bool full = dynamic_cast<const DiskFull*>(&e) != nullptr;
+            if ((full || !vanished) && !folder.replaced()) throw;
             if (round < kRounds) continue;
             throw Error("the kernel cache folder " + folder.path.string() + " was deleted during each of " +
                         std::to_string(kRounds) + " attempts to build " + name +

@@ -7,6 +7,7 @@
 #include <string_view>
 
 #include "runtime/cache_folder.hpp"
+#include "weft/error.hpp"
 
 namespace weft::runtime {
 
@@ -19,14 +20,20 @@ struct CacheEntry {
 
 // Builds an entry's contents into the (already created, empty) file `output`.
 using EntryBuilder = std::function<void(const std::filesystem::path& output)>;
-// Why an entry is loaded: found in the cache; built now and loaded from its temporary file to
-// check it before it is published; or built, checked and now published under its name (for
-// loaders to whom the file's name matters: debuggers and profilers look up a shared object's).
-enum class EntryLoad { Cached, Check, Published };
-// Loads the verified contents `body` of the file at `path`; throws weft::Error when they cannot
-// be loaded.
+// Why an entry is loaded: found in the cache, or built now and loaded to check it before it is
+// published (the loaded module is then the one published).
+enum class EntryLoad { Cached, Check };
+// Loads the verified contents `body` of the file at `path` (from `body`: the file may change
+// after its check); throws weft::Error when they cannot be loaded.
 using EntryLoader =
     std::function<void(const std::filesystem::path& path, const std::string& body, EntryLoad why)>;
+
+// A build that failed because a disk or file system is full (no space left, a quota, a file size
+// limit): building again in a new cache folder cannot cure it, so cached_build reports it at once.
+class DiskFull : public Error {
+public:
+    using Error::Error;
+};
 
 // Loads the entry `name`, building it first when it is missing, corrupt, or does not load.
 // Concurrent processes may build the same entry: each builds into its own temporary file, loads

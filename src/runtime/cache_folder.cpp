@@ -53,9 +53,12 @@ int create_folder(const fs::path& dir) {
 }
 
 // Every folder above the cache folder, along the path as written and as resolved, must be owned
-// by this user or root and not writable by others unless sticky: a user who can rename entries
-// of a folder above could swap the cache folder (or a link on the way to it) between its check
-// and the loading of a module from it.
+// by this user or root and writable by no one else (its group included: a root-owned mode-2775
+// project folder lets every member of its group write) unless sticky: a user who can rename
+// entries of a folder above could swap the cache folder (or a link on the way to it) between its
+// check and the loading of a module from it. A symbolic link on the way is judged by the folder
+// holding it (the next one up, checked in turn) and by where it leads (the resolved path), not
+// by its own mode bits, which are always 0777 and mean nothing.
 void check_ancestors(const fs::path& dir, const std::string& named) {
     std::error_code ec;
     const fs::path resolved = fs::canonical(dir, ec);
@@ -65,6 +68,10 @@ void check_ancestors(const fs::path& dir, const std::string& named) {
             if (::lstat(above.c_str(), &st) != 0)
                 throw Error("cannot check " + above.string() + ", a folder above " + named + ": " +
                             os_error(errno) + kWhatToDo);
+            if (S_ISLNK(st.st_mode)) {
+                if (above == above.parent_path()) break;
+                continue;
+            }
             const std::string what = above.string() + ", a folder above " + named + ",";
             if (st.st_uid != geteuid() && st.st_uid != 0)
                 throw Error(what + " belongs to another user (uid " + std::to_string(st.st_uid) +
@@ -72,6 +79,10 @@ void check_ancestors(const fs::path& dir, const std::string& named) {
             if ((st.st_mode & S_IWOTH) && !(st.st_mode & S_ISVTX))
                 throw Error(what + " can be written by other users and is not sticky (mode " +
                             octal_mode(st.st_mode) + "), so they could replace the cache folder" + kWhatToDo);
+            if ((st.st_mode & S_IWGRP) && !(st.st_mode & S_ISVTX))
+                throw Error(what + " can be written by its group (gid " + std::to_string(st.st_gid) +
+                            ") and is not sticky (mode " + octal_mode(st.st_mode) +
+                            "), so its members could replace the cache folder" + kWhatToDo);
             if (above == above.parent_path()) break;
         }
     }

@@ -407,7 +407,8 @@ AnyArray AnyArray::wrap(void* data, DType scalar, int components, const Shape& s
         int64_t stride = static_cast<int64_t>(a.element_bytes());
         for (int d = shape.ndim - 1; d >= 0; --d) {
             a.strides_[d] = stride;
-            stride *= shape.dims[d];
+            if (d > 0 && __builtin_mul_overflow(stride, shape.dims[d], &stride))
+                located_error(s, "wrap: the array spans more than 2^63 - 1 bytes");
         }
     } else {
         if (static_cast<int>(byte_strides.size()) != shape.ndim)
@@ -427,10 +428,19 @@ AnyArray AnyArray::wrap(void* data, DType scalar, int components, const Shape& s
     int64_t span = 0;
     if (shape.size() > 0) {
         span = static_cast<int64_t>(a.element_bytes());
-        for (int d = 0; d < shape.ndim; ++d)
-            if (__builtin_add_overflow(span, (shape.dims[d] - 1) * a.strides_[d], &span))
-                located_error(s, "wrap: the array spans more than 2^63 - 1 bytes");
+        for (int d = 0; d < shape.ndim; ++d) {
+            int64_t reach = 0;  // (a product that overflowed would wrap to a small span: checked)
+            if (__builtin_mul_overflow(shape.dims[d] - 1, a.strides_[d], &reach) ||
+                __builtin_add_overflow(span, reach, &span))
+                located_error(s, "wrap: the array spans more than 2^63 - 1 bytes (dimension " +
+                                     std::to_string(d) + ": " + std::to_string(shape.dims[d]) + " elements " +
+                                     std::to_string(a.strides_[d]) + " bytes apart)");
+        }
         if (data == nullptr) located_error(s, "wrap: the data pointer is null but the array has elements");
+        uintptr_t end = 0;
+        if (__builtin_add_overflow(reinterpret_cast<uintptr_t>(data), static_cast<uintptr_t>(span), &end))
+            located_error(s, "wrap: the array's " + std::to_string(span) +
+                                 " bytes from the data pointer run past the end of the address space");
     }
     if (reinterpret_cast<uintptr_t>(data) % static_cast<uintptr_t>(scalar_bytes) != 0)
         located_error(s, std::string("wrap: the data pointer is not aligned to the size of ") +

@@ -28,12 +28,14 @@ std::vector<std::vector<float>> expected_grids(const StencilParticles& p, int at
                   cj = static_cast<int>(p.y[t] * float(kStencilGrid)),
                   ck = static_cast<int>(p.z[t] * float(kStencilGrid));
         for (int s = 0; s < atomics; ++s) {
-            const int cell = s / 4, di = cell % w - w / 2, dj = cell / w % w - w / 2, dk = cell / (w * w) - w / 2;
+            const int cell = s / 4, di = cell % w - w / 2, dj = cell / w % w - w / 2,
+                      dk = cell / (w * w) - w / 2;
             float value = p.mass[t] * (1.0f / float(1 + di * di + dj * dj + dk * dk));
             if (s % 4 == 1) value = value * p.x[t];
             if (s % 4 == 2) value = value * p.y[t];
             if (s % 4 == 3) value = value * p.z[t];
-            const int i = (ci + di + kStencilGrid) % kStencilGrid, j = (cj + dj + kStencilGrid) % kStencilGrid,
+            const int i = (ci + di + kStencilGrid) % kStencilGrid,
+                      j = (cj + dj + kStencilGrid) % kStencilGrid,
                       k = (ck + dk + kStencilGrid) % kStencilGrid;
             parts[s % 4][(i * kStencilGrid + j) * kStencilGrid + k].push_back(value);
         }
@@ -50,7 +52,8 @@ std::vector<std::vector<float>> scatter(Deterministic mode, int atomics, const S
     Module m{"atomic_sites", {.deterministic = mode}};
     const StencilKernel p2g = add_stencil_scatter(m, atomics);
     std::vector<DeviceArray<float>> grids;
-    for (int g = 0; g < 4; ++g) grids.push_back(zeros<float>({kStencilGrid, kStencilGrid, kStencilGrid}, dev));
+    for (int g = 0; g < 4; ++g)
+        grids.push_back(zeros<float>({kStencilGrid, kStencilGrid, kStencilGrid}, dev));
     launch(p2g, static_cast<int64_t>(p.x.size()), from_vector(p.x, dev), from_vector(p.y, dev),
            from_vector(p.z, dev), from_vector(p.mass, dev), grids[0], grids[1], grids[2], grids[3]);
     std::vector<std::vector<float>> out;
@@ -78,35 +81,35 @@ TEST_F(AtomicSites, HundredEightDeterministicSitesCompileAndGiveExactSums) {
 TEST_F(AtomicSites, CalledSitesGiveTheBitsOfInlinedSites) {
     const Device dev = test_device();
     Module m{"atomic_sites_families", {.deterministic = Deterministic::RunToRun}};
-    const auto many = m.kernel(
-        "many", {"v", "d", "sums", "wide", "lows", "highs"},
-        [](Array<float> v, Array<double> d, Array<float> sums, Array<double> wide, Array<float> lows,
-           Array<float> highs) {
-            auto t = tid();
-            auto bin = t % 7;
-            atomic_add(sums, bin, v[t]);
-            atomic_sub(sums, bin + 7, v[t] * 3.0f);
-            atomic_add(wide, bin, d[t]);
-            atomic_sub(wide, 7 - bin, d[t] * 0.5);
-            atomic_min(lows, bin, v[t]);
-            atomic_max(highs, bin, v[t]);
-        });
+    const auto many = m.kernel("many", {"v", "d", "sums", "wide", "lows", "highs"},
+                               [](Array<float> v, Array<double> d, Array<float> sums, Array<double> wide,
+                                  Array<float> lows, Array<float> highs) {
+                                   auto t = tid();
+                                   auto bin = t % 7;
+                                   atomic_add(sums, bin, v[t]);
+                                   atomic_sub(sums, bin + 7, v[t] * 3.0f);
+                                   atomic_add(wide, bin, d[t]);
+                                   atomic_sub(wide, 7 - bin, d[t] * 0.5);
+                                   atomic_min(lows, bin, v[t]);
+                                   atomic_max(highs, bin, v[t]);
+                               });
     // The same sites in two kernels of few sites (sums; extremes), which inline them.
-    const auto sums_only = m.kernel(
-        "sums_only", {"v", "d", "sums", "wide"}, [](Array<float> v, Array<double> d, Array<float> sums, Array<double> wide) {
-            auto t = tid();
-            auto bin = t % 7;
-            atomic_add(sums, bin, v[t]);
-            atomic_sub(sums, bin + 7, v[t] * 3.0f);
-            atomic_add(wide, bin, d[t]);
-            atomic_sub(wide, 7 - bin, d[t] * 0.5);
-        });
-    const auto extremes_only =
-        m.kernel("extremes_only", {"v", "lows", "highs"}, [](Array<float> v, Array<float> lows, Array<float> highs) {
-            auto t = tid();
-            atomic_min(lows, t % 7, v[t]);
-            atomic_max(highs, t % 7, v[t]);
-        });
+    const auto sums_only =
+        m.kernel("sums_only", {"v", "d", "sums", "wide"},
+                 [](Array<float> v, Array<double> d, Array<float> sums, Array<double> wide) {
+                     auto t = tid();
+                     auto bin = t % 7;
+                     atomic_add(sums, bin, v[t]);
+                     atomic_sub(sums, bin + 7, v[t] * 3.0f);
+                     atomic_add(wide, bin, d[t]);
+                     atomic_sub(wide, 7 - bin, d[t] * 0.5);
+                 });
+    const auto extremes_only = m.kernel("extremes_only", {"v", "lows", "highs"},
+                                        [](Array<float> v, Array<float> lows, Array<float> highs) {
+                                            auto t = tid();
+                                            atomic_min(lows, t % 7, v[t]);
+                                            atomic_max(highs, t % 7, v[t]);
+                                        });
 
     const int n = 20000;
     std::vector<float> hv(n);

@@ -190,8 +190,20 @@ TEST_F(CacheSecurityTest, FoldersAboveOthersCanWriteAreRefused) {
     ASSERT_EQ(setenv("WEFT_CACHE_DIR", link.c_str(), 1), 0);
     outcome = compile_and_run("cache_above_linked", weft::test::test_device());
     EXPECT_NE(outcome.find("can be written by other users and is not sticky"), std::string::npos) << outcome;
+    // Writable by its group, as a shared project folder (mode 2775) is: its members could swap
+    // the cache folder (issue 32, item 1).
+    for (const mode_t mode : {02775, 0770, 0730}) {
+        SCOPED_TRACE(mode);
+        ASSERT_EQ(chmod(above.c_str(), mode), 0);
+        ASSERT_EQ(setenv("WEFT_CACHE_DIR", cache.c_str(), 1), 0);
+        outcome = compile_and_run("cache_above_group_writable", weft::test::test_device());
+        EXPECT_NE(outcome.find("can be written by its group"), std::string::npos) << outcome;
+        EXPECT_TRUE(entries_in(cache).empty());
+    }
     ASSERT_EQ(chmod(above.c_str(), 01777), 0);  // sticky, as /tmp: fine
     EXPECT_EQ(compile_and_run("cache_above_sticky", weft::test::test_device()), "ok");
+    ASSERT_EQ(chmod(above.c_str(), 03775), 0);  // group-writable and sticky: fine too
+    EXPECT_EQ(compile_and_run("cache_above_group_sticky", weft::test::test_device()), "ok");
     if (geteuid() == 0) {
         ASSERT_EQ(chmod(above.c_str(), 0755), 0);
         ASSERT_EQ(chown(above.c_str(), kNobody, kNobody), 0);
@@ -199,6 +211,27 @@ TEST_F(CacheSecurityTest, FoldersAboveOthersCanWriteAreRefused) {
         EXPECT_NE(outcome.find("belongs to another user"), std::string::npos) << outcome;
         ASSERT_EQ(chown(above.c_str(), 0, 0), 0);
     }
+}
+
+// A link on the way to the cache folder (a HOME reached through a symbolic link) is judged by
+// the folder holding it and by where it leads, not by its own mode bits (always 0777): the
+// default cache under such a HOME works (issue 32, item 2), and a link to an unsafe place is
+// still refused.
+TEST_F(CacheSecurityTest, LinkAboveTheCacheIsJudgedByWhereItLeads) {
+    const fs::path home = dir_ / "real_home";
+    fs::create_directories(home);
+    ASSERT_EQ(chmod(home.c_str(), 0755), 0);
+    const fs::path link = dir_ / "home";
+    fs::create_directory_symlink(home, link);
+    unsetenv("WEFT_CACHE_DIR");
+    unsetenv("XDG_CACHE_HOME");
+    ASSERT_EQ(setenv("HOME", link.c_str(), 1), 0);
+    EXPECT_EQ(compile_and_run("cache_linked_home", weft::test::test_device()), "ok");
+    EXPECT_FALSE(entries_in(home / ".cache" / "weft").empty());
+    ASSERT_EQ(chmod(home.c_str(), 0777), 0);  // where it leads, anyone may write: refused
+    const std::string outcome = compile_and_run("cache_linked_unsafe_home", weft::test::test_device());
+    EXPECT_NE(outcome.find("can be written by other users and is not sticky"), std::string::npos) << outcome;
+    ASSERT_EQ(chmod(home.c_str(), 0755), 0);
 }
 
 TEST_F(CacheSecurityTest, CreatedFolderIsPrivate) {
@@ -244,6 +277,29 @@ TEST_F(HostCompilerTest, EntryOfAnotherOwnerIsRebuilt) {
     struct stat st {};
     ASSERT_EQ(stat(entries[0].c_str(), &st), 0);
     EXPECT_EQ(st.st_uid, geteuid());
+}
+
+// What runs is the bytes the cache checked, loaded from a file of their own that is gone once
+// loaded, never the entry itself, which could change between its check and a dlopen of it (issue
+// 32, item 1); and each load's file has a new name, so a module loaded again is the new bytes.
+TEST_F(HostCompilerTest, WhatRunsIsTheCheckedBytesNotTheEntry) {
+    Scale built("cache_checked_bytes");
+    ASSERT_TRUE(built.run_and_check(cpu));  // built, checked and loaded
+    Scale cached("cache_checked_bytes");
+    ASSERT_TRUE(cached.run_and_check(cpu));  // verified in the cache and loaded
+    const auto entries = entries_in(dir_);
+    ASSERT_EQ(entries.size(), 1u);
+    const std::string maps = weft::test::read_text("/proc/self/maps");
+    const std::string name = entries[0].filename().string();
+    int copies = 0, entry = 0;
+    for (size_t at = maps.find(name); at != std::string::npos; at = maps.find(name, at + 1)) {
+        const std::string rest = maps.substr(at + name.size(), maps.find('\n', at) - at - name.size());
+        if (rest.empty()) ++entry;
+        if (rest.rfind(".tmp.load.", 0) == 0 && rest.find("(deleted)") != std::string::npos) ++copies;
+    }
+    EXPECT_EQ(entry, 0) << "the entry itself is mapped:\n" << maps;
+    EXPECT_GT(copies, 0) << maps;
+    EXPECT_TRUE(temporaries_in(dir_).empty()) << "a loaded copy was left in the cache folder";
 }
 
 // --- Temporary files (item 3) ---
@@ -461,6 +517,26 @@ TEST_F(HostCompilerTest, FullDiskSaysSo) {
     EXPECT_NE(theirs.find("File too large"), std::string::npos) << theirs;
     EXPECT_EQ(theirs.find("Weft bug"), std::string::npos) << theirs;
     EXPECT_TRUE(entries_in(dir_).empty());
+    EXPECT_TRUE(temporaries_in(dir_).empty());
+}
+
+// A linker that runs out of disk removes its output: reported at once as a full disk, not taken
+// for a deleted cache folder and built again seven times (issue 32, item 18).
+TEST_F(HostCompilerTest, FullDiskWhileLinkingIsReportedAtOnce) {
+    const fs::path calls = scratch() / "calls";
+    const fs::path linker = scratch() / "full-disk-c++";
+    write_script(
+        linker,
+        fake_compiler(default_compiler(),
+                      "echo x >> '" + calls.string() +
+                          "'\nwhile [ \"$#\" -gt 1 ]; do [ \"$1\" = -o ] && rm -f \"$2\"; shift; done\n"
+                          "echo 'ld: final link failed: No space left on device' >&2\nexit 1"));
+    ASSERT_EQ(setenv("WEFT_CXX", linker.c_str(), 1), 0);
+    const std::string outcome = compile_and_run("cache_full_link", cpu);
+    EXPECT_NE(outcome.find("could not do its work"), std::string::npos) << outcome;
+    EXPECT_NE(outcome.find("No space left on device"), std::string::npos) << outcome;
+    EXPECT_EQ(outcome.find("deleted during each"), std::string::npos) << outcome;
+    EXPECT_EQ(count_of(read_text(calls), "x"), 1) << "the compiler ran more than once";
     EXPECT_TRUE(temporaries_in(dir_).empty());
 }
 

@@ -188,7 +188,8 @@ TEST(ConcurrentLaunches, WrappedMemoryIsTheSameTarget) {
     weft::Module m{"concurrent_wrapped"};
     auto add = m.kernel("add_halves", {"total"}, [](Array<int> total) { total[weft::tid() % 2] += 1; });
     weft::Module d{"concurrent_wrapped_det", {.deterministic = Deterministic::RunToRun}};
-    auto add_det = d.kernel("add_halves", {"total"}, [](Array<float> total) { total[weft::tid() % 2] += 1.0f; });
+    auto add_det =
+        d.kernel("add_halves", {"total"}, [](Array<float> total) { total[weft::tid() % 2] += 1.0f; });
     m.compile(dev());
     d.compile(dev());
     const int launches = 300, threads = 64;
@@ -196,7 +197,8 @@ TEST(ConcurrentLaunches, WrappedMemoryIsTheSameTarget) {
     auto ints = weft::zeros<int>(4, dev());
     const auto ints_again = weft::wrap<int>(static_cast<int*>(ints.data()) + 1, {2}, dev());
     on_host_threads([&](int h) {
-        for (int i = 0; i < launches; ++i) weft::launch(add, threads, h % 2 == 0 ? ints.slice(0, 1, 3) : ints_again);
+        for (int i = 0; i < launches; ++i)
+            weft::launch(add, threads, h % 2 == 0 ? ints.slice(0, 1, 3) : ints_again);
         weft::synchronize(dev());
     });
     const int each = kHostThreads * launches * threads / 2;
@@ -228,7 +230,8 @@ TEST(ConcurrentLaunches, ADeterministicResolveKeepsConcurrentPlainAdds) {
         for (int i = 0; i < launches; ++i) weft::launch(h % 2 == 0 ? plain : det, elements, target);
         weft::synchronize(dev());
     });
-    EXPECT_EQ(target.to_vector(), std::vector<float>(elements, static_cast<float>(kHostThreads / 2 * launches * 3)));
+    EXPECT_EQ(target.to_vector(),
+              std::vector<float>(elements, static_cast<float>(kHostThreads / 2 * launches * 3)));
 }
 
 }  // namespace

@@ -86,6 +86,13 @@ TEST(Wrap, BadInputIsAWeftErrorNamingTheLine) {
     EXPECT_TRUE(has(e.message(), "multiples of 4")) << e.message();
     e = error_from([&] { (void)weft::wrap<float>(base, {2, 2}, dev(), {8}); });
     EXPECT_TRUE(has(e.message(), "1 strides for an array of 2 dimensions")) << e.message();
+    // Strides whose products overflow (issue 32, item 14): 4 * 2^62 bytes wrapped to a span of 4.
+    e = error_from([&] { (void)weft::wrap<float>(base, 5, dev(), {int64_t{1} << 62}); });
+    EXPECT_TRUE(has(e.message(), "spans more than 2^63 - 1 bytes (dimension 0: 5 elements")) << e.message();
+    e = error_from([&] { (void)weft::wrap<float>(base, {3, int64_t{1} << 61}, dev()); });
+    EXPECT_TRUE(has(e.message(), "spans more than 2^63 - 1 bytes")) << e.message();
+    e = error_from([&] { (void)weft::wrap<float>(reinterpret_cast<float*>(~uintptr_t{0} - 15), 8, dev()); });
+    EXPECT_TRUE(has(e.message(), "run past the end of the address space")) << e.message();
     line = __LINE__ + 1;
     e = error_from([&] { (void)weft::DeviceArray<int>::of(owner); });
     EXPECT_EQ(e.line(), static_cast<uint32_t>(line));
@@ -177,7 +184,13 @@ TEST(DLPack, UnsupportedTensorsAreRefusedAndStayTheCallers) {
     t.dtype = {kDLInt, 32, 1};
     t.ndim = 5;
     refused("the tensor has 5 dimensions; Weft arrays have 1 to 4");
+    t.ndim = -1;  // (issue 32, item 14: taken as a 0-D tensor before)
+    refused("the tensor has -1 dimensions; Weft arrays have 1 to 4");
     t.ndim = 2;
+    int64_t huge[2] = {int64_t{1} << 62, 1};  // 2^62 elements of 4 bytes: 0 bytes, wrapped
+    t.strides = huge;
+    refused("the stride of dimension 0 is 4611686018427387904 elements, more than 2^63 - 1 bytes");
+    t.strides = nullptr;
     t.device = {kDLOpenCL, 0};
     refused("DLPack device type 4; Weft takes the CPU");
     EXPECT_EQ(foreign.deleted, 0);

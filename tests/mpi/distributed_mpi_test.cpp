@@ -330,7 +330,8 @@ TEST(Errors, MismatchedShapesTypesAndReductionsThrowOnEveryRank) {
     // The same number of elements in other extents is refused too (issue 32, item 9): summed by
     // flat index, element (0, 2) of a {2, 3} array would meet (1, 0) of a {3, 2} one.
     auto transposed = first ? weft::zeros<float>({2, 3}, cpu) : weft::zeros<float>({3, 2}, cpu);
-    EXPECT_NE(message_of([&] { comm().allreduce_sum(transposed); }).find("different shapes"), std::string::npos);
+    EXPECT_NE(message_of([&] { comm().allreduce_sum(transposed); }).find("different shapes"),
+              std::string::npos);
     weft::DistributedSum sum(comm(), {transposed});
     EXPECT_NE(message_of([&] { sum.reduce(); }).find("different target shapes"), std::string::npos);
     weft::AnyArray b =

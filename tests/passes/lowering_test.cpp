@@ -445,17 +445,15 @@ TEST(Codegen, AKernelOfMoreThanFourDeterministicSitesCallsTheOutOfLinePath) {
     Program p = weft::test::program_named("sites");
     const auto adds = [](Builder& b, ValueId array, int count) {
         const ValueId one = b.constant(DType::Float32, 0x3f800000, here(2));
-        for (int k = 0; k < count; ++k) b.atomic(AtomicOp::Add, array, {i64(b, k, 2)}, 0, one, kNoValue, here(2));
+        for (int k = 0; k < count; ++k)
+            b.atomic(AtomicOp::Add, array, {i64(b, k, 2)}, 0, one, kNoValue, here(2));
     };
-    add_function(p, "helper", false, {f32_array}, none, [&](Builder& b, const std::vector<ValueId>& a) {
-        adds(b, a[0], 3);
-    });
-    add_function(p, "few", true, {f32_array}, none, [&](Builder& b, const std::vector<ValueId>& a) {
-        adds(b, a[0], 4);
-    });
-    add_function(p, "many", true, {f32_array}, none, [&](Builder& b, const std::vector<ValueId>& a) {
-        adds(b, a[0], 5);
-    });
+    add_function(p, "helper", false, {f32_array}, none,
+                 [&](Builder& b, const std::vector<ValueId>& a) { adds(b, a[0], 3); });
+    add_function(p, "few", true, {f32_array}, none,
+                 [&](Builder& b, const std::vector<ValueId>& a) { adds(b, a[0], 4); });
+    add_function(p, "many", true, {f32_array}, none,
+                 [&](Builder& b, const std::vector<ValueId>& a) { adds(b, a[0], 5); });
     add_function(p, "twice", true, {f32_array}, none, [&](Builder& b, const std::vector<ValueId>& a) {
         b.call(0, *p.functions[0], {a[0]}, here(3));
         b.call(0, *p.functions[0], {a[0]}, here(4));

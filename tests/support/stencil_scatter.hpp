@@ -48,8 +48,8 @@ inline StencilKernel add_stencil_scatter(Module& m, int atomics) {
                 if (s % 4 == 2) value = value * py;
                 if (s % 4 == 3) value = value * pz;
                 atomic_add(grids[s % 4], (ci + (di + kStencilGrid)) % kStencilGrid,
-                           (cj + (dj + kStencilGrid)) % kStencilGrid, (ck + (dk + kStencilGrid)) % kStencilGrid,
-                           value);
+                           (cj + (dj + kStencilGrid)) % kStencilGrid,
+                           (ck + (dk + kStencilGrid)) % kStencilGrid, value);
             }
         });
 }

@@ -46,12 +46,12 @@ std::shared_ptr<CpuModule> CpuModule::load(codegen::Generated generated, const p
         RemovedOnExit cleanup(source);
         compile_shared_object(compiler, source, out, flags, m->module_name_);
     };
-    // Loaded again once published (after the check, from the temporary file), so that it runs
-    // under its entry's name.
-    const auto load = [&](const fs::path& path, const std::string&, EntryLoad why) {
+    // Loaded from the bytes the cache checked (a built entry's at the check, a cached entry's
+    // once verified): once published, the entry is the same bytes.
+    const auto load = [&](const fs::path& path, const std::string& image, EntryLoad why) {
         m->unload();
         try {
-            m->open(path);
+            m->open(image, path.parent_path() / name);  // (at the check, `path` is the temporary file)
         } catch (const Error& e) {
             if (why != EntryLoad::Check) throw;
             throw Error("the host C++ compiler '" + compiler.path + "' reported success compiling module '" +
@@ -66,8 +66,21 @@ std::shared_ptr<CpuModule> CpuModule::load(codegen::Generated generated, const p
     return m;
 }
 
-void CpuModule::open(const fs::path& path) {
-    handle_ = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
+void CpuModule::open(const std::string& image, const fs::path& path) {
+    // A file of its own for every load, removed once loaded: what runs is `image`, whatever
+    // becomes of the entry between its check and the load, and a name never loaded before, which
+    // the dynamic loader cannot take for an object it already has (as it took /proc/self/fd/N
+    // with a reused N). Its folder is the cache folder, which only this user can write; a copy a
+    // killed process left is removed with the abandoned temporaries (".tmp.").
+    fs::path copy;
+    try {
+        copy = create_unique_file(path.string() + ".tmp.load.", "", image);
+    } catch (const FileError& e) {
+        throw Error("cannot load " + path.string() + ": " + e.message() +
+                    "; free some disk space, or set WEFT_CACHE_DIR to a folder on another disk");
+    }
+    RemovedOnExit cleanup(copy);
+    handle_ = dlopen(copy.c_str(), RTLD_NOW | RTLD_LOCAL);
     if (!handle_) throw Error("cannot load " + path.string() + ": " + dlerror());
     for (const std::string& symbol : generated_.entries) {
         Entry e = nullptr;

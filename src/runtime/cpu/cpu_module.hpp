@@ -24,9 +24,9 @@ public:
 
 private:
     CpuModule() = default;
-    // dlopens the shared object at `path` and finds every entry; throws weft::Error, loading
-    // nothing, when it cannot.
-    void open(const std::filesystem::path& path);
+    // dlopens shared object `image` (the checked bytes of the cache entry at `path`) and finds
+    // every entry; throws weft::Error, loading nothing, when it cannot.
+    void open(const std::string& image, const std::filesystem::path& path);
     void unload();
     // Runs threads [begin, end) of the launch; records the chunk's first fault in the last argument.
     using Entry = void (*)(void* const*, const LaunchRecord*, int64_t, int64_t, FaultRecord*);

@@ -12,6 +12,7 @@
 #include <mutex>
 
 #include "base/hash.hpp"
+#include "runtime/cache.hpp"
 #include "runtime/cpu/process.hpp"
 #include "runtime/files.hpp"
 #include "weft/error.hpp"
@@ -84,10 +85,13 @@ std::string executable_stamp(const std::string& path) {
 
 // The first line of `output` that reports an operating-system failure (a full disk, a folder
 // that cannot be written, memory running out) rather than a problem with the code; "" if none.
-std::string environment_failure(const std::string& output) {
+// `full` says whether it is a full disk or file system, which building again cannot cure (a
+// missing or unwritable file may be a cache folder deleted under the build).
+std::string environment_failure(const std::string& output, bool& full) {
+    static const std::vector<std::string> full_signs = {os_error(ENOSPC), os_error(EDQUOT), os_error(EFBIG)};
     static const std::vector<std::string> signs = [] {
         std::vector<std::string> s;
-        for (int err : {ENOSPC, EDQUOT, EROFS, EACCES, EPERM, EFBIG, EIO, ENOENT, ENOMEM, EMFILE, ENFILE})
+        for (int err : {EROFS, EACCES, EPERM, EIO, ENOENT, ENOMEM, EMFILE, ENFILE})
             s.push_back(os_error(err));
         s.insert(s.end(), {"out of memory", "virtual memory exhausted", "Killed signal terminated program"});
         return s;
@@ -95,6 +99,11 @@ std::string environment_failure(const std::string& output) {
     for (size_t begin = 0; begin < output.size();) {
         const size_t end = std::min(output.find('\n', begin), output.size());
         const std::string line = output.substr(begin, end - begin);
+        for (const auto& sign : full_signs)
+            if (line.find(sign) != std::string::npos) {
+                full = true;
+                return line;
+            }
         for (const auto& sign : signs)
             if (line.find(sign) != std::string::npos) return line;
         begin = end + 1;
@@ -153,11 +162,15 @@ void compile_shared_object(const HostCompiler& compiler, const fs::path& source,
                     "memory to spare" +
                     (r.output.empty() ? "" : ". Its output:\n" + r.output));
     if (r.exit_code != 0) {
-        if (const std::string line = environment_failure(r.output); !line.empty())
-            throw Error(who + " could not do its work" + what + ": " + line +
-                        "\n(check free disk space and memory, and that the cache folder " +
-                        output.parent_path().string() + " and TMPDIR can be written) Its output:\n" +
-                        r.output);
+        bool full = false;
+        if (const std::string line = environment_failure(r.output, full); !line.empty()) {
+            const std::string text = who + " could not do its work" + what + ": " + line +
+                                     "\n(check free disk space and memory, and that the cache folder " +
+                                     output.parent_path().string() +
+                                     " and TMPDIR can be written) Its output:\n" + r.output;
+            if (full) throw DiskFull(text);
+            throw Error(text);
+        }
         throw Error("the host compiler failed on generated code for module '" + module +
                     "' (a Weft bug; please report it with this output):\n" + r.output);
     }

@@ -114,8 +114,7 @@ CUfunction condition_kernel(int ordinal) {
                                            library_options(LibraryModule::GraphCondition)),
                              arch));
             },
-            [&](const std::filesystem::path&, const std::string& image, EntryLoad why) {
-                if (why == EntryLoad::Published) return;
+            [&](const std::filesystem::path&, const std::string& image, EntryLoad) {
                 if (m) d.cuModuleUnload(m);
                 m = nullptr;
                 check(d.cuModuleLoadData(&m, image.data()), "loading Weft's graph kernels");

@@ -39,8 +39,7 @@ CUmodule build_and_load(const std::string& source, const std::string& module_nam
         append_to_file(out, compile_cubin(source, module_name, arch, flags));
     };
     // The driver loads from memory: what was checked is what runs, under any name.
-    const auto load = [&](const fs::path&, const std::string& image, EntryLoad why) {
-        if (why == EntryLoad::Published) return;
+    const auto load = [&](const fs::path&, const std::string& image, EntryLoad) {
         if (module) d.cuModuleUnload(module);
         module = nullptr;
         check(d.cuModuleLoadData(&module, image.data()), ("loading module '" + module_name + "'").c_str());

@@ -33,8 +33,7 @@ CUfunction library_function(int ordinal, LibraryModule module, const std::string
             [&](const std::filesystem::path& out) {
                 append_to_file(out, compile_cubin(source, module_name, arch, library_options(module)));
             },
-            [&](const std::filesystem::path&, const std::string& image, EntryLoad why) {
-                if (why == EntryLoad::Published) return;  // loaded from memory at the check
+            [&](const std::filesystem::path&, const std::string& image, EntryLoad) {
                 if (m) d.cuModuleUnload(m);
                 m = nullptr;
                 check(d.cuModuleLoadData(&m, image.data()), "loading Weft's GPU library kernels");

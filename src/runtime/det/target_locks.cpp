@@ -26,7 +26,8 @@ size_t stripe_of_granule(uintptr_t granule) {
 void add_stripes(const AnyArray& a, std::vector<size_t>& out) {
     if (a.size() == 0) return;
     uint64_t span = a.element_bytes();
-    for (int d = 0; d < a.ndim(); ++d) span += static_cast<uint64_t>(a.shape()[d] - 1) * static_cast<uint64_t>(a.stride(d));
+    for (int d = 0; d < a.ndim(); ++d)
+        span += static_cast<uint64_t>(a.shape()[d] - 1) * static_cast<uint64_t>(a.stride(d));
     const auto first = reinterpret_cast<uintptr_t>(a.data()) >> kGranuleBits;
     const auto last = (reinterpret_cast<uintptr_t>(a.data()) + span - 1) >> kGranuleBits;
     if (last - first >= 4 * kStripes) {  // (every stripe, almost surely)
@@ -47,8 +48,8 @@ std::vector<size_t> stripes_of(const std::vector<const AnyArray*>& arrays) {
 
 }  // namespace
 
-LaunchLocks::LaunchLocks(const std::vector<const AnyArray*>& exclusive, const std::vector<const AnyArray*>& atomic,
-                         bool want_serial) {
+LaunchLocks::LaunchLocks(const std::vector<const AnyArray*>& exclusive,
+                         const std::vector<const AnyArray*>& atomic, bool want_serial) {
     const std::vector<size_t> held = stripes_of(exclusive);
     std::vector<size_t> shared;  // the atomic targets' stripes that `held` does not cover
     const std::vector<size_t> atomic_stripes = stripes_of(atomic);
