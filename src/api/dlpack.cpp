@@ -1,6 +1,8 @@
 // DLPack interchange (weft/dlpack.hpp): exported tensors hold a Weft array; imported ones are wrapped.
 #include "weft/dlpack.hpp"
 
+#include <mutex>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -12,6 +14,17 @@ namespace {
 
 [[noreturn]] void fail(const std::source_location& s, const std::string& message) {
     throw Error(message, "", s.file_name(), s.line());
+}
+
+// The imported tensors Weft owns now (until their deleter runs): DLPack hands a tensor over
+// once, and a second import would run its deleter twice.
+struct Owned {
+    std::mutex mutex;
+    std::set<const DLManagedTensor*> tensors;
+};
+Owned& owned() {
+    static Owned o;
+    return o;
 }
 
 // What an exported tensor owns: the array (so its memory lives) and the shape and strides the
@@ -140,12 +153,29 @@ AnyArray from_dlpack(DLManagedTensor* tensor, std::source_location s) {
             }
     }
     char* data = static_cast<char*>(t.data) + t.byte_offset;
-    return AnyArray::wrap(
-        data, dtype, 1, shape, device, std::move(strides),
-        [tensor] {
-            if (tensor->deleter) tensor->deleter(tensor);
-        },
-        s);
+    {
+        std::lock_guard lock(owned().mutex);
+        if (!owned().tensors.insert(tensor).second)
+            fail(s,
+                 "from_dlpack: this tensor was imported already and is Weft's now (DLPack hands a tensor "
+                 "over once); share the first import's array, or ask its library for a new tensor");
+    }
+    try {
+        return AnyArray::wrap(
+            data, dtype, 1, shape, device, std::move(strides),
+            [tensor] {
+                {
+                    std::lock_guard lock(owned().mutex);
+                    owned().tensors.erase(tensor);
+                }
+                if (tensor->deleter) tensor->deleter(tensor);
+            },
+            s);
+    } catch (...) {  // refused: the tensor stays the caller's
+        std::lock_guard lock(owned().mutex);
+        owned().tensors.erase(tensor);
+        throw;
+    }
 }
 
 }  // namespace weft

@@ -393,7 +393,10 @@ AnyArray AnyArray::wrap(void* data, DType scalar, int components, const Shape& s
         located_error(s, "an array's elements have at least 1 component, got " + std::to_string(components));
     check_extents(shape.dims, shape.ndim, s);
     try {
-        runtime::backend(device);  // a device that cannot be used is an error here, not at first use
+        // A device that cannot be used is an error here, not at first use (without the caller's
+        // line) or never (a release that never runs).
+        if (!device.is_cpu()) (void)weft::device(device.name());
+        runtime::backend(device);
     } catch (const Error& e) {
         located_error(s, "wrap: " + e.message());
     }

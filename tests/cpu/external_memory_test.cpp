@@ -93,6 +93,13 @@ TEST(Wrap, BadInputIsAWeftErrorNamingTheLine) {
     EXPECT_TRUE(has(e.message(), "spans more than 2^63 - 1 bytes")) << e.message();
     e = error_from([&] { (void)weft::wrap<float>(reinterpret_cast<float*>(~uintptr_t{0} - 15), 8, dev()); });
     EXPECT_TRUE(has(e.message(), "run past the end of the address space")) << e.message();
+    // A GPU that this machine does not have (issue 32, item 12): refused here, the release not run
+    // (it stays the caller's).
+    int released = 0;
+    e = error_from(
+        [&] { (void)weft::wrap<float>(base, 4, weft::Device::cuda(63), {}, [&] { ++released; }); });
+    EXPECT_TRUE(has(e.message(), "wrap: device 'cuda:63' is not available")) << e.message();
+    EXPECT_EQ(released, 0);
     line = __LINE__ + 1;
     e = error_from([&] { (void)weft::DeviceArray<int>::of(owner); });
     EXPECT_EQ(e.line(), static_cast<uint32_t>(line));
@@ -168,6 +175,21 @@ TEST(DLPack, ImportTakesOwnershipAndCallsTheDeleterOnce) {
     EXPECT_EQ(foreign.memory.to_vector(), (std::vector<int>{1, 2, 9, 9}));
 }
 
+// Once imported, a tensor is Weft's: a second import of it is refused, and its deleter runs once
+// (issue 32, item 11: it ran twice, "double free detected").
+TEST(DLPack, ASecondImportOfATensorWeftOwnsIsRefused) {
+    Foreign foreign(dev());
+    {
+        auto a = weft::DeviceArray<int>::of(weft::from_dlpack(&foreign.tensor));
+        const int line = __LINE__ + 1;
+        const weft::Error e = error_from([&] { (void)weft::from_dlpack(&foreign.tensor); });
+        EXPECT_EQ(e.line(), static_cast<uint32_t>(line));
+        EXPECT_TRUE(has(e.message(), "this tensor was imported already and is Weft's now")) << e.message();
+        EXPECT_EQ(a.to_vector(), (std::vector<int>{1, 2, 3, 4}));
+    }
+    EXPECT_EQ(foreign.deleted, 1);
+}
+
 TEST(DLPack, UnsupportedTensorsAreRefusedAndStayTheCallers) {
     Foreign foreign(dev());
     DLTensor& t = foreign.tensor.dl_tensor;
@@ -191,6 +213,8 @@ TEST(DLPack, UnsupportedTensorsAreRefusedAndStayTheCallers) {
     t.strides = huge;
     refused("the stride of dimension 0 is 4611686018427387904 elements, more than 2^63 - 1 bytes");
     t.strides = nullptr;
+    t.device = {kDLCUDA, 63};  // a GPU this machine does not have (issue 32, item 12)
+    refused("device 'cuda:63' is not available");
     t.device = {kDLOpenCL, 0};
     refused("DLPack device type 4; Weft takes the CPU");
     EXPECT_EQ(foreign.deleted, 0);
