@@ -42,6 +42,12 @@ namespace detail {
 struct Allocation;
 /// `a` with each broadcast dimension (stride 0) cut to extent 1: the same elements, each once.
 AnyArray without_broadcast(const AnyArray& a);
+/// How many times Weft has written the memory behind `a` (every view of an allocation counts
+/// the same writes): launches that may write it and host copies and fills. The tape compares it
+/// to refuse a backward pass whose inputs changed since the launch that read them.
+uint64_t version(const AnyArray& a);
+/// Counts a write of the memory behind `a`.
+void bump_version(const AnyArray& a);
 }  // namespace detail
 
 /// As a slice's `stop`: through the end of the dimension (Python's `a[start::step]`).
@@ -185,6 +191,8 @@ protected:
 private:
     friend bool may_share_memory(const AnyArray& a, const AnyArray& b);
     friend AnyArray detail::without_broadcast(const AnyArray& a);
+    friend uint64_t detail::version(const AnyArray& a);
+    friend void detail::bump_version(const AnyArray& a);
 };
 
 /// Whether some element of `a` and some element of `b` may be the same memory (the arrays share

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <memory>
 #include <source_location>
 #include <vector>
@@ -13,10 +14,14 @@ namespace weft {
 namespace detail {
 struct TapeState;
 /// Called by weft::launch before each launch: weft::Error when the tape recording on this thread
-/// was destroyed (by another thread) before it stopped, so nothing runs unrecorded.
-void tape_ready();
-/// Called by weft::launch after each launch: records it on this thread's recording tape, if any.
-void tape_record(const KernelState& kernel, const Dim& dim, const std::vector<LaunchArg>& args);
+/// was destroyed (by another thread) before it stopped, so nothing runs unrecorded. While a tape
+/// records, the versions (detail::version) of the array arguments the launch does not write
+/// (`writes`, per argument), which its backward reads as they are now; else nothing.
+std::vector<uint64_t> tape_ready(const std::vector<LaunchArg>& args, const std::vector<bool>& writes);
+/// Called by weft::launch after each launch: records it, with tape_ready's versions, on this
+/// thread's recording tape, if any.
+void tape_record(const KernelState& kernel, const Dim& dim, const std::vector<LaunchArg>& args,
+                 const std::vector<bool>& writes, const std::vector<uint64_t>& versions);
 /// Whether a tape records on this thread.
 bool tape_recording();
 }  // namespace detail
@@ -115,7 +120,10 @@ public:
                   std::source_location s = std::source_location::current());
     /// Runs the adjoint of each recorded launch, the last first, from the output gradients the
     /// caller has set. Every launch is checked first: an error (naming the recorded launch's line)
-    /// leaves every gradient as it was.
+    /// leaves every gradient as it was. That includes the arrays each launch read: one written
+    /// since (by a later launch, a host copy or fill, or by the launch itself through another
+    /// argument) would be replayed with its new values, so backward refuses, naming the array,
+    /// the launch that read it and, where the tape recorded it, the launch that wrote it.
     void backward();
     /// Sets every gradient of the recorded launches' arrays to zero. Gradients accumulate: call it
     /// between two backward passes. (Unlike the spec framework's `tape.reset()`, reset() below does

@@ -191,6 +191,9 @@ void recheck_launch(PreparedLaunch& p) {
 
 void issue(const KernelState& kernel, const Dim& dim, const std::vector<LaunchArg>& args,
            const CheckedLaunch& checked) {
+    // (Counted before it runs: a launch that fails part way may have written.)
+    for (size_t i = 0; i < args.size(); ++i)
+        if (checked.plan->writes[i]) bump_version(std::get<AnyArray>(args[i]));
     if (runtime::Capture* capture = runtime::active_capture(checked.target)) {
         // The graph holds what its work uses for as long as it lives.
         capture->keep.push_back(checked.compiled);
@@ -220,9 +223,10 @@ void issue(const KernelState& kernel, const Dim& dim, const std::vector<LaunchAr
 
 void launch(const detail::KernelState& kernel, const Dim& dim, const std::vector<LaunchArg>& args) {
     const detail::CheckedLaunch checked = detail::check_launch(kernel, dim, args);
-    if (checked.compiled->options.enable_backward) detail::tape_ready();
+    if (!checked.compiled->options.enable_backward) return detail::issue(kernel, dim, args, checked);
+    const std::vector<uint64_t> versions = detail::tape_ready(args, checked.plan->writes);
     detail::issue(kernel, dim, args, checked);
-    if (checked.compiled->options.enable_backward) detail::tape_record(kernel, dim, args);
+    detail::tape_record(kernel, dim, args, checked.plan->writes, versions);
 }
 
 }  // namespace weft

@@ -175,10 +175,10 @@ void RecordedLaunch::set_dim(const Dim& dim) {
 void RecordedLaunch::launch() const {
     // As weft::launch does: a tape recording on this thread sees the launch.
     const detail::PreparedLaunch& p = *prepared_;
-    const bool recordable = p.checked.compiled->options.enable_backward;
-    if (recordable) detail::tape_ready();
+    if (!p.checked.compiled->options.enable_backward) return detail::issue(p);
+    const std::vector<uint64_t> versions = detail::tape_ready(p.args, p.checked.plan->writes);
     detail::issue(p);
-    if (recordable) detail::tape_record(p.kernel, p.dim, p.args);
+    detail::tape_record(p.kernel, p.dim, p.args, p.checked.plan->writes, versions);
 }
 
 }  // namespace weft

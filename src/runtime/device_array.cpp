@@ -244,6 +244,14 @@ void detail::bad_matrix_entry(int r, int c, int rows, int columns, const std::so
                          std::to_string(columns - 1) + ")");
 }
 
+uint64_t detail::version(const AnyArray& a) {
+    return a.allocation_ ? a.allocation_->version.load(std::memory_order_relaxed) : 0;
+}
+
+void detail::bump_version(const AnyArray& a) {
+    if (a.allocation_) a.allocation_->version.fetch_add(1, std::memory_order_relaxed);
+}
+
 AnyArray detail::without_broadcast(const AnyArray& a) {
     AnyArray v = a;
     for (int d = 0; d < v.ndim(); ++d)
@@ -355,6 +363,7 @@ AnyArray AnyArray::grad(std::source_location s) const {
 
 void AnyArray::zero_() {
     if (!valid()) return;
+    detail::bump_version(*this);
     if (runtime::Capture* capture = runtime::recording_capture(device_)) {  // recorded, run at replay
         capture->bodies.back().push_back([array = *this]() mutable { array.zero_(); });
         return;
@@ -471,6 +480,7 @@ void AnyArray::copy_from_host(const void* src, size_t bytes) {
     check_bytes(*this, bytes, "copy to array");
     runtime::refuse_in_capture(device_,
                                "a copy from the host into an array (copy_from_host, from_vector, full)");
+    detail::bump_version(*this);
     if (is_contiguous())
         detail::copy_bytes(data(), device_, src, Device::cpu(), bytes);
     else
@@ -504,6 +514,7 @@ void copy(const AnyArray& dst, const AnyArray& src, std::source_location s) {
                              " vs " + element_text(src.dtype(), src.components()) + " " +
                              shape_text(src.shape()) + "); copy between arrays of one type and shape");
     const size_t bytes = static_cast<size_t>(src.size()) * src.element_bytes();
+    detail::bump_version(dst);
     // A capture that records operations (the CPU's) records the copy; a GPU capture records the
     // copy its stream queues.
     runtime::Capture* capture = runtime::recording_capture(dst.device());

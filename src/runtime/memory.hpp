@@ -2,6 +2,7 @@
 // copies are in runtime/backend.cpp, beside the choice of backend).
 #pragma once
 
+#include <atomic>
 #include <cstddef>
 #include <functional>
 #include <memory>
@@ -30,6 +31,10 @@ struct Allocation {
     // set, runs when the last array of it is gone, after the device finished the work queued on it.
     bool external = false;
     std::function<void()> release;
+    // Bumped by every write Weft makes to this memory (a launch that may write it, a host copy or
+    // fill, through any view of it): the tape compares it to refuse a backward pass whose inputs
+    // changed after the launch that read them (detail::version).
+    std::atomic<uint64_t> version{0};
     ~Allocation();
 };
 

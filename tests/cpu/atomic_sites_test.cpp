@@ -76,6 +76,16 @@ TEST_F(AtomicSites, HundredEightDeterministicSitesCompileAndGiveExactSums) {
     }
 }
 
+// Four deterministic sums per thread: float32 and float64, added and subtracted.
+void four_sums(const Int& t, const Array<float>& v, const Array<double>& d, const Array<float>& sums,
+               const Array<double>& wide) {
+    auto bin = t % 7;
+    atomic_add(sums, bin, v[t]);
+    atomic_sub(sums, bin + 7, v[t] * 3.0f);
+    atomic_add(wide, bin, d[t]);
+    atomic_sub(wide, 7 - bin, d[t] * 0.5);
+}
+
 // A kernel of several sites of every deterministic family and of both float types calls the
 // out-of-line path at each site; kernels of few sites inline it. Both give the same bits.
 TEST_F(AtomicSites, CalledSitesGiveTheBitsOfInlinedSites) {
@@ -85,25 +95,14 @@ TEST_F(AtomicSites, CalledSitesGiveTheBitsOfInlinedSites) {
                                [](Array<float> v, Array<double> d, Array<float> sums, Array<double> wide,
                                   Array<float> lows, Array<float> highs) {
                                    auto t = tid();
-                                   auto bin = t % 7;
-                                   atomic_add(sums, bin, v[t]);
-                                   atomic_sub(sums, bin + 7, v[t] * 3.0f);
-                                   atomic_add(wide, bin, d[t]);
-                                   atomic_sub(wide, 7 - bin, d[t] * 0.5);
-                                   atomic_min(lows, bin, v[t]);
-                                   atomic_max(highs, bin, v[t]);
+                                   four_sums(t, v, d, sums, wide);
+                                   atomic_min(lows, t % 7, v[t]);
+                                   atomic_max(highs, t % 7, v[t]);
                                });
     // The same sites in two kernels of few sites (sums; extremes), which inline them.
-    const auto sums_only =
-        m.kernel("sums_only", {"v", "d", "sums", "wide"},
-                 [](Array<float> v, Array<double> d, Array<float> sums, Array<double> wide) {
-                     auto t = tid();
-                     auto bin = t % 7;
-                     atomic_add(sums, bin, v[t]);
-                     atomic_sub(sums, bin + 7, v[t] * 3.0f);
-                     atomic_add(wide, bin, d[t]);
-                     atomic_sub(wide, 7 - bin, d[t] * 0.5);
-                 });
+    const auto sums_only = m.kernel("sums_only", {"v", "d", "sums", "wide"},
+                                    [](Array<float> v, Array<double> d, Array<float> sums,
+                                       Array<double> wide) { four_sums(tid(), v, d, sums, wide); });
     const auto extremes_only = m.kernel("extremes_only", {"v", "lows", "highs"},
                                         [](Array<float> v, Array<float> lows, Array<float> highs) {
                                             auto t = tid();

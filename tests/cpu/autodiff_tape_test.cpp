@@ -30,7 +30,7 @@ weft::Module& module() {
 
 // y[t] = x[t] * x[t]; loss += y[t] (two kernels, so the tape chains them).
 auto& square() {
-    static auto k = module().kernel("square", [](Array<float> x, Array<float> y) {
+    static auto k = module().kernel("square", {"x", "y"}, [](Array<float> x, Array<float> y) {
         auto t = weft::tid();
         y[t] = x[t] * x[t];
     });
@@ -63,6 +63,64 @@ TEST(Tape, BackwardFromAScalarLossRunsTheAdjointsInReverseOrder) {
     EXPECT_EQ(tape.size(), 0u);
     weft::launch(square(), 4, x, y);  // not recording
     EXPECT_EQ(tape.size(), 0u);
+}
+
+// A backward pass replays each recorded launch's inputs as they are at backward(), so inputs
+// written after the launch that read them would give wrong gradients (issue 32, item 4): the
+// same array as the read and the written argument (19 instead of 7), an input overwritten by a
+// later launch or from the host (1 instead of 6). backward refuses, naming the array, the
+// launch that read it and the write, and changes no gradient.
+TEST(Tape, InputsWrittenAfterTheLaunchThatReadThemAreRefused) {
+    const auto refused = [](weft::Tape& tape, const std::string& writer) {
+        const weft::Error e = error_from([&] { tape.backward(); });
+        EXPECT_TRUE(has(e.message(), "the launch of 'square' read its argument 'x', which was written after"))
+            << e.message();
+        EXPECT_TRUE(has(e.message(), writer)) << e.message();
+    };
+    {  // in place: x is also the written argument
+        auto x = weft::from_vector<float>({1, 2}, dev(), weft::requires_grad);
+        weft::Tape tape;
+        tape.start();
+        const int line = __LINE__ + 1;
+        weft::launch(square(), 2, x, x);
+        tape.stop();
+        x.grad().fill_(1.0f);
+        const weft::Error e = error_from([&] { tape.backward(); });
+        EXPECT_EQ(e.line(), static_cast<uint32_t>(line));
+        refused(tape, "by that same launch, through its argument 'y'");
+        EXPECT_EQ(x.grad().to_vector(), (std::vector<float>{1, 1})) << "no gradient changed";
+    }
+    {  // overwritten by a later launch
+        auto x = weft::from_vector<float>({1, 2}, dev(), weft::requires_grad);
+        auto y = weft::zeros<float>(2, dev(), weft::requires_grad);
+        auto other = weft::from_vector<float>({5, 6}, dev());
+        weft::Tape tape;
+        tape.start();
+        weft::launch(square(), 2, x, y);
+        const int line = __LINE__ + 1;
+        weft::launch(square(), 2, other, x);
+        tape.stop();
+        refused(tape, "the launch of 'square' at " + std::string(__FILE__) + ":" + std::to_string(line) +
+                          ", through its argument 'y'");
+    }
+    {  // overwritten from the host, after recording
+        auto x = weft::from_vector<float>({1, 2}, dev(), weft::requires_grad);
+        auto y = weft::zeros<float>(2, dev(), weft::requires_grad);
+        weft::Tape tape;
+        tape.start();
+        weft::launch(square(), 2, x, y);
+        tape.stop();
+        x.fill_(3.0f);
+        refused(tape, "a host write");
+        // Recorded again from the new values, it runs.
+        tape.reset();
+        tape.start();
+        weft::launch(square(), 2, x, y);
+        tape.stop();
+        y.grad().fill_(1.0f);
+        tape.backward();
+        EXPECT_EQ(x.grad().to_vector(), (std::vector<float>{6, 6}));
+    }
 }
 
 // The scoped recording stops at the end of its scope, also when an exception leaves it, and
@@ -305,7 +363,7 @@ TEST(AdjointLaunch, GradientsMustMatchTheirArguments) {
     auto wrong = weft::zeros<float>(5, dev());
     weft::Error e = error_from([&] { weft::launch_adjoint(square(), 4, {wrong, weft::AnyArray()}, x, y); });
     EXPECT_TRUE(
-        has(e.message(), "the gradient of argument 0 ('arg0') must be an array of float32 of shape (4)"))
+        has(e.message(), "the gradient of argument 0 ('x') must be an array of float32 of shape (4)"))
         << e.what();
     e = error_from([&] { weft::launch_adjoint(square(), 4, {weft::AnyArray()}, x, y); });
     EXPECT_TRUE(has(e.message(), "one gradient entry per argument")) << e.what();

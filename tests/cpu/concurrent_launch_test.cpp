@@ -181,6 +181,21 @@ TEST(ConcurrentLaunches, SharedSlotCounterHandsOutEachSlotOnce) {
     EXPECT_EQ(missing, 0) << "each slot holds one id, and every id has a slot";
 }
 
+// Launches of `add` (threads of it adding 1 to element t % 2) from every host thread into
+// elements 1..2 of a 4-element array: even threads through a view of it, odd ones through a
+// weft::wrap of the same memory. The array afterwards.
+template <class T, class K>
+std::vector<T> added_through_view_and_wrap(const K& add, int launches, int threads) {
+    auto whole = weft::zeros<T>(4, dev());
+    const auto again = weft::wrap<T>(static_cast<T*>(whole.data()) + 1, {2}, dev());
+    on_host_threads([&](int h) {
+        for (int i = 0; i < launches; ++i)
+            weft::launch(add, threads, h % 2 == 0 ? whole.slice(0, 1, 3) : again);
+        weft::synchronize(dev());
+    });
+    return whole.to_vector();
+}
+
 // The same memory reached through another array (weft::wrap of its address, one element in) is
 // the same target: launches lock memory, not the array they came through (issue 32, item 6).
 // Plain atomics of serial launches (plain loads and stores), then deterministic sums.
@@ -190,29 +205,12 @@ TEST(ConcurrentLaunches, WrappedMemoryIsTheSameTarget) {
     weft::Module d{"concurrent_wrapped_det", {.deterministic = Deterministic::RunToRun}};
     auto add_det =
         d.kernel("add_halves", {"total"}, [](Array<float> total) { total[weft::tid() % 2] += 1.0f; });
-    m.compile(dev());
-    d.compile(dev());
     const int launches = 300, threads = 64;
-
-    auto ints = weft::zeros<int>(4, dev());
-    const auto ints_again = weft::wrap<int>(static_cast<int*>(ints.data()) + 1, {2}, dev());
-    on_host_threads([&](int h) {
-        for (int i = 0; i < launches; ++i)
-            weft::launch(add, threads, h % 2 == 0 ? ints.slice(0, 1, 3) : ints_again);
-        weft::synchronize(dev());
-    });
     const int each = kHostThreads * launches * threads / 2;
-    EXPECT_EQ(ints.to_vector(), (std::vector<int>{0, each, each, 0}));
-
-    auto floats = weft::zeros<float>(4, dev());
-    const auto floats_again = weft::wrap<float>(static_cast<float*>(floats.data()) + 1, {2}, dev());
-    on_host_threads([&](int h) {
-        for (int i = 0; i < launches; ++i)
-            weft::launch(add_det, threads, h % 2 == 0 ? floats.slice(0, 1, 3) : floats_again);
-        weft::synchronize(dev());
-    });
+    EXPECT_EQ(added_through_view_and_wrap<int>(add, launches, threads), (std::vector<int>{0, each, each, 0}));
     const float sum = static_cast<float>(each);
-    EXPECT_EQ(floats.to_vector(), (std::vector<float>{0.0f, sum, sum, 0.0f}));
+    EXPECT_EQ(added_through_view_and_wrap<float>(add_det, launches, threads),
+              (std::vector<float>{0.0f, sum, sum, 0.0f}));
 }
 
 // A deterministic launch resolves its sums into the target after its kernel; plain atomic adds
