@@ -369,6 +369,36 @@ TEST(Errors, DistributedSumTargetsMustStartEqual) {
     EXPECT_NE(message_of([&] { sum.reduce(); }).find("target values before the sum"), std::string::npos);
 }
 
+// Ranks that make different collective calls, or pass lists of different lengths, throw the
+// same weft::Error on every rank, naming both calls (issue 32, item 13: check_same against
+// exclusive_scan waited for the time-out; DistributedSums of 1 and 2 targets aborted the job
+// with MPI_ERR_TRUNCATE).
+TEST(Errors, DifferentCollectiveCallsThrowOnEveryRankNamingBoth) {
+    if (comm().size() == 1) GTEST_SKIP() << "needs two ranks";
+    const bool first = comm().rank() == 0;
+    const std::vector<int64_t> values{1};
+    const std::string m = message_of([&] {
+        if (first)
+            comm().check_same(7, "step numbers");
+        else
+            (void)comm().exclusive_scan(values);
+    });
+    EXPECT_NE(m.find("the ranks made different collective calls"), std::string::npos) << m;
+    EXPECT_NE(m.find("weft::Communicator::check_same"), std::string::npos) << m;
+    EXPECT_NE(m.find("weft::Communicator::exclusive_scan"), std::string::npos) << m;
+
+    const weft::Device cpu = weft::Device::cpu();
+    auto a = weft::zeros<float>(2, cpu);
+    auto b = weft::zeros<float>(2, cpu);
+    std::vector<weft::AnyArray> targets{a};
+    if (!first) targets.push_back(b);
+    weft::DistributedSum sum(comm(), targets);
+    const std::string counts = message_of([&] { sum.reduce(); });
+    EXPECT_NE(counts.find("the ranks passed different numbers of targets"), std::string::npos) << counts;
+    // Both sides go on working afterwards.
+    EXPECT_NO_THROW(comm().check_same(3, "a value every rank has"));
+}
+
 TEST(Errors, DistributedSumRejectsViewsAndAccumulationIntoViews) {
     const weft::Device cpu = weft::Device::cpu();
     auto whole = weft::zeros<float>(16, cpu);
