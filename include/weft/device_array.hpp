@@ -5,7 +5,9 @@
 #include <functional>
 #include <initializer_list>
 #include <memory>
+#include <new>
 #include <source_location>
+#include <stdexcept>
 #include <type_traits>
 #include <vector>
 
@@ -223,6 +225,32 @@ struct MatrixShape<mat<R, C, T>> {
 void check_element(const AnyArray& a, DType dtype, int components, const std::source_location& s);
 /// Throws a weft::Error, naming the caller's line, unless `count` is a.size() (`what` names the call).
 void check_host_count(const AnyArray& a, size_t count, const char* what, const std::source_location& s);
+/// Throws a weft::Error, naming the caller's line, where `a` cannot be copied to or from the
+/// host now: work on its device is being captured into a graph (`what` names the call).
+void check_host_copy(const AnyArray& a, const char* what, const std::source_location& s);
+/// `count` host elements of type T, value-initialised: a weft::Error, naming the caller's line and
+/// `a`, where host memory cannot hold them (instead of std::bad_alloc).
+template <class T>
+std::vector<T> host_buffer(const AnyArray& a, size_t count, const T& value, const char* what,
+                           const std::source_location& s);
+/// The weft::Error of host_buffer.
+[[noreturn]] void no_host_memory(const AnyArray& a, const char* what, const std::source_location& s);
+/// The most elements of `bytes` each that this machine's memory could hold.
+size_t host_capacity(size_t bytes);
+template <class T>
+std::vector<T> host_buffer(const AnyArray& a, size_t count, const T& value, const char* what,
+                           const std::source_location& s) {
+    // (Checked first: where the system overcommits memory, the allocation would succeed and the
+    // process be killed as it fills it.)
+    if (count > host_capacity(sizeof(T))) no_host_memory(a, what, s);
+    try {
+        return std::vector<T>(count, value);
+    } catch (const std::bad_alloc&) {
+        no_host_memory(a, what, s);
+    } catch (const std::length_error&) {
+        no_host_memory(a, what, s);
+    }
+}
 
 /// Throws the weft::Error for matrix entry (r, c) of an R x C matrix array that has none.
 [[noreturn]] void bad_matrix_entry(int r, int c, int rows, int columns, const std::source_location& s);
@@ -254,9 +282,11 @@ public:
     }
 
     /// Sets every element to `value` (copied from the host; a broadcast element is written once).
-    void fill_(const host_type& value) {
+    void fill_(const host_type& value, std::source_location s = std::source_location::current()) {
+        detail::check_host_copy(*this, "a copy from the host into an array (fill_)", s);
         AnyArray reached = detail::without_broadcast(*this);  // each element once
-        std::vector<detail::HostElement<E>> host(static_cast<size_t>(reached.size()), value);
+        const auto host = detail::host_buffer<detail::HostElement<E>>(
+            *this, static_cast<size_t>(reached.size()), detail::HostElement<E>(value), "fill_", s);
         reached.copy_from_host(host.data(), host.size() * sizeof(host_type));
     }
     /// Copies `count` elements (count must be size()), densely packed in row-major order, from
@@ -265,12 +295,14 @@ public:
     void copy_from_host(const host_type* src, size_t count,
                         std::source_location s = std::source_location::current()) {
         detail::check_host_count(*this, count, "copy_from_host", s);
+        detail::check_host_copy(*this, "a copy from the host into an array (copy_from_host)", s);
         AnyArray::copy_from_host(src, count * sizeof(host_type));
     }
     /// The copy out, to `dst`; for either, weft::Error, naming the caller's line, unless count is size().
     void copy_to_host(host_type* dst, size_t count,
                       std::source_location s = std::source_location::current()) const {
         detail::check_host_count(*this, count, "copy_to_host", s);
+        detail::check_host_copy(*this, "a copy from an array to the host (copy_to_host)", s);
         AnyArray::copy_to_host(dst, count * sizeof(host_type));
     }
     /// AnyArray::requires_grad_, returning this array with its element type.
@@ -329,8 +361,10 @@ public:
     }
 
     /// The elements in row-major order.
-    std::vector<host_type> to_vector() const {
-        std::vector<detail::HostElement<E>> host(static_cast<size_t>(size()));
+    std::vector<host_type> to_vector(std::source_location s = std::source_location::current()) const {
+        detail::check_host_copy(*this, "a copy from an array to the host (to_vector)", s);
+        auto host = detail::host_buffer<detail::HostElement<E>>(*this, static_cast<size_t>(size()),
+                                                                detail::HostElement<E>{}, "to_vector", s);
         AnyArray::copy_to_host(host.data(), host.size() * sizeof(host_type));
         if constexpr (std::is_same_v<E, bool>) {
             return std::vector<bool>(host.begin(), host.end());

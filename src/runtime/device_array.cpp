@@ -1,6 +1,8 @@
 // AnyArray: allocation, shape, views and host copies.
 #include "weft/device_array.hpp"
 
+#include <unistd.h>
+
 #include <cstring>
 #include <utility>
 #include <vector>
@@ -474,6 +476,26 @@ void detail::check_host_count(const AnyArray& a, size_t count, const char* what,
                              std::to_string(a.size()) +
                              " elements; the count is in elements (as from_vector and to_vector count), "
                              "not bytes, and covers the whole array");
+}
+
+void detail::check_host_copy(const AnyArray& a, const char* what, const std::source_location& s) {
+    try {
+        runtime::refuse_in_capture(a.device(), what);
+    } catch (const Error& e) {
+        located_error(s, e.message());
+    }
+}
+
+size_t detail::host_capacity(size_t bytes) {
+    const long pages = ::sysconf(_SC_PHYS_PAGES), page = ::sysconf(_SC_PAGESIZE);
+    if (pages <= 0 || page <= 0) return SIZE_MAX / bytes;
+    return static_cast<size_t>(pages) / bytes * static_cast<size_t>(page);
+}
+
+void detail::no_host_memory(const AnyArray& a, const char* what, const std::source_location& s) {
+    located_error(s, std::string(what) + ": host memory cannot hold the array's " + std::to_string(a.size()) +
+                         " elements of " + std::to_string(a.element_bytes()) +
+                         " bytes; copy a smaller view (slice, select) at a time");
 }
 
 void AnyArray::copy_from_host(const void* src, size_t bytes) {

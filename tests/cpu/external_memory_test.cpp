@@ -93,6 +93,14 @@ TEST(Wrap, BadInputIsAWeftErrorNamingTheLine) {
     EXPECT_TRUE(has(e.message(), "spans more than 2^63 - 1 bytes")) << e.message();
     e = error_from([&] { (void)weft::wrap<float>(reinterpret_cast<float*>(~uintptr_t{0} - 15), 8, dev()); });
     EXPECT_TRUE(has(e.message(), "run past the end of the address space")) << e.message();
+    // A view of 2^40 elements (broadcast over 4 bytes) cannot come to the host: a weft::Error, not
+    // std::bad_alloc (issue 32, item 18).
+    const auto huge = weft::wrap<float>(base, {int64_t{1} << 20, int64_t{1} << 20}, dev(), {0, 0});
+    line = __LINE__ + 1;
+    e = error_from([&] { (void)huge.to_vector(); });
+    EXPECT_EQ(e.line(), static_cast<uint32_t>(line));
+    EXPECT_TRUE(has(e.message(), "host memory cannot hold the array's 1099511627776 elements"))
+        << e.message();
     // A GPU that this machine does not have (issue 32, item 12): refused here, the release not run
     // (it stays the caller's).
     int released = 0;

@@ -324,12 +324,21 @@ TEST(Graph, HostReadBacksAndSynchronizationAreRefusedAndTheCaptureGoesOn) {
 
     weft::ScopedCapture scope(dev());
     sums.zero_();
+    int line = __LINE__ + 1;
     const weft::Error read = error_from([&] { (void)sums.to_vector(); });
     EXPECT_TRUE(has(read.message(), "a copy from an array to the host")) << read.message();
     EXPECT_TRUE(has(read.message(), "cannot be part of a graph")) << read.message();
+    EXPECT_EQ(read.line(), static_cast<uint32_t>(line))
+        << "the refusal names the caller's line (issue 32, item 18)";
+    line = __LINE__ + 2;
     const weft::Error write =
         error_from([&] { sums.copy_from_host(std::vector<float>(kBins).data(), kBins); });
     EXPECT_TRUE(has(write.message(), "a copy from the host into an array")) << write.message();
+    EXPECT_EQ(write.line(), static_cast<uint32_t>(line));
+    line = __LINE__ + 1;
+    const weft::Error fill = error_from([&] { sums.fill_(1.0f); });
+    EXPECT_TRUE(has(fill.message(), "cannot be part of a graph")) << fill.message();
+    EXPECT_EQ(fill.line(), static_cast<uint32_t>(line));
     const weft::Error sync = error_from([&] { weft::synchronize(dev()); });
     EXPECT_TRUE(has(sync.message(), "synchroniz")) << sync.message();
     EXPECT_TRUE(has(sync.message(), "cannot be part of a graph")) << sync.message();
