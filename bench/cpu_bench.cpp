@@ -14,9 +14,9 @@
 // particles, each adding its mass and momentum to the 27 cells of its quadratic B-spline stencil
 // in a 64^3 grid: 108 atomic adds per particle); slot allocation (1,048,576 values binned into
 // 65,536 bins); a scatter adjoint (the backward of a gather of 1,048,576 reads from 65,536
-// values). Each time is the median of several runs, the variants of a row timed in turn.
-// The particle-to-grid rows are also what bench/cpu_side_by_side.sh measures against the spec
-// framework's CPU backend.
+// values); two float64 adds into 16,777,216 outputs (the records strategy). Each time is the median of
+// several runs, the variants of a row timed in turn. The particle-to-grid rows are also what
+// bench/cpu_side_by_side.sh measures against the spec framework's CPU backend.
 //
 // Usage: weft_cpu_bench [runs] [p2g]   (runs: default 7; p2g: only the particle-to-grid rows,
 // printed for bench/cpu_side_by_side.sh)
@@ -130,6 +130,7 @@ struct Scatters {
     weft::Kernel<Array<vec3>, Array<vec3>, Array<float, 3>, Array<vec3, 3>> p2g;
     weft::Kernel<Array<float>, Array<int>, Array<int>, Array<float>> binning;
     weft::Kernel<Array<float>, Array<int>, Array<float>> gather;
+    weft::Kernel<Array<double>, Array<int>, Array<double>> accumulate_f64;
 };
 
 // The quadratic B-spline weights of the three cells from `base` along one axis, at `x` cells.
@@ -176,8 +177,14 @@ Scatters make_scatters(weft::Deterministic mode, int workers) {
                                auto i = weft::tid();
                                out[i] = values[indices[i]];
                            });
+    // float64 sums into more than 65,536 elements: the records strategy.
+    auto accumulate_f64 = m.kernel("accumulate_f64", {"values", "bins", "out"},
+                                   [](Array<double> values, Array<int> bins, Array<double> out) {
+                                       auto i = weft::tid();
+                                       out[bins[i]] += values[i];
+                                   });
     m.compile(cpu);
-    return {m, accumulate, p2g, binning, gather};
+    return {m, accumulate, p2g, binning, gather, accumulate_f64};
 }
 
 // `n` values in [-1, 1) and their bins among `outputs`, and the outputs.
@@ -333,6 +340,16 @@ void deterministic_table(int runs, int workers, const ScatterModes& k) {
         same_bits("p2g", run, [&] {
             return std::make_pair(particles.grid_m.to_vector(), particles.grid_mv.to_vector());
         });
+    }
+    {
+        // Two records into a large target: the resolve's cost follows the records, not the
+        // target's size (issue 32, item 16: 0.26-0.35 s against 0.05 ms plain).
+        const int outputs = 1 << 24;
+        const auto values = weft::from_vector<double>({0.5, 0.25}, cpu);
+        const auto bins = weft::from_vector<int>({3, outputs - 1}, cpu);
+        auto out = weft::zeros<double>(outputs, cpu);
+        const auto run = [&](const Scatters& k) { weft::launch(k.accumulate_f64, 2, values, bins, out); };
+        det_row("records: 2 float64 adds into 16M", four(run), workers, 2.0);
     }
     {
         const int n = 1 << 20, bins = 65536;

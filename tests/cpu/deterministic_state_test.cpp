@@ -221,10 +221,16 @@ TEST(DeterministicState, RecordGroupingThatCannotBeAllocatedIsAnErrorNamingTheTa
     auto add = m.kernel("add_one", {"totals"}, [](Array<double> totals) { totals[weft::tid()] += 1.0; });
     auto totals = weft::zeros<double>(1 << 24, weft::Device::cpu());
     m.compile(weft::Device::cpu());
+    // 2^21 records (24 MB of state) grouped in 32 MB more: the grouping is what cannot be had.
+    // (A few records into the same array group in memory of their own size, not the array's.)
     const std::string message =
-        error_with_address_space(size_t{32} << 20, [&] { weft::launch(add, 4, totals); });
+        error_with_address_space(size_t{32} << 20, [&] { weft::launch(add, 1 << 21, totals); });
     EXPECT_NE(message.find("cannot allocate the deterministic state for array 'totals'"), std::string::npos)
         << message;
+    EXPECT_NE(message.find("host memory for grouping its records is not available"), std::string::npos)
+        << message;
+    EXPECT_EQ(error_with_address_space(size_t{32} << 20, [&] { weft::launch(add, 4, totals); }), "")
+        << "four records into 16M elements need no memory of the array's size";
 }
 
 }  // namespace

@@ -11,6 +11,7 @@
 
 #include <sys/mman.h>
 
+#include <algorithm>
 #include <cstring>
 #include <memory>
 #include <new>
@@ -142,24 +143,34 @@ T* element_of(const wf::DetTarget& t, int64_t slot) {
     return reinterpret_cast<T*>(wf::slot_address(t, slot, static_cast<wf::i64>(sizeof(T))));
 }
 
-// Groups the records by slot (a counting sort) and reduces each slot exactly.
+// Groups the records by slot and reduces each slot exactly. Their order within a slot does not
+// matter (the sum is exact), so they are grouped by a counting sort where they are many beside
+// the target's slots, else by sorting them: the cost follows the records, not the target's size
+// (two records into 16M elements took 0.3 s when every resolve counted per slot).
 template <class T>
 void resolve_records(const TargetPlan& p, Storage& s) {
     const auto n = static_cast<size_t>(s.cursor);
     const wf::u32* record_slots = s.state.record_slots;
-    std::vector<uint32_t> start(static_cast<size_t>(p.slots.count) + 1, 0);
-    for (size_t r = 0; r < n; ++r) ++start[record_slots[r] + 1];
-    for (size_t k = 1; k < start.size(); ++k) start[k] += start[k - 1];
-    std::vector<wf::u64> sorted(n);
-    std::vector<uint32_t> fill(start.begin(), start.end() - 1);
-    for (size_t r = 0; r < n; ++r) sorted[fill[record_slots[r]]++] = s.state.records[r];
+    const auto slots = static_cast<size_t>(p.slots.count);
+    std::vector<std::pair<wf::u32, wf::u64>> grouped(n);
+    if (n < slots / 16) {
+        for (size_t r = 0; r < n; ++r) grouped[r] = {record_slots[r], s.state.records[r]};
+        std::sort(grouped.begin(), grouped.end(),
+                  [](const auto& a, const auto& b) { return a.first < b.first; });
+    } else {
+        std::vector<size_t> start(slots + 1, 0);  // (not 32-bit: a launch may make 2^32 records)
+        for (size_t r = 0; r < n; ++r) ++start[record_slots[r] + 1];
+        for (size_t k = 1; k < start.size(); ++k) start[k] += start[k - 1];
+        for (size_t r = 0; r < n; ++r)
+            grouped[start[record_slots[r]]++] = {record_slots[r], s.state.records[r]};
+    }
     std::vector<wf::i64> words(wf::Exact<T>::kWords);
-    for (int64_t slot = 0; slot < p.slots.count; ++slot) {
-        if (start[slot] == start[slot + 1]) continue;
+    for (size_t r = 0; r < n;) {
+        const wf::u32 slot = grouped[r].first;
         std::fill(words.begin(), words.end(), 0);
         wf::u32 flags = 0;
-        for (uint32_t r = start[slot]; r < start[slot + 1]; ++r)
-            wf::add_record<T>(words.data(), &flags, sorted[r], false);
+        for (; r < n && grouped[r].first == slot; ++r)
+            wf::add_record<T>(words.data(), &flags, grouped[r].second, false);
         T* element = element_of<T>(s.state, slot);
         *element = wf::resolve_sum<T>(words.data(), flags, *element);
     }
