@@ -264,10 +264,7 @@ AnyArray detail::without_broadcast(const AnyArray& a) {
 // ---------------------------------------------------------------------------------------------
 // Host copies of views that are not contiguous
 
-namespace {
-
-// The bytes a non-empty array's elements occupy: [data() + lo, data() + hi).
-std::pair<int64_t, int64_t> byte_span(const AnyArray& a) {
+std::pair<int64_t, int64_t> runtime::byte_span(const AnyArray& a) {
     int64_t lo = 0;
     int64_t hi = static_cast<int64_t>(a.element_bytes());
     for (int d = 0; d < a.ndim(); ++d) {
@@ -276,6 +273,8 @@ std::pair<int64_t, int64_t> byte_span(const AnyArray& a) {
     }
     return {lo, hi};
 }
+
+namespace {
 
 // Calls f(k, offset) for element k (row-major order) at byte `offset` from data().
 template <class F>
@@ -304,7 +303,7 @@ void strided_copy(const AnyArray& a, char* dense, bool to_host) {
     const size_t elem = a.element_bytes();
     char* base = static_cast<char*>(a.data());
     std::vector<char> staging;
-    const auto [lo, hi] = byte_span(a);
+    const auto [lo, hi] = runtime::byte_span(a);
     const bool staged = !runtime::backend(a.device()).host_addressable();
     if (staged) {
         staging.resize(static_cast<size_t>(hi - lo));
@@ -326,8 +325,8 @@ void strided_copy(const AnyArray& a, char* dense, bool to_host) {
 
 bool may_share_memory(const AnyArray& a, const AnyArray& b) {
     if (!a.valid() || a.allocation_ != b.allocation_ || a.size() == 0 || b.size() == 0) return false;
-    const auto [alo, ahi] = byte_span(a);
-    const auto [blo, bhi] = byte_span(b);
+    const auto [alo, ahi] = runtime::byte_span(a);
+    const auto [blo, bhi] = runtime::byte_span(b);
     return a.offset_ + alo < b.offset_ + bhi && b.offset_ + blo < a.offset_ + ahi;
 }
 

@@ -4,8 +4,10 @@
 
 #include <atomic>
 #include <cstddef>
+#include <cstdint>
 #include <functional>
 #include <memory>
+#include <utility>
 
 #include "weft/device.hpp"
 
@@ -47,3 +49,12 @@ void copy_bytes(void* dst, Device to, const void* src, Device from, size_t bytes
 void zero_bytes(void* dst, Device device, size_t bytes);
 
 }  // namespace weft::detail
+
+namespace weft {
+class AnyArray;
+}
+
+namespace weft::runtime {
+// The bytes a non-empty array's elements occupy: [data() + lo, data() + hi).
+std::pair<int64_t, int64_t> byte_span(const AnyArray& a);
+}  // namespace weft::runtime

@@ -5,6 +5,8 @@
 #include <array>
 #include <cstdint>
 
+#include "runtime/memory.hpp"
+
 namespace weft::runtime::det {
 
 namespace {
@@ -22,14 +24,13 @@ size_t stripe_of_granule(uintptr_t granule) {
     return static_cast<size_t>((granule * 0x9E3779B97F4A7C15ull) >> (64 - kStripeBits));
 }
 
-// The stripes of the granules the bytes of `a` touch (strides are never negative), added to `out`.
+// The stripes of the granules the bytes of `a` touch, added to `out`.
 void add_stripes(const AnyArray& a, std::vector<size_t>& out) {
     if (a.size() == 0) return;
-    uint64_t span = a.element_bytes();
-    for (int d = 0; d < a.ndim(); ++d)
-        span += static_cast<uint64_t>(a.shape()[d] - 1) * static_cast<uint64_t>(a.stride(d));
-    const auto first = reinterpret_cast<uintptr_t>(a.data()) >> kGranuleBits;
-    const auto last = (reinterpret_cast<uintptr_t>(a.data()) + span - 1) >> kGranuleBits;
+    const auto [lo, hi] = byte_span(a);
+    const auto start = reinterpret_cast<uintptr_t>(a.data());
+    const auto first = (start + static_cast<uintptr_t>(lo)) >> kGranuleBits;
+    const auto last = (start + static_cast<uintptr_t>(hi) - 1) >> kGranuleBits;
     if (last - first >= 4 * kStripes) {  // (every stripe, almost surely)
         for (size_t s = 0; s < kStripes; ++s) out.push_back(s);
         return;
