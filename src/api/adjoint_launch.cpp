@@ -6,7 +6,9 @@
 
 #include "api/launch_checks.hpp"
 #include "api/module_state.hpp"
+#include "api/prepared_launch.hpp"
 #include "runtime/backend.hpp"
+#include "runtime/graph_capture.hpp"
 #include "runtime/launch_steps.hpp"
 #include "weft/error.hpp"
 #include "weft/tape.hpp"
@@ -104,6 +106,14 @@ PreparedAdjoint::PreparedAdjoint(const KernelState& kernel, const Dim& dim,
 
 void PreparedAdjoint::run() {
     if (!runs_) return;
+    if (runtime::Capture* capture = hold_for_capture(target_, compiled_, args_)) {
+        capture->bodies.back().push_back([adjoint = *this] { adjoint.launch(); });
+        return;
+    }
+    launch();
+}
+
+void PreparedAdjoint::launch() const {
     runtime::LaunchRequest request;
     request.backend = &runtime::backend(target_);
     request.code = compiled_->code.get();

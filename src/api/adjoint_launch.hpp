@@ -17,10 +17,13 @@ public:
     // the module with its adjoints; throws weft::Error as weft::launch_adjoint documents.
     PreparedAdjoint(const KernelState& kernel, const Dim& dim, const std::vector<LaunchArg>& args,
                     const std::vector<AnyArray>& grads);
-    // Launches the adjoint (nothing when the kernel has no float arrays).
+    // Launches the adjoint (nothing when the kernel has no float arrays); inside a graph capture,
+    // the graph's replays launch it.
     void run();
 
 private:
+    void launch() const;
+
     KernelState kernel_;
     Dim dim_;
     int64_t threads_ = 0;

@@ -189,21 +189,25 @@ void recheck_launch(PreparedLaunch& p) {
     p.checked.threads = threads;
 }
 
+runtime::Capture* hold_for_capture(Device target, const std::shared_ptr<const CompiledModule>& compiled,
+                                   const std::vector<LaunchArg>& args) {
+    runtime::Capture* capture = runtime::active_capture(target);
+    if (!capture) return nullptr;
+    capture->keep.push_back(compiled);
+    for (const LaunchArg& a : args)
+        if (const auto* arr = std::get_if<AnyArray>(&a))
+            capture->keep.push_back(std::make_shared<AnyArray>(*arr));
+    return capture->records_operations ? capture : nullptr;
+}
+
 void issue(const KernelState& kernel, const Dim& dim, const std::vector<LaunchArg>& args,
            const CheckedLaunch& checked) {
     // (Counted before it runs: a launch that fails part way may have written.)
     for (size_t i = 0; i < args.size(); ++i)
         if (checked.plan->writes[i]) bump_version(std::get<AnyArray>(args[i]));
-    if (runtime::Capture* capture = runtime::active_capture(checked.target)) {
-        // The graph holds what its work uses for as long as it lives.
-        capture->keep.push_back(checked.compiled);
-        for (const LaunchArg& a : args)
-            if (const auto* arr = std::get_if<AnyArray>(&a))
-                capture->keep.push_back(std::make_shared<AnyArray>(*arr));
-        if (capture->records_operations) {
-            capture->bodies.back().push_back([p = PreparedLaunch{kernel, dim, args, checked}] { issue(p); });
-            return;
-        }
+    if (runtime::Capture* capture = hold_for_capture(checked.target, checked.compiled, args)) {
+        capture->bodies.back().push_back([p = PreparedLaunch{kernel, dim, args, checked}] { issue(p); });
+        return;
     }
     runtime::LaunchRequest request;
     request.backend = &runtime::backend(checked.target);

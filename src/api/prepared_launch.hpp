@@ -8,6 +8,10 @@
 #include "api/module_state.hpp"
 #include "weft/launch.hpp"
 
+namespace weft::runtime {
+struct Capture;
+}
+
 namespace weft::detail {
 
 // What checking a launch found: its device, thread count, compiled module and kernel plan.
@@ -33,6 +37,11 @@ PreparedLaunch prepare_launch(const KernelState& kernel, const Dim& dim, std::ve
 // Checks the arguments of `p` again after one of them was replaced (kind, dtype and dimensions
 // are the caller's to check): device, validity and what the compiled kernel requires.
 void recheck_launch(PreparedLaunch& p);
+// Inside a graph capture on `target`: the graph keeps `compiled` and the arrays of `args` for as
+// long as it lives, and the capture is returned where it records operations (the CPU's), for the
+// caller to record its launch into instead of running it. Null otherwise.
+runtime::Capture* hold_for_capture(Device target, const std::shared_ptr<const CompiledModule>& compiled,
+                                   const std::vector<LaunchArg>& args);
 // Runs (CPU) or queues (GPU) a checked launch. Inside a graph capture, the graph keeps what the
 // launch uses; on the CPU the launch is recorded into the graph instead, and runs at its replays.
 void issue(const KernelState& kernel, const Dim& dim, const std::vector<LaunchArg>& args,

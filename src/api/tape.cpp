@@ -8,6 +8,8 @@
 
 #include "api/adjoint_launch.hpp"
 #include "api/module_state.hpp"
+#include "runtime/backend.hpp"
+#include "runtime/graph_capture.hpp"
 #include "weft/error.hpp"
 
 namespace weft {
@@ -145,6 +147,20 @@ void check_versions(const detail::TapeState& state) {
     }
 }
 
+// Sets the one element of `grad` to `bits` on its device, as a graph can replay it: recorded into
+// a CPU capture, queued on a GPU's stream (a copy from the host could be neither).
+void seed(const AnyArray& grad, uint64_t bits) {
+    detail::bump_version(grad);
+    if (runtime::Capture* capture = runtime::active_capture(grad.device())) {
+        capture->keep.push_back(std::make_shared<AnyArray>(grad));
+        if (capture->records_operations) {
+            capture->bodies.back().push_back([grad, bits] { seed(grad, bits); });
+            return;
+        }
+    }
+    runtime::backend(grad.device()).set_element(grad.data(), bits, dtype_size(grad.dtype()));
+}
+
 }  // namespace
 
 void Tape::backward(const AnyArray& loss, std::source_location s) {
@@ -164,7 +180,7 @@ void Tape::backward(const AnyArray& loss, std::source_location s) {
         case DType::BFloat16: one = 0x3F80u; break;
         default: one = 0x3F800000u;
     }
-    loss.grad().copy_from_host(&one, dtype_size(loss.dtype()));  // (little-endian hosts)
+    seed(loss.grad(), one);
     backward();
 }
 

@@ -49,6 +49,9 @@ public:
     virtual void allocate(detail::Allocation& a) const = 0;
     virtual void release(detail::Allocation& a) const noexcept = 0;
     virtual void zero(void* dst, size_t bytes) const = 0;
+    // Sets the element of `bytes` (2, 4 or 8) bytes at `dst` to `bits` (little-endian), ordered
+    // on the current stream: a GPU graph captures it, as it cannot capture a copy from the host.
+    virtual void set_element(void* dst, uint64_t bits, size_t bytes) const = 0;
     // Copies into this device's memory from the host and out of it to the host (finished when
     // they return), and within it (ordered on the current stream).
     virtual void copy_from_host(void* dst, const void* src, size_t bytes) const = 0;

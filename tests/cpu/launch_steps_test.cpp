@@ -66,6 +66,7 @@ public:
     void allocate(weft::detail::Allocation&) const override { unused(); }
     void release(weft::detail::Allocation&) const noexcept override {}
     void zero(void*, size_t) const override { unused(); }
+    void set_element(void*, uint64_t, size_t) const override { unused(); }
     void copy_from_host(void*, const void*, size_t) const override { unused(); }
     void copy_to_host(void*, const void*, size_t) const override { unused(); }
     void copy_within(void*, const void*, size_t) const override { unused(); }

@@ -43,6 +43,9 @@ public:
     }
     void release(detail::Allocation& a) const noexcept override { std::free(a.ptr); }
     void zero(void* dst, size_t bytes) const override { std::memset(dst, 0, bytes); }
+    void set_element(void* dst, uint64_t bits, size_t bytes) const override {
+        std::memcpy(dst, &bits, bytes);  // (little-endian hosts)
+    }
     void copy_from_host(void* dst, const void* src, size_t bytes) const override {
         std::memcpy(dst, src, bytes);
     }

@@ -91,6 +91,18 @@ public:
     void zero(void* dst, size_t bytes) const override {
         check(require_driver().cuMemsetD8Async(dptr(dst), 0, bytes, stream()), "memset");
     }
+    void set_element(void* dst, uint64_t bits, size_t bytes) const override {
+        const Driver& d = require_driver();
+        const CUdeviceptr p = dptr(dst);
+        const auto low = static_cast<unsigned>(bits & 0xffffffffu);
+        if (bytes == 2) {
+            check(d.cuMemsetD16Async(p, static_cast<unsigned short>(bits), 1, stream()), "memset");
+        } else {
+            check(d.cuMemsetD32Async(p, low, 1, stream()), "memset");
+            if (bytes == 8)
+                check(d.cuMemsetD32Async(p + 4, static_cast<unsigned>(bits >> 32), 1, stream()), "memset");
+        }
+    }
     void copy_from_host(void* dst, const void* src, size_t bytes) const override {
         refuse_in_capture(Device::cuda(ordinal_), "a copy from the host into GPU memory");
         const auto s = cuda::current_stream(ordinal_);

@@ -104,9 +104,17 @@ CUfunction CudaModule::lazy_function(LazyEntries& lazy, const std::string& sourc
 
 CudaModule::~CudaModule() {
     if (!bind_for_release(ordinal_)) return;
-    if (module_) driver()->cuModuleUnload(module_);
-    if (resolving_.module) driver()->cuModuleUnload(resolving_.module);
-    if (fused_.module) driver()->cuModuleUnload(fused_.module);
+    // A module replaced while this thread captures a stream (a module compiled again with its
+    // adjoints for a captured backward pass) is unloaded in the relaxed capture mode: in the
+    // global one the unload would invalidate the capture. (No graph uses it: a captured launch
+    // keeps its module.)
+    const Driver& d = *driver();
+    int previous = CU_STREAM_CAPTURE_MODE_RELAXED;
+    d.cuThreadExchangeStreamCaptureMode(&previous);
+    if (module_) d.cuModuleUnload(module_);
+    if (resolving_.module) d.cuModuleUnload(resolving_.module);
+    if (fused_.module) d.cuModuleUnload(fused_.module);
+    d.cuThreadExchangeStreamCaptureMode(&previous);
 }
 
 unsigned entry_blocks(int ordinal, int64_t total, int block) {

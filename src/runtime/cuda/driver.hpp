@@ -57,6 +57,8 @@ inline constexpr int CU_STREAM_CAPTURE_MODE_RELAXED = 2;
     X(cuMemcpyDtoHAsync, void*, CUdeviceptr, size_t, CUstream)                                           \
     X(cuMemcpyDtoDAsync, CUdeviceptr, CUdeviceptr, size_t, CUstream)                                     \
     X(cuMemsetD8Async, CUdeviceptr, unsigned char, size_t, CUstream)                                     \
+    X(cuMemsetD16Async, CUdeviceptr, unsigned short, size_t, CUstream)                                   \
+    X(cuMemsetD32Async, CUdeviceptr, unsigned, size_t, CUstream)                                         \
     X(cuModuleLoadData, CUmodule*, const void*)                                                          \
     X(cuModuleUnload, CUmodule)                                                                          \
     X(cuModuleGetFunction, CUfunction*, CUmodule, const char*)                                           \
