@@ -148,9 +148,12 @@ private:
         if (inserted) it->second = declare(src_.type_of(r));
         return it->second;
     }
+    // A loop's trip count, 64-bit: a loop of Int32 bounds runs up to 2^32 - 1 times, a while_ any
+    // number of times (a 32-bit count wrapped past 2^31 - 1, and the reverse sweep ran no
+    // iteration).
     ValueId count(const ir::Node& n) {
         auto [it, inserted] = counts_.try_emplace(&n, kNone);
-        if (inserted) it->second = declare(ir::Type::scalar(DType::Int32));
+        if (inserted) it->second = declare(ir::Type::scalar(DType::Int64));
         return it->second;
     }
     // `env` for replaying region `n` again: its registers start from the snapshot.
@@ -162,7 +165,7 @@ private:
 
     void counted_body(const ir::Node& n, Emitter& e) {
         const ValueId c = count(n);
-        e.assign(c, e.binary(ir::BinaryOp::Add, c, e.integer(DType::Int32, 1)));
+        e.assign(c, e.binary(ir::BinaryOp::Add, c, e.integer(DType::Int64, 1)));
     }
 
     void replay(const ir::Block& b, Env& env, Emitter& e) {
@@ -185,7 +188,7 @@ private:
                 }
                 case NodeKind::For: {
                     snapshot(n, env, e);
-                    e.assign(count(n), e.integer(DType::Int32, 0));
+                    e.assign(count(n), e.integer(DType::Int64, 0));
                     e.for_(env.map[n.args[0]], env.map[n.args[1]], env.map[n.args[2]], [&](ValueId i) {
                         env.map[n.result] = i;
                         counted_body(n, e);
@@ -195,7 +198,7 @@ private:
                 }
                 case NodeKind::While: {
                     snapshot(n, env, e);
-                    e.assign(count(n), e.integer(DType::Int32, 0));
+                    e.assign(count(n), e.integer(DType::Int64, 0));
                     ir::Node c{.kind = NodeKind::While, .blocks = std::vector<ir::Block>(2)};
                     e.in_block(c.blocks[0], [&] { replay(n.blocks[0], env, e); });
                     c.args = {env.map[n.args[0]]};
@@ -334,14 +337,18 @@ private:
     void loop(const ir::Node& n, Env& env, Emitter& e) {
         const bool is_for = n.kind == NodeKind::For;
         const ir::Block& body = n.blocks[is_for ? 0 : 1];
-        const ValueId last = e.binary(ir::BinaryOp::Sub, e.copy(count(n)), e.integer(DType::Int32, 1));
-        e.for_(last, e.integer(DType::Int32, -1), e.integer(DType::Int32, -1), [&](ValueId k) {
+        const ValueId last = e.binary(ir::BinaryOp::Sub, e.copy(count(n)), e.integer(DType::Int64, 1));
+        e.for_(last, e.integer(DType::Int64, -1), e.integer(DType::Int64, -1), [&](ValueId k) {
             Env inner = region_env(n, env, e);
             auto iteration = [&](ValueId j, bool sweep) {
                 Env it = inner;
                 if (is_for) {
-                    const ValueId step = e.binary(ir::BinaryOp::Mul, j, env.map[n.args[2]]);
-                    it.map[n.result] = e.binary(ir::BinaryOp::Add, env.map[n.args[0]], step);
+                    // Iteration j's index, start + j * step, in 64 bits (exact: it is an index
+                    // the forward loop reached), then in the loop's own type.
+                    const auto wide = [&](ValueId v) { return e.cast(DType::Int64, v); };
+                    const ValueId step = e.binary(ir::BinaryOp::Mul, j, wide(env.map[n.args[2]]));
+                    const ValueId index = e.binary(ir::BinaryOp::Add, wide(env.map[n.args[0]]), step);
+                    it.map[n.result] = e.cast(src_.type_of(n.result).dtype, index);
                 } else {
                     replay(n.blocks[0], it, e);
                 }
@@ -351,7 +358,7 @@ private:
                 if (!is_for) reverse(n.blocks[0], it, e);  // the condition's values reach the body
             };
             if (prefix_[&n])
-                e.for_(e.integer(DType::Int32, 0), k, e.integer(DType::Int32, 1),
+                e.for_(e.integer(DType::Int64, 0), k, e.integer(DType::Int64, 1),
                        [&](ValueId j) { iteration(j, false); });
             iteration(k, true);
         });

@@ -391,9 +391,11 @@ private:
         const std::string i = v(n.result);
         const std::optional<int64_t> step = constant(n.args[2]);
         if (step == 1 || step == -1) {
+            // (Int32, or Int64 for the adjoint's reverse sweep over a loop's 64-bit trip count.)
             line(s, depth,
-                 "for (wf::i32 " + i + " = " + v(n.args[0]) + ", stop = " + v(n.args[1]) + "; " + i +
-                     (step == 1 ? " < stop; ++" : " > stop; --") + i + ") {");
+                 std::string("for (") + c_type(type(n.result).dtype) + " " + i + " = " + v(n.args[0]) +
+                     ", stop = " + v(n.args[1]) + "; " + i + (step == 1 ? " < stop; ++" : " > stop; --") + i +
+                     ") {");
             block(s, n.blocks[0], depth + 1);
             return line(s, depth, "}");
         }

@@ -2,6 +2,8 @@
 // and every control-flow form.
 #include <gtest/gtest.h>
 
+#include <cstdint>
+#include <limits>
 #include <vector>
 #include <weft/weft.hpp>
 
@@ -128,6 +130,33 @@ TEST(AutodiffControlFlow, WhileLoop) {
         out[t] = v + weft::cast<double>(steps);
     });
     check_gradient(k, 6, kPositive, 6);
+}
+
+// A loop of more than 2^31 - 1 iterations is swept whole (issue 32, item 8: its 32-bit trip count
+// wrapped, the reverse sweep ran no iteration, and d/dx was 0 for 6). The index of each iteration
+// is found again from the 64-bit count, so the last three, which add, are the ones swept as such.
+TEST(AutodiffControlFlow, ALoopOfMoreThan2To31IterationsIsSweptWhole) {
+    static auto k = module().kernel("long_loop", {"x", "out"}, [](D x, D out) {
+        Double acc = 0.0;
+        weft::for_(std::numeric_limits<int32_t>::min(), 3, [&](Int i) {  // 2^31 + 3 iterations
+            weft::if_(i >= 0, [&] { acc += x[0] * weft::cast<double>(i + 1); });
+        });
+        out[0] = acc;
+    });
+    const weft::Device dev = weft::test::test_device();
+    // The count and the sweep are the same IR on every device; one GPU thread takes a minute
+    // (an H200) for the three passes over 2^31 iterations, against half a second on a CPU.
+    if (dev.is_cuda()) GTEST_SKIP() << "CPU only: a GPU thread takes a minute over 2^31 iterations";
+    auto x = weft::from_vector<double>({0.25}, dev, weft::requires_grad);
+    auto out = weft::zeros<double>(1, dev, weft::requires_grad);
+    weft::Tape tape;
+    {
+        const weft::TapeRecording recording(tape);
+        weft::launch(k, 1, x, out);
+    }
+    EXPECT_EQ(out.to_vector(), std::vector<double>{0.25 * 6});
+    tape.backward(out);
+    EXPECT_EQ(x.grad().to_vector(), std::vector<double>{1 + 2 + 3});
 }
 
 TEST(AutodiffControlFlow, BreakContinueReturn) {
