@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstdint>
+#include <source_location>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -69,7 +70,8 @@ bool cuda_available();
 std::string cuda_unavailable_reason();
 
 /// Waits for all work queued on `device` by this thread's current stream. Errors of earlier
-/// asynchronous launches surface here as a weft::Error naming the kernels.
-void synchronize(Device device);
+/// asynchronous launches surface here as a weft::Error naming the kernels. Inside a graph capture
+/// of the device it is a weft::Error naming the caller's line (a graph cannot wait for the host).
+void synchronize(Device device, std::source_location s = std::source_location::current());
 
 }  // namespace weft

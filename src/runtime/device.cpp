@@ -50,8 +50,12 @@ DeviceInfo device_info(Device device) {
     return runtime::backend(device).info();
 }
 
-void synchronize(Device device) {
-    runtime::refuse_in_capture(device, "synchronize()");
+void synchronize(Device device, std::source_location s) {
+    try {
+        runtime::refuse_in_capture(device, "synchronize()");
+    } catch (const Error& e) {
+        throw Error(e.message(), "", s.file_name(), s.line());
+    }
     runtime::backend(device).synchronize();
 }
 

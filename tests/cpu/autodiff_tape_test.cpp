@@ -1,6 +1,7 @@
 // The tape (record, backward, zero, reset), manual adjoint launches, and what a backward rejects.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <condition_variable>
 #include <memory>
 #include <mutex>
@@ -200,6 +201,48 @@ TEST(Tape, RecordedLaunchesAreRecordedAndGraphLaunchesRefused) {
     EXPECT_EQ(x.grad().to_vector(), (std::vector<float>{1, 2, 3, -4}));
     graph.launch();  // not recording: fine
     weft::synchronize(dev());
+}
+
+// A chain of three launches differentiated by the tape against its closed form at many inputs, a
+// guard independent of the two-launch test above (issue 32, item 19: a backward that replayed the
+// forward kernels, or ran the adjoints first to last, was caught by one test only). Run first to
+// last, the first adjoint would find no gradient yet and give 0.
+TEST(Tape, AChainOfThreeLaunchesHasTheGradientOfItsClosedForm) {
+    static auto scale = module().kernel("chain_scale", {"x", "y"}, [](Array<double> x, Array<double> y) {
+        auto t = weft::tid();
+        y[t] = x[t] * 3.0;
+    });
+    static auto wave = module().kernel("chain_sin", {"y", "z"}, [](Array<double> y, Array<double> z) {
+        auto t = weft::tid();
+        z[t] = weft::sin(y[t]);
+    });
+    static auto squares =
+        module().kernel("chain_squares", {"z", "loss"}, [](Array<double> z, Array<double> loss) {
+            auto t = weft::tid();
+            weft::atomic_add(loss, 0, z[t] * z[t]);
+        });
+    const int n = 1000;
+    std::vector<double> hx(n);
+    for (int i = 0; i < n; ++i) hx[i] = std::cos(0.37 * i) * 2.0;
+    auto x = weft::from_vector(hx, dev(), weft::requires_grad);
+    auto y = weft::zeros<double>(n, dev(), weft::requires_grad);
+    auto z = weft::zeros<double>(n, dev(), weft::requires_grad);
+    auto loss = weft::zeros<double>(1, dev(), weft::requires_grad);
+    weft::Tape tape;
+    {
+        const weft::TapeRecording recording(tape);
+        weft::launch(scale, n, x, y);
+        weft::launch(wave, n, y, z);
+        weft::launch(squares, n, z, loss);
+    }
+    tape.backward(loss);
+    const std::vector<double> g = x.grad().to_vector();
+    int wrong = 0;
+    for (int i = 0; i < n; ++i) {
+        const double want = 6.0 * std::sin(3.0 * hx[i]) * std::cos(3.0 * hx[i]);  // d sin^2(3x)/dx
+        if (!(std::abs(g[i] - want) <= 1e-12 * (1.0 + std::abs(want)))) ++wrong;
+    }
+    EXPECT_EQ(wrong, 0) << "of " << n << " gradients";
 }
 
 // A backward captured into a graph runs at each replay, not while capturing, and its replays add

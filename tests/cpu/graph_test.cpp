@@ -339,9 +339,11 @@ TEST(Graph, HostReadBacksAndSynchronizationAreRefusedAndTheCaptureGoesOn) {
     const weft::Error fill = error_from([&] { sums.fill_(1.0f); });
     EXPECT_TRUE(has(fill.message(), "cannot be part of a graph")) << fill.message();
     EXPECT_EQ(fill.line(), static_cast<uint32_t>(line));
+    line = __LINE__ + 1;
     const weft::Error sync = error_from([&] { weft::synchronize(dev()); });
     EXPECT_TRUE(has(sync.message(), "synchroniz")) << sync.message();
     EXPECT_TRUE(has(sync.message(), "cannot be part of a graph")) << sync.message();
+    EXPECT_EQ(sync.line(), static_cast<uint32_t>(line));
     weft::launch(acc.kernel, kThreads, values, bins, sums);
     const weft::Graph graph = scope.end();
     graph.launch();
