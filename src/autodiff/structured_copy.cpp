@@ -2,6 +2,9 @@
 #include "autodiff/structured_copy.hpp"
 
 #include <map>
+#include <optional>
+#include <tuple>
+#include <vector>
 
 #include "autodiff/emitter.hpp"
 #include "ir/facts.hpp"
@@ -60,9 +63,22 @@ public:
     // Copies src.nodes[from...] of `s` into `out`; returns whether the copy may set a flag of `f`.
     bool block(const ir::Function& s, const ir::Block& src, size_t from, Env& env, const Flags& f,
                std::vector<ir::Node>& out) {
+        stored_.emplace_back();
+        const bool exits = block_nodes(s, src, from, env, f, out);
+        stored_.pop_back();
+        return exits;
+    }
+
+private:
+    bool block_nodes(const ir::Function& s, const ir::Block& src, size_t from, Env& env, const Flags& f,
+                     std::vector<ir::Node>& out) {
         for (size_t i = from; i < src.nodes.size(); ++i) {
             const ir::Node& n = src.nodes[i];
             Emitter e(fn_, &out, n.loc);
+            // A region or call may write any array: what this block stored is not known after it.
+            if (n.kind == ir::NodeKind::If || n.kind == ir::NodeKind::For || n.kind == ir::NodeKind::While ||
+                n.kind == ir::NodeKind::Call)
+                stored_.back().clear();
             switch (n.kind) {
                 case ir::NodeKind::Return:
                     if (!n.args.empty()) e.assign(f.ret_value, env[n.args[0]]);
@@ -93,6 +109,7 @@ public:
                     fn_.params.push_back(env[n.result]);
                     break;
                 default: {
+                    if (kernel_ && forward_stored(n, env)) break;
                     if (kernel_) check(s, n, env);
                     ir::Node c = n;
                     for (size_t a = 0; a < c.args.size(); ++a)
@@ -103,6 +120,8 @@ public:
                         env[n.result] = c.result;
                     }
                     if (n.kind == ir::NodeKind::View) roots_[c.result] = root(c.args[0]);
+                    if (kernel_ && (n.kind == ir::NodeKind::Store || n.kind == ir::NodeKind::Atomic))
+                        note_write(c, e);
                     out.push_back(std::move(c));
                 }
             }
@@ -110,7 +129,55 @@ public:
         return false;
     }
 
-private:
+    // An element this block stored: the array (as copied), the indices and the component.
+    struct Element {
+        ir::ValueId array;
+        std::vector<ir::ValueId> index;
+        uint64_t component;
+        bool operator<(const Element& o) const {
+            return std::tie(array, index, component) < std::tie(o.array, o.index, o.component);
+        }
+    };
+    // The element a copied load, store or atomic `c` addresses, when its indices are values that
+    // cannot change (a register's index is copied at each access, so it never matches).
+    std::optional<Element> element_of(const ir::Node& c, size_t indices) const {
+        Element el{c.args[0], {}, c.bits};
+        for (size_t a = 1; a <= indices; ++a) {
+            if (fn_.values[c.args[a]].assigned) return std::nullopt;
+            el.index.push_back(c.args[a]);
+        }
+        return el;
+    }
+    // Store `c` (copied, not yet emitted; or an atomic): every element of its array's memory this
+    // block stored before may have changed, and a store's element now holds its value (snapped
+    // into a copy when it is a register the code changes later).
+    void note_write(ir::Node& c, Emitter& e) {
+        const int written = root(c.args[0]);
+        std::erase_if(stored_.back(), [&](const auto& kv) {
+            const int r = root(kv.first.array);
+            return written < 0 || r < 0 || r == written;
+        });
+        if (c.kind != ir::NodeKind::Store) return;
+        ir::ValueId& value = c.args.back();
+        if (fn_.values[value].assigned) value = e.copy(value);
+        if (const auto el = element_of(c, c.args.size() - 2)) stored_.back()[*el] = value;
+    }
+    // A load of an element this block stored, with no write to its array's memory in between: the
+    // thread reads back what it stored, so the copy takes the stored value instead of a load (the
+    // backward pass, which replays the kernel after it ran, would read what the array holds at
+    // the end). The gradient then reaches the stored value directly.
+    bool forward_stored(const ir::Node& n, Env& env) {
+        if (n.kind != ir::NodeKind::Load || replaying_ != 0) return false;
+        ir::Node c = n;
+        for (ir::ValueId& a : c.args) a = env[a];
+        const auto el = element_of(c, c.args.size() - 1);
+        if (!el) return false;
+        const auto it = stored_.back().find(*el);
+        if (it == stored_.back().end()) return false;
+        env[n.result] = it->second;
+        return true;
+    }
+
     int root(ir::ValueId array) const {
         const auto it = roots_.find(array);
         return it == roots_.end() ? -1 : it->second;
@@ -289,7 +356,8 @@ private:
     ir::Function& fn_;
     const ir::Function* kernel_;
     const std::vector<bool>* writes_;
-    int replaying_ = 0;                 // inside a custom replay's body
+    int replaying_ = 0;                                   // inside a custom replay's body
+    std::vector<std::map<Element, ir::ValueId>> stored_;  // per block being copied, innermost last
     std::map<ir::ValueId, int> roots_;  // array value -> the kernel parameter whose memory it is
     std::map<const ir::Function*, std::unique_ptr<ir::Facts>> facts_;
 };

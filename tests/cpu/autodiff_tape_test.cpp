@@ -533,6 +533,80 @@ TEST(AdjointRejections, ALaunchWithoutGradientsIsSkipped) {
     EXPECT_EQ(x.grad().to_vector(), (std::vector<float>{6, 8}));
 }
 
+// A thread that reads back what it stored at the same index (a scratch array) gets the gradient
+// through the stored value: tmp[t] = 2 x[t]; y[t] = 3 tmp[t] gives dy/dx = 6 (issue 32, item 5: it
+// was refused as "loaded here and also written"). The scratch array's own gradient, given, reaches
+// x too; a store of another value in between is read back as that value.
+TEST(Tape, AScratchArrayReadBackAtTheIndexStoredGivesTheGradient) {
+    static auto scratch =
+        module().kernel("scratch", {"x", "tmp", "y"}, [](Array<float> x, Array<float> tmp, Array<float> y) {
+            auto t = weft::tid();
+            tmp[t] = x[t] * 2.0f;
+            y[t] = tmp[t] * 3.0f;
+        });
+    static auto restored =
+        module().kernel("restored", {"x", "tmp", "y"}, [](Array<float> x, Array<float> tmp, Array<float> y) {
+            auto t = weft::tid();
+            tmp[t] = x[t] * 2.0f;
+            tmp[t] = x[t] * x[t];  // the value read back below
+            y[t] = tmp[t] * 3.0f;
+        });
+    for (const bool scratch_gradient : {false, true}) {
+        auto x = weft::from_vector<float>({1, 2, -3}, dev(), weft::requires_grad);
+        auto tmp = scratch_gradient ? weft::zeros<float>(3, dev(), weft::requires_grad)
+                                    : weft::zeros<float>(3, dev());
+        auto y = weft::zeros<float>(3, dev(), weft::requires_grad);
+        weft::Tape tape;
+        {
+            const weft::TapeRecording recording(tape);
+            weft::launch(scratch, 3, x, tmp, y);
+        }
+        EXPECT_EQ(y.to_vector(), (std::vector<float>{6, 12, -18}));
+        if (scratch_gradient) tmp.grad().fill_(1.0f);  // d(sum tmp)/dx = 2 more
+        tape.backward({{y, weft::ones_like(y)}});
+        EXPECT_EQ(x.grad().to_vector(), std::vector<float>(3, scratch_gradient ? 8.0f : 6.0f))
+            << (scratch_gradient ? "with" : "without") << " the scratch array's gradient";
+    }
+    auto x = weft::from_vector<float>({1, 2, -3}, dev(), weft::requires_grad);
+    auto tmp = weft::zeros<float>(3, dev());
+    auto y = weft::zeros<float>(3, dev(), weft::requires_grad);
+    weft::Tape tape;
+    {
+        const weft::TapeRecording recording(tape);
+        weft::launch(restored, 3, x, tmp, y);
+    }
+    tape.backward({{y, weft::ones_like(y)}});
+    EXPECT_EQ(x.grad().to_vector(), (std::vector<float>{6, 12, -18}));  // d(3 x^2)/dx
+}
+
+// What is not read back at the index stored stays refused: a load before the store (in place), a
+// load at another index, a load after a loop or branch that may have stored again.
+TEST(AdjointRejections, LoadsOfWrittenArraysNotReadBackAtTheIndexStored) {
+    static auto neighbour =
+        module().kernel("neighbour", {"x", "tmp", "y"}, [](Array<float> x, Array<float> tmp, Array<float> y) {
+            auto t = weft::tid();
+            tmp[t] = x[t] * 2.0f;
+            y[t] = tmp[(t + 1) % 2] * 3.0f;
+        });
+    static auto after_branch = module().kernel("after_branch", {"x", "tmp", "y"},
+                                               [](Array<float> x, Array<float> tmp, Array<float> y) {
+                                                   auto t = weft::tid();
+                                                   tmp[t] = x[t] * 2.0f;
+                                                   weft::if_(x[t] > 1.5f, [&] { tmp[t] = x[t]; });
+                                                   y[t] = tmp[t] * 3.0f;
+                                               });
+    auto x = weft::ones<float>(2, dev(), weft::requires_grad);
+    auto tmp = weft::zeros<float>(2, dev());
+    auto y = weft::zeros<float>(2, dev(), weft::requires_grad);
+    for (const auto* k : {&neighbour, &after_branch}) {
+        const weft::Error e = error_from([&] {
+            weft::launch_adjoint(*k, 2, {x.grad(), {}, y.grad()}, x, tmp, y);
+        });
+        EXPECT_TRUE(has(e.message(), "array 'tmp' is loaded here and also written by this kernel"))
+            << e.what();
+    }
+}
+
 TEST(AdjointRejections, LoadsOfWrittenArraysAndFloatMinMax) {
     static auto in_place = module().kernel("in_place", [](Array<float> x) {
         auto t = weft::tid();
