@@ -50,6 +50,13 @@ AnyArray without_broadcast(const AnyArray& a);
 uint64_t version(const AnyArray& a);
 /// Counts a write of the memory behind `a`.
 void bump_version(const AnyArray& a);
+/// Whether another array (a view, a copy of the handle, a graph) shares the memory behind `a`.
+bool shared_elsewhere(const AnyArray& a);
+/// Marks the memory behind `a` as replaced by its owner: a launch with an array of it is refused
+/// with `why` (a static string: what replaced it and what to do instead).
+void retire(const AnyArray& a, const char* why);
+/// `why` of retire() for the memory behind `a`, or null.
+const char* retired(const AnyArray& a);
 }  // namespace detail
 
 /// As a slice's `stop`: through the end of the dimension (Python's `a[start::step]`).
@@ -195,6 +202,9 @@ private:
     friend AnyArray detail::without_broadcast(const AnyArray& a);
     friend uint64_t detail::version(const AnyArray& a);
     friend void detail::bump_version(const AnyArray& a);
+    friend bool detail::shared_elsewhere(const AnyArray& a);
+    friend void detail::retire(const AnyArray& a, const char* why);
+    friend const char* detail::retired(const AnyArray& a);
 };
 
 /// Whether some element of `a` and some element of `b` may be the same memory (the arrays share

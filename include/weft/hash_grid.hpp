@@ -133,9 +133,11 @@ public:
     void build(const DeviceArray<vec3>& points, float cell_width,
                std::source_location s = std::source_location::current());
 
-    /// The kernel side, for a parameter of type HashGridView<kernel_side>. It shares the grid's
-    /// arrays, so a view taken before a build sees the next build's contents only when the point
-    /// count did not grow (take it again after each build).
+    /// The kernel side, for a parameter of type HashGridView<kernel_side>, valid until the next
+    /// build(): take it again after each build. A build replaces the arrays that a view (or a
+    /// graph, or a copy of cell_offsets() or point_ids()) still holds, so a launch with a view
+    /// taken before it is a weft::Error naming that launch, as is a CPU graph's replay of one; a
+    /// GPU graph's replay reads the older build's grid as it was.
     HashGridView<> view() const;
 
     /// The cells along x, y and z, as constructed.

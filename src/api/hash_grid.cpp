@@ -1,6 +1,7 @@
 // weft::HashGrid: count per cell, an exclusive scan, then a scatter by deterministic slot allocation.
 #include "weft/hash_grid.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <memory>
 #include <mutex>
@@ -110,10 +111,21 @@ void HashGrid::build(const DeviceArray<vec3>& points, float cell_width, std::sou
         fail(s, "the cell width must be > 0 and finite, got " + std::to_string(cell_width));
     const int64_t n = points.size();
     if (n > int64_t{0x7fffffff}) fail(s, "at most 2^31 - 1 points, got " + std::to_string(n));
-    if (n > ids_.size()) {
-        cell_of_ = empty<int32_t>(n, device_, s);
-        ids_ = empty<int32_t>(n, device_, s);
+    // A view taken before this build (or a graph, or a copy of cell_offsets() or point_ids())
+    // holds the grid's arrays: it would read this build's offsets with the last build's cell
+    // width, or past the end of point indices that no longer grow with the grid. Those arrays are
+    // retired, so that a launch with that view is refused, and this build writes new ones.
+    const bool viewed = detail::shared_elsewhere(offsets_) || detail::shared_elsewhere(ids_);
+    if (viewed) {
+        static constexpr char kReplaced[] =
+            "is an array of a weft::HashGrid view taken before the grid's last build(), which replaced "
+            "it; take grid.view() again after each build";
+        detail::retire(offsets_, kReplaced);
+        detail::retire(ids_, kReplaced);
+        offsets_ = empty<int32_t>(offsets_.size(), device_, s);
     }
+    if (n > cell_of_.size()) cell_of_ = empty<int32_t>(n, device_, s);
+    if (viewed || n > ids_.size()) ids_ = empty<int32_t>(std::max<int64_t>({n, ids_.size(), 1}), device_, s);
     cell_width_ = cell_width;
     num_points_ = n;
     offsets_.zero_();

@@ -66,6 +66,14 @@ int64_t checked_threads(const detail::KernelState& kernel, const Dim& dim) {
 
 // The device the launch runs on (its arrays', else the default), after checking each argument
 // against its parameter.
+void refuse_retired(const detail::KernelState& kernel, const Dim& dim, const std::vector<LaunchArg>& args) {
+    for (size_t i = 0; i < args.size(); ++i)
+        if (const auto* arr = std::get_if<AnyArray>(&args[i]))
+            if (const char* why = detail::retired(*arr))
+                fail(kernel, dim,
+                     "argument " + std::to_string(i) + " ('" + kernel.body->param_names[i] + "') " + why);
+}
+
 Device checked_device(const detail::KernelState& kernel, const Dim& dim, const std::vector<LaunchArg>& args) {
     const detail::TraceBody& body = *kernel.body;
     if (args.size() != body.params.size())
@@ -91,6 +99,7 @@ Device checked_device(const detail::KernelState& kernel, const Dim& dim, const s
                      "; copy the arrays to one device");
         device = arr->device();
     }
+    refuse_retired(kernel, dim, args);
     return device ? *device : default_device();  // (the default is looked up only when needed)
 }
 
@@ -202,6 +211,7 @@ runtime::Capture* hold_for_capture(Device target, const std::shared_ptr<const Co
 
 void issue(const KernelState& kernel, const Dim& dim, const std::vector<LaunchArg>& args,
            const CheckedLaunch& checked) {
+    refuse_retired(kernel, dim, args);  // (again: a recorded launch, or a CPU graph's replay)
     // (Counted before it runs: a launch that fails part way may have written.)
     for (size_t i = 0; i < args.size(); ++i)
         if (checked.plan->writes[i]) bump_version(std::get<AnyArray>(args[i]));

@@ -8,6 +8,10 @@
 
 namespace weft::detail {
 
+// weft::Error naming the argument when an array of `args` is memory its owner replaced
+// (detail::retire: a weft::HashGrid's arrays, held by a view taken before the grid's last build).
+void refuse_retired(const KernelState& kernel, const Dim& dim, const std::vector<LaunchArg>& args);
+
 // The launch's thread count, after checking its dimensions.
 int64_t checked_threads(const KernelState& kernel, const Dim& dim);
 // The device the launch runs on (its arrays', else the default), after checking each argument

@@ -254,6 +254,18 @@ void detail::bump_version(const AnyArray& a) {
     if (a.allocation_) a.allocation_->version.fetch_add(1, std::memory_order_relaxed);
 }
 
+bool detail::shared_elsewhere(const AnyArray& a) {
+    return a.allocation_ && a.allocation_.use_count() > 1;
+}
+
+void detail::retire(const AnyArray& a, const char* why) {
+    if (a.allocation_) a.allocation_->retired.store(why, std::memory_order_relaxed);
+}
+
+const char* detail::retired(const AnyArray& a) {
+    return a.allocation_ ? a.allocation_->retired.load(std::memory_order_relaxed) : nullptr;
+}
+
 AnyArray detail::without_broadcast(const AnyArray& a) {
     AnyArray v = a;
     for (int d = 0; d < v.ndim(); ++d)

@@ -37,6 +37,9 @@ struct Allocation {
     // fill, through any view of it): the tape compares it to refuse a backward pass whose inputs
     // changed after the launch that read them (detail::version).
     std::atomic<uint64_t> version{0};
+    // Set when its owner replaced this memory and arrays of it must not be launched with again
+    // (detail::retire): what happened and what to do, for the refusal.
+    std::atomic<const char*> retired{nullptr};
     ~Allocation();
 };
 

@@ -297,6 +297,45 @@ TEST(HashGrid, GuideExample) {
     EXPECT_GT(total, n);
 }
 
+// A view taken before a rebuild is refused at its next launch, naming that launch's line, whether
+// the grid grew (it read point indices past their end: garbage neighbours, issue 32, item 10) or
+// only changed its cell width; a view taken after the build finds the neighbours of the new points.
+TEST(HashGrid, AViewTakenBeforeARebuildIsRefusedAndANewOneIsRight) {
+    static weft::Module m{"hash_grid_stale"};
+    static auto k = neighbour_kernel(m);
+    const auto dev = test_device();
+    weft::HashGrid grid(16, 16, 16, dev);
+    const auto few = random_points(500, 0.0f, 4.0f, 21);
+    const auto many = random_points(5000, 0.0f, 4.0f, 22);
+    auto x_few = weft::from_vector<vec3>(few, dev);
+    auto x_many = weft::from_vector<vec3>(many, dev);
+    const float radius = 0.25f;
+    auto count = weft::zeros<int>(static_cast<int64_t>(many.size()), dev);
+    auto list = weft::zeros<int>(static_cast<int64_t>(many.size()) * kCap, dev);
+    const int nq = static_cast<int>(many.size());
+    for (const bool grows : {true, false}) {
+        grid.build(x_few, 2.0f * radius);
+        const HashGridView<> stale = grid.view();
+        weft::launch(k, 1, stale, x_few, x_few, radius, count, list);  // fine before the rebuild
+        if (grows)
+            grid.build(x_many, 2.0f * radius);
+        else
+            grid.build(x_few, 3.0f * radius);
+        const int line = __LINE__ + 1;
+        const auto launch_stale = [&] { weft::launch(k, nq, stale, x_many, x_many, radius, count, list); };
+        try {
+            launch_stale();
+            ADD_FAILURE() << "a view taken before the rebuild was launched with (grows: " << grows << ")";
+        } catch (const weft::Error& e) {
+            EXPECT_NE(e.message().find("taken before the grid's last build()"), std::string::npos)
+                << e.what();
+            EXPECT_EQ(e.line(), static_cast<uint32_t>(line)) << e.what();
+        }
+    }
+    grid.build(x_many, 2.0f * radius);
+    expect_brute_force(query(grid, many, many, radius), many, many, radius);
+}
+
 TEST(HashGrid, BadArgumentsAreErrors) {
     const auto dev = test_device();
     EXPECT_THROW(weft::HashGrid(0, 4, 4, dev), weft::Error);
