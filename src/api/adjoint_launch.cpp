@@ -42,6 +42,7 @@ PreparedAdjoint::PreparedAdjoint(const KernelState& kernel, const Dim& dim,
     : kernel_(kernel), dim_(dim) {
     threads_ = checked_threads(kernel, dim);
     target_ = checked_device(kernel, dim, args);
+    refuse_retired(kernel, dim, args);
     const std::vector<std::string>& names = kernel.body->param_names;
     if (grads.size() != args.size())
         fail(kernel, dim,

@@ -64,8 +64,6 @@ int64_t checked_threads(const detail::KernelState& kernel, const Dim& dim) {
     return total;
 }
 
-// The device the launch runs on (its arrays', else the default), after checking each argument
-// against its parameter.
 void refuse_retired(const detail::KernelState& kernel, const Dim& dim, const std::vector<LaunchArg>& args) {
     for (size_t i = 0; i < args.size(); ++i)
         if (const auto* arr = std::get_if<AnyArray>(&args[i]))
@@ -74,6 +72,8 @@ void refuse_retired(const detail::KernelState& kernel, const Dim& dim, const std
                      "argument " + std::to_string(i) + " ('" + kernel.body->param_names[i] + "') " + why);
 }
 
+// The device the launch runs on (its arrays', else the default), after checking each argument
+// against its parameter.
 Device checked_device(const detail::KernelState& kernel, const Dim& dim, const std::vector<LaunchArg>& args) {
     const detail::TraceBody& body = *kernel.body;
     if (args.size() != body.params.size())
@@ -99,7 +99,6 @@ Device checked_device(const detail::KernelState& kernel, const Dim& dim, const s
                      "; copy the arrays to one device");
         device = arr->device();
     }
-    refuse_retired(kernel, dim, args);
     return device ? *device : default_device();  // (the default is looked up only when needed)
 }
 
@@ -211,7 +210,7 @@ runtime::Capture* hold_for_capture(Device target, const std::shared_ptr<const Co
 
 void issue(const KernelState& kernel, const Dim& dim, const std::vector<LaunchArg>& args,
            const CheckedLaunch& checked) {
-    refuse_retired(kernel, dim, args);  // (again: a recorded launch, or a CPU graph's replay)
+    refuse_retired(kernel, dim, args);  // (here: a recorded launch and a CPU graph's replay come too)
     // (Counted before it runs: a launch that fails part way may have written.)
     for (size_t i = 0; i < args.size(); ++i)
         if (checked.plan->writes[i]) bump_version(std::get<AnyArray>(args[i]));

@@ -51,11 +51,7 @@ DeviceInfo device_info(Device device) {
 }
 
 void synchronize(Device device, std::source_location s) {
-    try {
-        runtime::refuse_in_capture(device, "synchronize()");
-    } catch (const Error& e) {
-        throw Error(e.message(), "", s.file_name(), s.line());
-    }
+    runtime::refuse_in_capture(device, "synchronize()", &s);
     runtime::backend(device).synchronize();
 }
 

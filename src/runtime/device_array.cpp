@@ -490,11 +490,7 @@ void detail::check_host_count(const AnyArray& a, size_t count, const char* what,
 }
 
 void detail::check_host_copy(const AnyArray& a, const char* what, const std::source_location& s) {
-    try {
-        runtime::refuse_in_capture(a.device(), what);
-    } catch (const Error& e) {
-        located_error(s, e.message());
-    }
+    runtime::refuse_in_capture(a.device(), what, &s);
 }
 
 size_t detail::host_capacity(size_t bytes) {

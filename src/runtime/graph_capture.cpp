@@ -84,12 +84,13 @@ bool capturing(Device device) {
     return backend(device).capturing();
 }
 
-void refuse_in_capture(Device device, const std::string& what) {
+void refuse_in_capture(Device device, const std::string& what, const std::source_location* at) {
     if (!capturing(device)) return;
     throw Error(what + " cannot be part of a graph: work on " + device.name() + " is being captured, and " +
-                what +
-                " waits for the device or moves data between it and the host, which a graph cannot "
-                "replay. Do it before the capture begins or after Graph::launch (the capture stays open)");
+                    what +
+                    " waits for the device or moves data between it and the host, which a graph cannot "
+                    "replay. Do it before the capture begins or after Graph::launch (the capture stays open)",
+                "", at ? at->file_name() : "", at ? at->line() : 0);
 }
 
 }  // namespace weft::runtime

@@ -4,6 +4,7 @@
 
 #include <functional>
 #include <memory>
+#include <source_location>
 #include <string>
 #include <vector>
 
@@ -74,7 +75,8 @@ void pop_capture(Capture& capture) noexcept;
 // weft::ScopedCapture, or on a GPU by any CUDA stream capture).
 bool capturing(Device device);
 // Throws a weft::Error when capturing(device): `what` waits for the device or moves data between
-// it and the host, which a graph cannot replay. The capture stays open and usable.
-void refuse_in_capture(Device device, const std::string& what);
+// it and the host, which a graph cannot replay. The capture stays open and usable. With `at`,
+// the error names the caller's line.
+void refuse_in_capture(Device device, const std::string& what, const std::source_location* at = nullptr);
 
 }  // namespace weft::runtime
