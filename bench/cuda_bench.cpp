@@ -1,6 +1,7 @@
 // Benchmark (GPU): CUDA module compile and cached load; the cold compile of a kernel of 1, 108
-// and 1,000 atomic sites, plain against deterministic (issue 37); launch overhead against a raw
-// cuLaunchKernel; a memory-bound saxpy as a fraction of device-to-device copy bandwidth.
+// and 1,000 atomic sites, plain against deterministic (issue 37), and the 108-site kernel's run
+// time; launch overhead against a raw cuLaunchKernel; a memory-bound saxpy as a fraction of device-to-device
+// copy bandwidth.
 //
 // Usage: weft_cuda_bench   (needs a GPU; prints a table of medians)
 #include <algorithm>
@@ -163,6 +164,35 @@ void saxpy_bandwidth() {
     std::printf("%-44s %10g (expected %g)\n", "  check y[12345]", check, 2.0 + 21 * 0.5);
 }
 
+// The 108-site scatter's run time, 1,048,576 particles into four 64^3 grids zeroed first: the
+// code that the compile rows above make cheaper to build, plain against RunToRun and GpuToGpu.
+void scatter_run_time() {
+    constexpr int kParticles = 1 << 20;
+    const weft::test::StencilParticles p = weft::test::stencil_particles(kParticles);
+    const auto x = weft::from_vector(p.x, gpu), y = weft::from_vector(p.y, gpu),
+               z = weft::from_vector(p.z, gpu), mass = weft::from_vector(p.mass, gpu);
+    const int g = weft::test::kStencilGrid;
+    std::printf("\nRun time of the 108-site scatter, %d particles (graph replay, median)\n\n", kParticles);
+    double plain_ms = 0.0;
+    for (const weft::Deterministic mode :
+         {weft::Deterministic::NotGuaranteed, weft::Deterministic::RunToRun, weft::Deterministic::GpuToGpu}) {
+        weft::Module m{std::string("scatter_run_time_") + weft::deterministic_name(mode),
+                       {.deterministic = mode}};
+        const auto p2g = weft::test::add_stencil_scatter(m, 108);
+        std::vector<weft::DeviceArray<float>> grids;
+        for (int i = 0; i < 4; ++i) grids.push_back(weft::zeros<float>({g, g, g}, gpu));
+        const auto run = [&] {
+            for (auto& grid : grids) grid.zero_();
+            weft::launch(p2g, kParticles, x, y, z, mass, grids[0], grids[1], grids[2], grids[3]);
+        };
+        run();  // compile and warm up outside the graph
+        weft::synchronize(gpu);
+        const double ms = weft::bench::graph_replay_ms(gpu, run);
+        if (mode == weft::Deterministic::NotGuaranteed) plain_ms = ms;
+        std::printf("%-44s %10.3f ms  %6.2fx plain\n", weft::deterministic_name(mode), ms, ms / plain_ms);
+    }
+}
+
 }  // namespace
 
 int main() {
@@ -176,6 +206,7 @@ int main() {
     compile_times("plain CUDA module", weft::Deterministic::NotGuaranteed, 30);
     compile_times("deterministic CUDA module", weft::Deterministic::RunToRun, 0);
     weft::bench::atomic_site_rows(gpu, "NVRTC", 1500, 3);
+    scatter_run_time();
     launch_overhead();
     saxpy_bandwidth();
     return 0;
