@@ -86,6 +86,14 @@ void capture_if(const AnyArray& condition, const std::function<void()>& body,
                 std::source_location s = std::source_location::current());
 ///@}
 
+/// capture_while with an iteration cap, for a loop whose condition might never clear: each time
+/// the loop is reached, `body` runs at most `max_iterations` (at least 1) times. A condition still
+/// nonzero after that many runs ends the loop, and is a weft::Error naming this line: on the CPU
+/// thrown at once (by Graph::launch, whose replay stops there, or here outside a capture); on a
+/// GPU by the stream's next synchronization, the replay going on after the loop.
+void capture_while(const AnyArray& condition, int64_t max_iterations, const std::function<void()>& body,
+                   std::source_location s = std::source_location::current());
+
 /// A launch whose arguments are checked and whose kernel is compiled once, issued by launch()
 /// any number of times (inside a capture too); set() replaces an argument by name between
 /// issues. A replacement keeps the argument's kind, dtype and shape class (its number of

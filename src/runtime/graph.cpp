@@ -57,8 +57,10 @@ int32_t read_condition(const AnyArray& condition) {
     return value;
 }
 
+// With `cap` (capture_while's max_iterations; 0: none), a loop stops after that many runs of
+// `body` with the condition still set, and that is an error.
 void conditional(bool loop, const AnyArray& condition, const std::function<void()>& body,
-                 const std::source_location& s) {
+                 const std::source_location& s, int64_t cap = 0) {
     const char* what = loop ? "capture_while" : "capture_if";
     if (!condition.valid() || condition.dtype() != DType::Int32 || condition.components() != 1 ||
         condition.size() != 1)
@@ -66,6 +68,14 @@ void conditional(bool loop, const AnyArray& condition, const std::function<void(
                     (condition.valid() ? std::to_string(condition.size()) + " element(s) of " +
                                              dtype_name(condition.dtype())
                                        : std::string("an empty array")));
+    const runtime::IterationCap limit{
+        cap, [cap, file = std::string(s.file_name()), line = s.line()] {
+            throw Error(
+                "capture_while: the condition still held after " + std::to_string(cap) +
+                    " runs of the body (its max_iterations), so the loop stopped there; make the body "
+                    "clear the condition, or raise max_iterations if the loop needs more runs",
+                "", file, line);
+        }};
     const Device device = condition.device();
     runtime::Capture* capture = runtime::active_capture(device);
     if (!capture) {
@@ -74,10 +84,14 @@ void conditional(bool loop, const AnyArray& condition, const std::function<void(
                  std::string(what) + ": the stream of " + device.name() +
                      " is being captured, but not by weft::ScopedCapture; capture with weft::ScopedCapture "
                      "or weft::capture");
-        if (loop)
-            while (read_condition(condition) != 0) body();
-        else if (read_condition(condition) != 0)
+        if (!loop) {
+            if (read_condition(condition) != 0) body();
+            return;
+        }
+        for (int64_t runs = 0; read_condition(condition) != 0; ++runs) {
+            if (cap > 0 && runs == cap) limit.raise();
             body();
+        }
         return;
     }
     capture->keep.push_back(std::make_shared<AnyArray>(condition));
@@ -87,7 +101,7 @@ void conditional(bool loop, const AnyArray& condition, const std::function<void(
         fail(s, std::string(what) + ": the current stream of " + device.name() +
                     " is not the one being captured; call it where the capture began");
     try {
-        capture->conditional(loop, condition.data(), body);
+        capture->conditional(loop, condition.data(), limit, body);
     } catch (...) {  // any exception: the body is half recorded, whatever its type
         capture->failed = handled_exception_text();
         throw;
@@ -155,6 +169,14 @@ Graph ScopedCapture::end() {
 
 void capture_while(const AnyArray& condition, const std::function<void()>& body, std::source_location s) {
     conditional(true, condition, body, s);
+}
+
+void capture_while(const AnyArray& condition, int64_t max_iterations, const std::function<void()>& body,
+                   std::source_location s) {
+    if (max_iterations < 1)
+        fail(s, "capture_while: max_iterations is " + std::to_string(max_iterations) +
+                    "; give at least 1 (or call capture_while without it for no cap)");
+    conditional(true, condition, body, s, max_iterations);
 }
 
 void capture_if(const AnyArray& condition, const std::function<void()>& body, std::source_location s) {

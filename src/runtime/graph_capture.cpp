@@ -39,7 +39,8 @@ std::unique_ptr<CaptureRecorder> record_operations(Capture& capture) {
     capture.records_operations = true;
     // A conditional body is recorded as a body of its own, then added as one operation that
     // runs it while (or if) the element is nonzero at replay.
-    capture.conditional = [&capture](bool loop, const void* element, const std::function<void()>& body) {
+    capture.conditional = [&capture](bool loop, const void* element, const IterationCap& cap,
+                                     const std::function<void()>& body) {
         capture.bodies.emplace_back();
         try {
             body();
@@ -50,11 +51,15 @@ std::unique_ptr<CaptureRecorder> record_operations(Capture& capture) {
         std::vector<GraphOp> ops = std::move(capture.bodies.back());
         capture.bodies.pop_back();
         const auto* flag = static_cast<const int32_t*>(element);
-        capture.bodies.back().push_back([loop, flag, ops = std::move(ops)] {
-            if (loop)
-                while (*flag != 0) run_ops(ops);
-            else if (*flag != 0)
+        capture.bodies.back().push_back([loop, flag, cap, ops = std::move(ops)] {
+            if (!loop) {
+                if (*flag != 0) run_ops(ops);
+                return;
+            }
+            for (int64_t runs = 0; *flag != 0; ++runs) {
+                if (cap.runs > 0 && runs == cap.runs) cap.raise();
                 run_ops(ops);
+            }
         });
     };
     return std::make_unique<OperationRecorder>();

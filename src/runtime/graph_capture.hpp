@@ -2,6 +2,7 @@
 // operations, and the refusal of work that a graph cannot replay.
 #pragma once
 
+#include <cstdint>
 #include <functional>
 #include <memory>
 #include <source_location>
@@ -19,6 +20,14 @@ namespace weft::runtime {
 // One operation of a CPU graph, run at each replay.
 using GraphOp = std::function<void()>;
 
+// A capture_while's iteration cap: the most runs of its body each time the loop is reached (0:
+// no cap), and what throws the weft::Error (naming the loop's line) when the condition still
+// holds after them.
+struct IterationCap {
+    int64_t runs = 0;
+    std::function<void()> raise;
+};
+
 struct Capture {
     Device device = Device::cpu();
     // The GPU stream being captured (its StreamState), so that work on another stream is not
@@ -34,9 +43,11 @@ struct Capture {
     // (the CPU's), rather than the device recording the work queued on its stream (a GPU's).
     bool records_operations = false;
     // Records what `body` does as a step that runs it once if the int32 at `element` is nonzero,
-    // or with `loop` as long as it is (set by the backend that began the capture). Throws what
-    // `body` throws.
-    std::function<void(bool loop, const void* element, const std::function<void()>& body)> conditional;
+    // or with `loop` as long as it is, within `cap` (set by the backend that began the capture).
+    // Throws what `body` throws.
+    std::function<void(bool loop, const void* element, const IterationCap& cap,
+                       const std::function<void()>& body)>
+        conditional;
     // Set when a conditional body threw: its work may be half recorded, so the capture cannot
     // end with a graph (end() reports this message).
     std::string failed;

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdint>
+#include <optional>
 #include <stdexcept>
 #include <vector>
 #include <weft/weft.hpp>
@@ -582,6 +583,61 @@ TEST(GraphConditional, OutsideACaptureTheBodyRunsNow) {
     EXPECT_EQ(runs, 4);
     weft::capture_if(left, [&] { ++runs; });
     EXPECT_EQ(runs, 4);
+}
+
+// A capture_while capped at 5 runs of its body: a replay whose condition clears within 5 runs
+// (3, then exactly 5) ends normally; one whose condition still holds after 5 runs (8 to count
+// down) stops the loop there and is an error naming the capture_while's line, thrown by the CPU's
+// replay or by a GPU's next synchronization. Each replay counts its runs afresh.
+TEST(GraphConditional, ACappedCaptureWhileStopsAtItsCapAndSaysSo) {
+    Countdown countdown;
+    auto left = weft::zeros<int>(1, dev());
+    weft::launch(countdown.kernel, 1, left);  // compiled before the capture
+    uint32_t line = 0;
+    const weft::Graph graph = weft::capture(dev(), [&] {
+        line = __LINE__ + 1;
+        weft::capture_while(left, 5, [&] { weft::launch(countdown.kernel, 1, left); });
+    });
+    weft::copy(left, weft::full<int>(1, 3, dev()));
+    EXPECT_EQ(weft::test::error_by_sync(dev(), [&] { graph.launch(); }), std::nullopt);
+    EXPECT_EQ(left.to_vector(), std::vector<int>{0});
+
+    weft::copy(left, weft::full<int>(1, 8, dev()));
+    const std::optional<weft::Error> e = weft::test::error_by_sync(dev(), [&] { graph.launch(); });
+    ASSERT_TRUE(e.has_value()) << "a loop past its cap must be reported";
+    EXPECT_TRUE(has(e->message(), "still held after 5 runs of the body (its max_iterations)"))
+        << e->message();
+    EXPECT_TRUE(has(e->file(), "graph_test.cpp")) << e->file();
+    EXPECT_EQ(e->line(), line);
+    EXPECT_EQ(left.to_vector(), std::vector<int>{3}) << "the body ran exactly 5 times";
+
+    weft::copy(left, weft::full<int>(1, 5, dev()));
+    EXPECT_EQ(weft::test::error_by_sync(dev(), [&] { graph.launch(); }), std::nullopt);
+    EXPECT_EQ(left.to_vector(), std::vector<int>{0});
+}
+
+// Outside a capture, the cap holds as well: the error comes at once, after the cap's runs.
+TEST(GraphConditional, OutsideACaptureTheCapHolds) {
+    Countdown countdown;
+    auto left = weft::full<int>(1, 4, dev());
+    int runs = 0;
+    const weft::Error e = error_from([&] {
+        weft::capture_while(left, 2, [&] {
+            ++runs;
+            weft::launch(countdown.kernel, 1, left);
+        });
+    });
+    EXPECT_TRUE(has(e.message(), "after 2 runs")) << e.message();
+    EXPECT_EQ(runs, 2);
+    EXPECT_EQ(left.to_vector(), std::vector<int>{2});
+    runs = 0;
+    weft::capture_while(left, 2, [&] {
+        ++runs;
+        weft::launch(countdown.kernel, 1, left);
+    });
+    EXPECT_EQ(runs, 2) << "a loop that needs exactly the cap's runs ends normally";
+    const weft::Error zero = error_from([&] { weft::capture_while(left, 0, [] {}); });
+    EXPECT_TRUE(has(zero.message(), "max_iterations is 0; give at least 1")) << zero.message();
 }
 
 TEST(GraphConditional, TheConditionMustBeOneInt32Element) {

@@ -14,6 +14,7 @@
 #include "runtime/cuda/nvrtc.hpp"
 #include "runtime/cuda/stream_handles.hpp"
 #include "runtime/files.hpp"
+#include "runtime/memory.hpp"
 #include "weft/error.hpp"
 #include "weft/stream.hpp"
 
@@ -129,10 +130,24 @@ CUfunction condition_kernel(int ordinal) {
     return f;
 }
 
-void set_condition(StreamState& s, CUgraphConditionalHandle handle, const void* element) {
+// What weft_set_condition counts for a capped capture_while: the body's runs (device memory),
+// the cap (0: none, and no counting) and the status word it sets when the cap is reached.
+struct LoopCount {
+    long long* runs = nullptr;
+    long long cap = 0;
+    unsigned long long* exceeded = nullptr;
+};
+
+// Queues weft_set_condition: `first` where the replay reaches the node, else at the body's end.
+void set_condition(StreamState& s, CUgraphConditionalHandle handle, const void* element,
+                   const LoopCount& count, bool first) {
     const CUfunction f = condition_kernel(s.ordinal);
     const void* at = element;
-    void* params[] = {&handle, &at};
+    long long* runs = count.runs;
+    long long cap = count.cap;
+    unsigned long long* exceeded = count.exceeded;
+    int is_first = first ? 1 : 0;
+    void* params[] = {&handle, &at, &runs, &cap, &exceeded, &is_first};
     check(require_driver().cuLaunchKernel(f, 1, 1, 1, 1, 1, 1, 0, s.stream, params, nullptr),
           "launching the graph condition kernel");
 }
@@ -205,7 +220,21 @@ std::unique_ptr<CudaGraph> StreamCapture::end() {
 // graph by pausing the stream's capture (ending it, then capturing into the body graph, then
 // resuming into the graph after the node), so that the body's work is queued on the same
 // stream and reports its failures in that stream's status area.
-void StreamCapture::conditional(bool loop, const void* element, const std::function<void()>& body) {
+void StreamCapture::conditional(bool loop, const void* element, const IterationCap& cap,
+                                const std::function<void()>& body) {
+    // A capped loop counts its runs in memory the graph keeps (allocated while capturing), and
+    // reports reaching the cap in a status word claimed for the stream's lifetime.
+    LoopCount counted;
+    StatusTicket exceeded;
+    if (loop && cap.runs > 0) {
+        const auto runs = detail::allocate(Device::cuda(stream_->ordinal), sizeof(long long));
+        counted.runs = static_cast<long long*>(runs->ptr);
+        counted.cap = cap.runs;
+        exceeded = status_word(stream_,
+                               "capture_while cap\n" + std::to_string(reinterpret_cast<uintptr_t>(runs->ptr)),
+                               [raise = cap.raise](uint64_t) { raise(); });
+        counted.exceeded = exceeded.word();
+    }
     const GraphDriver& g = graph_driver();
     const Driver& d = require_driver();
     const DeviceContext& c = context(stream_->ordinal);
@@ -228,7 +257,7 @@ void StreamCapture::conditional(bool loop, const void* element, const std::funct
     CUgraphConditionalHandle handle = 0;
     check(g.cuGraphConditionalHandleCreate(&handle, graph, c.context, 0, 0),
           "cuGraphConditionalHandleCreate");
-    set_condition(*stream_, handle, element);
+    set_condition(*stream_, handle, element, counted, true);
     info(&deps, &edges, &count);
     NodeParams params{};
     params.type = kNodeConditional;
@@ -267,7 +296,7 @@ void StreamCapture::conditional(bool loop, const void* element, const std::funct
             ~InBody() { --depth; }
         } in_body{stream_->conditional_bodies};
         body();
-        if (loop) set_condition(*stream_, handle, element);  // the condition for the next iteration
+        if (loop) set_condition(*stream_, handle, element, counted, false);  // the condition for the next run
     } catch (...) {
         // The body's work is half captured: the capture ends without a graph (ScopedCapture::end
         // says why), but the stream goes back to capturing the graph, so it is abandoned cleanly.
@@ -312,8 +341,9 @@ std::unique_ptr<CaptureRecorder> capture_stream(std::shared_ptr<StreamState> str
     capture.stream = state;
     capture.keep.push_back(std::move(stream));
     StreamCapture* cuda = &recorder->capture();
-    capture.conditional = [cuda](bool loop, const void* element, const std::function<void()>& body) {
-        cuda->conditional(loop, element, body);
+    capture.conditional = [cuda](bool loop, const void* element, const IterationCap& cap,
+                                 const std::function<void()>& body) {
+        cuda->conditional(loop, element, cap, body);
     };
     return recorder;
 }

@@ -51,8 +51,9 @@ public:
 
     // Records, at this point of the capture, a conditional node that runs what `body` queues
     // once if the int32 at `element` (device memory) is nonzero, or, with `loop`, as long as
-    // it is nonzero, the element being read again after each run.
-    void conditional(bool loop, const void* element, const std::function<void()>& body);
+    // it is nonzero, the element being read again after each run, at most `cap.runs` runs.
+    void conditional(bool loop, const void* element, const IterationCap& cap,
+                     const std::function<void()>& body);
 
 private:
     std::shared_ptr<StreamState> stream_;
