@@ -184,6 +184,51 @@ TEST(DeterministicAnchors, LaunchesIntoOneStateStayExactAsMagnitudesMove) {
     EXPECT_GT(kept_slots, 60 * kSlots / 4) << "launches found anchors kept";
 }
 
+// The same transition as a property over many random launches, each slot modelled on its own:
+// its anchor is the kept one or else its first finite contribution's; a slot any of whose
+// contributions lay outside that anchor's window spilled and keeps no anchor, one whose
+// contributions all fit keeps it. (One thread, so "first" is the order of `values`.)
+TEST(DeterministicAnchors, EverySpilledSlotForgetsItsAnchorAndNoOtherDoes) {
+    constexpr int kSlots = 128;
+    std::mt19937_64 rng(77);
+    Target a(kSlots);
+    int spilled = 0, kept = 0;
+    for (int launch = 0; launch < 80; ++launch) {
+        const int centre = static_cast<int>(rng() % 61) - 30;
+        std::vector<std::vector<float>> values(kSlots);
+        std::vector<int> want(kSlots);
+        for (int s = 0; s < kSlots; ++s) {
+            const int spread = static_cast<int>(rng() % 4) == 0 ? 40 : static_cast<int>(rng() % 6);
+            values[s].resize(rng() % 6);
+            for (float& v : values[s]) v = random_value<float>(rng, centre - spread, centre + spread);
+            if (!values[s].empty() && rng() % 17 == 0) values[s][rng() % values[s].size()] = kNan;
+            int anchor = a.anchors[s] == wf::kNoAnchor ? -1 : a.anchors[s];
+            bool outside = false;
+            for (const float v : values[s]) {
+                const wf::Split<float> p = wf::split(v);
+                if (!std::isfinite(v) || p.significand == 0) continue;
+                if (anchor < 0) anchor = std::max(p.position - wf::kCompactBelow, 0);
+                const int shift = p.position - anchor;
+                outside = outside || shift < 0 || shift > wf::kCompactSpan;
+            }
+            want[s] = anchor < 0 || outside ? wf::kNoAnchor : anchor;
+            spilled += outside;
+            kept += !outside && anchor >= 0 && !values[s].empty();
+        }
+        const std::vector<float> before = a.out;
+        a.launch(values, true);
+        for (int s = 0; s < kSlots; ++s) {
+            ASSERT_EQ(a.anchors[s], want[s]) << "launch " << launch << ", slot " << s;
+            ASSERT_TRUE(same_value(a.out[s], exact_sum(before[s], values[s])))
+                << "launch " << launch << ", slot " << s;
+            if (!std::isfinite(a.out[s])) a.out[s] = 0.0f;
+        }
+        ASSERT_TRUE(a.ready()) << "after launch " << launch;
+    }
+    EXPECT_GT(spilled, 80 * kSlots / 10) << "launches where a slot spilled";
+    EXPECT_GT(kept, 80 * kSlots / 10) << "launches where a slot's window took everything";
+}
+
 // out[index[t]] += values[t] under the compact strategy.
 struct CompactAdd {
     weft::Module module{"anchors_add",
