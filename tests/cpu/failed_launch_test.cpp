@@ -58,6 +58,20 @@ struct Written {
         EXPECT_EQ(count.to_vector(), (std::vector<int>{7, 7})) << "the counter is as before";
         EXPECT_EQ(out.to_vector(), std::vector<int>(3 * kThreads, -1)) << "stores at slots are undone";
     }
+
+    // An error found after the launch says "its writes to 'a', 'b' were applied": exactly those
+    // arrays changed, and every other one holds its value from before the launch.
+    void expect_applied_as_said(const std::string& what) const {
+        const size_t from = what.find("its writes to ");
+        const size_t to = what.find(" were applied");
+        const std::string applied =
+            from == std::string::npos || to == std::string::npos ? "" : what.substr(from, to - from);
+        const auto said = [&](const std::string& name) { return has(applied, "'" + name + "'"); };
+        EXPECT_EQ(said("stored"), stored.to_vector() != std::vector<float>(kThreads, -1.0f)) << what;
+        EXPECT_EQ(said("sums"), sums.to_vector() != std::vector<float>(4, 0.5f)) << what;
+        EXPECT_EQ(said("count"), count.to_vector() != (std::vector<int>{7, 7})) << what;
+        EXPECT_EQ(said("out"), out.to_vector() != std::vector<int>(3 * kThreads, -1)) << what;
+    }
 };
 
 // Checks a failure: found at the launch (on the CPU, with deterministic_debug, or where a GPU
@@ -72,11 +86,14 @@ void expect_undone_or_explained(const std::optional<Failure>& f, const Written& 
     if (found_at_launch) {
         EXPECT_TRUE(f->at_launch) << what;
         EXPECT_TRUE(has(what, "The launch was undone")) << what;
+        EXPECT_FALSE(has(what, "keep their values") || has(what, "keeps its value"))
+            << "an undone launch keeps every array, not only those named: " << what;
         w.expect_unchanged();
     } else {
         EXPECT_TRUE(has(what, "not undone")) << what;
         for (const std::string& name : applied_later)
             EXPECT_TRUE(has(what, "'" + name + "'")) << "the error says " << name << " was written: " << what;
+        w.expect_applied_as_said(what);
     }
     EXPECT_NO_THROW(weft::synchronize(dev())) << "reported once";
 }
@@ -143,9 +160,12 @@ TEST(FailedLaunch, RecordBoundBelowTheEstimateUndoesTheLaunch) {
 // The second reservation depends on the first one's slot, which the counting pass does not know:
 // there every thread reserves twice, in the execution pass only some do.
 template <class Body>
-void check_divergence(const std::string& name, bool debug, bool found_at_launch, Body body,
-                      const std::vector<std::string>& applied) {
-    weft::Module m{name, {.deterministic = Deterministic::RunToRun, .deterministic_debug = debug}};
+void check_divergence_with(const std::string& name, weft::DeterministicStrategy strategy, bool debug,
+                           bool found_at_launch, Body body, const std::vector<std::string>& applied) {
+    weft::Module m{name,
+                   {.deterministic = Deterministic::RunToRun,
+                    .deterministic_strategy = strategy,
+                    .deterministic_debug = debug}};
     auto kernel = m.kernel(name, {"values", "stored", "sums", "count", "out"}, body);
     const int n = Written::kThreads;
     Written w;
@@ -154,6 +174,20 @@ void check_divergence(const std::string& name, bool debug, bool found_at_launch,
     if (f) EXPECT_TRUE(has(f->error.what(), "reserved slots differently")) << f->error.what();
     if (f) EXPECT_TRUE(has(f->error.what(), "'count'")) << f->error.what();
     expect_undone_or_explained(f, w, name, found_at_launch, applied);
+}
+
+// Under every strategy of the accumulation target beside the counters, what the error says stays
+// applied is what did.
+template <class Body>
+void check_divergence(const std::string& name, bool debug, bool found_at_launch, Body body,
+                      const std::vector<std::string>& applied) {
+    using weft::DeterministicStrategy;
+    for (const auto strategy : {DeterministicStrategy::Auto, DeterministicStrategy::Exact,
+                                DeterministicStrategy::Compact, DeterministicStrategy::Records}) {
+        const std::string named = name + "_" + std::to_string(static_cast<int>(strategy));
+        SCOPED_TRACE(named);
+        check_divergence_with(named, strategy, debug, found_at_launch, body, applied);
+    }
 }
 
 // Threads whose first slot is even reserve once more, in counter element `second`: the same one,

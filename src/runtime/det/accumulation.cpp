@@ -202,17 +202,22 @@ std::vector<TargetPlan> plan(const std::vector<plan::DetTarget>& targets,
     return plans;
 }
 
+// Found at the launch, the launch is undone and says so (launch_steps.cpp); found after it has
+// returned, the array keeps its value and the note names the writes that were applied.
+static std::string kept_after_launch(const LaunchSite& site, const std::string& name) {
+    const std::string late = late_failure_note(site, {name});
+    return late.empty() ? "" : ". The array '" + name + "' keeps its value from before the launch" + late;
+}
+
 std::string overflow_message(const TargetPlan& plan, uint64_t emitted, const LaunchSite& site) {
     const int64_t needed = (static_cast<int64_t>(emitted) + site.threads - 1) / site.threads;
     return "deterministic records for array '" + plan.name + "' overflowed: the launch emitted " +
            std::to_string(emitted) + " records but had room for " + std::to_string(plan.capacity) + " (" +
            std::to_string(plan.per_thread) + " per thread" +
            (plan.target.dynamic ? ", and a data-dependent loop reaches the atomic" : "") +
-           "). The array keeps its value from before the launch. Set the option deterministic_max_records to "
-           "at "
-           "least " +
-           std::to_string(needed) + " (or the true per-thread bound), or use deterministic_strategy = Exact" +
-           late_failure_note(site, {plan.name});
+           "). Set the option deterministic_max_records to at least " + std::to_string(needed) +
+           " (or the true per-thread bound), or use deterministic_strategy = Exact" +
+           kept_after_launch(site, plan.name);
 }
 
 std::string late_failure_note(const LaunchSite& site, const std::vector<std::string>& untouched) {

@@ -263,8 +263,14 @@ private:
                     throw Error(slots_overflow_message(plan), site.kernel, site.file, site.line);
                 if (bits & wf::kSlotsTooMany)
                     throw Error(slots_too_many_message(plan), site.kernel, site.file, site.line);
-                throw Error(slots_divergence_message(plan) + late_failure_note(site, plan.names), site.kernel,
-                            site.file, site.line);
+                // Found at the launch (deterministic_debug), the launch is undone and says so;
+                // found later, the counters keep their values and the note names what was applied.
+                const std::string late = late_failure_note(site, plan.names);
+                throw Error(
+                    slots_divergence_message(plan) +
+                        (late.empty() ? ""
+                                      : ". The counters keep their values from before the launch" + late),
+                    site.kernel, site.file, site.line);
             });
     }
 

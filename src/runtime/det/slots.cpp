@@ -165,11 +165,11 @@ std::string slots_too_many_message(const SlotPlan& plan) {
 std::string slots_divergence_message(const SlotPlan& plan) {
     std::string counters;
     for (const std::string& n : plan.names) counters += (counters.empty() ? "'" : ", '") + n + "'";
-    return "the execution pass reserved slots differently from the counting pass, so the slots it used are "
+    return "slot allocation on " + counters +
+           ": the execution pass reserved slots differently from the counting pass, so the slots it used are "
            "not the deterministic ones; a reservation must depend only on the kernel's inputs and locals, "
            "not on arrays it writes, values returned by other atomics or the slots of earlier "
-           "reservations. The counters (" +
-           counters + ") keep their values from before the launch";
+           "reservations";
 }
 
 std::unique_ptr<SlotAllocation> prepare_cpu_slots(SlotPlan plan, const LaunchSite& site) {
