@@ -301,13 +301,22 @@ struct Serial {
 
 constexpr i64 kCarryAt = i64(1) << 62;
 
+// Out of line on a GPU: the paths that spill or carry would otherwise take registers from every
+// kernel that accumulates (the exact strategy's hot path included), and NVRTC would compile them
+// again wherever they were inlined (carrying and spilling: 80 ms of a module's compile, issue 37).
+#if defined(__CUDACC__)
+#define WEFT_COLD static __device__ __noinline__
+#else
+#define WEFT_COLD static inline
+#endif
+
 // Adds `v` to word k of a slot's `limit` words, carrying: once the word's magnitude reaches
 // 2^62, its multiple of 2^32 moves into word k + 1 (the swap makes one thread move it; the
 // others see the small remainder and stop). Each single addition is below 2^40 (a warp's
 // total of digits), so a word stays far below 2^63 while the carry is pending. The top word
 // has nowhere to carry to and flags the slot instead.
 template <class A = Shared>
-WEFT_FUNC void add_carrying(i64* words, int k, int limit, i64 v, u32* flags) {
+WEFT_COLD void add_carrying(i64* words, int k, int limit, i64 v, u32* flags) {
     for (;;) {
         i64 now = A::add_fetch(words + k, v);
         if (now < kCarryAt && now > -kCarryAt) return;
@@ -414,7 +423,7 @@ WEFT_FUNC void spill_add_word(CompactCell* cell, i64* block, int k, i64 v) {
 
 // Adds v * 2^position (|v| < 2^32) to the slot's spill block.
 template <class A = Shared>
-WEFT_FUNC void spill_add(CompactCell* cell, i64* block, i64 v, int position) {
+WEFT_COLD void spill_add(CompactCell* cell, i64* block, i64 v, int position) {
     spill_ready<A>(cell, block);
     const bool negative = v < 0;
     const u64 m = static_cast<u64>(negative ? -v : v);
@@ -427,14 +436,6 @@ WEFT_FUNC void spill_add(CompactCell* cell, i64* block, i64 v, int position) {
     if (low) spill_add_word<A>(cell, block, k, negative ? -low : low);
     if (high) spill_add_word<A>(cell, block, k + 1, negative ? -high : high);
 }
-
-// Out of line on a GPU: the paths that spill or carry would otherwise take registers from every
-// kernel that accumulates (the exact strategy's hot path included).
-#if defined(__CUDACC__)
-#define WEFT_COLD static __device__ __noinline__
-#else
-#define WEFT_COLD static inline
-#endif
 
 // A window that reached 2^62 (`now`): its multiple of 2^32 moves to the spill (one thread's
 // swap moves it; the others see the small remainder and stop).
