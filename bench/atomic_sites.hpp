@@ -3,6 +3,8 @@
 // scatter), as a plain module and as a deterministic one, against issue 37's targets.
 #pragma once
 
+#include <unistd.h>
+
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -16,37 +18,35 @@
 
 namespace weft::bench {
 
-// The median of `repeats` cold compiles (each in a fresh, empty cache folder) of the scatter of
-// `atomics` sites in mode `mode` on `device`. The caller's WEFT_CACHE_DIR is restored afterwards.
-// Each repeat's module has a name of its own, which the generated source carries: NVRTC (12.9
-// and later) keeps what it compiled for a process, and the same source again would take it from
-// there in a fraction of the time.
-inline double cold_scatter_ms(Device device, Deterministic mode, int atomics, int repeats) {
+// One cold compile (in a fresh, empty cache folder) of the scatter of `atomics` sites in mode
+// `mode` on `device`, in milliseconds. The caller's WEFT_CACHE_DIR is restored afterwards. Each
+// module's and kernel's name, which the generated code carries, is new to the machine (the
+// process id and `repeat`): NVRTC (12.9 and later) keeps what it compiled, within a process and
+// across processes (there a source that differs only in a comment was taken from it), and the
+// same code again would take it from there in a fraction of the time.
+inline double cold_scatter_ms(Device device, Deterministic mode, int atomics, int repeat) {
     namespace fs = std::filesystem;
     const char* saved = std::getenv("WEFT_CACHE_DIR");
     const std::string kept = saved ? saved : "";
-    std::vector<double> ms;
-    for (int r = 0; r < repeats; ++r) {
-        const fs::path dir = fs::temp_directory_path() / ("weft-atomic-sites-bench-" + std::to_string(r));
-        fs::remove_all(dir);
-        setenv("WEFT_CACHE_DIR", dir.c_str(), 1);
-        {
-            Module m{"atomic_sites_" + std::to_string(atomics) + "_" + deterministic_name(mode) + "_" +
-                         std::to_string(r),
-                     {.deterministic = mode}};
-            test::add_stencil_scatter(m, atomics);
-            const auto start = std::chrono::steady_clock::now();
-            m.compile(device);
-            ms.push_back(
-                std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count());
-        }
-        fs::remove_all(dir);
+    const std::string name = "atomic_sites_" + std::to_string(atomics) + "_" + deterministic_name(mode) +
+                             "_" + std::to_string(getpid()) + "_" + std::to_string(repeat);
+    const fs::path dir = fs::temp_directory_path() / ("weft-" + name);
+    fs::remove_all(dir);
+    setenv("WEFT_CACHE_DIR", dir.c_str(), 1);
+    double ms = 0;
+    {
+        Module m{name, {.deterministic = mode}};
+        test::add_stencil_scatter(m, atomics, name);  // the name in the code, not only in a comment
+        const auto start = std::chrono::steady_clock::now();
+        m.compile(device);
+        ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
     }
+    fs::remove_all(dir);
     if (saved)
         setenv("WEFT_CACHE_DIR", kept.c_str(), 1);
     else
         unsetenv("WEFT_CACHE_DIR");
-    return median(ms);
+    return ms;
 }
 
 // One row per site count: the plain module's and the RunToRun module's cold compile, their ratio
@@ -63,9 +63,16 @@ inline void atomic_site_rows(Device device, const char* compiler, double limit_1
     for (const int atomics : {1, 108, 1000}) {
         std::printf("%-10d", atomics);
         std::fflush(stdout);
+        // Plain and deterministic compiles in turn, so that a machine busier for a while (the
+        // GPU machine's compile times vary by a third from one minute to the next) slows both.
         const int n = atomics >= 1000 ? 1 : repeats;
-        const double plain = cold_scatter_ms(device, Deterministic::NotGuaranteed, atomics, n);
-        const double det = cold_scatter_ms(device, Deterministic::RunToRun, atomics, n);
+        std::vector<double> plain_ms, det_ms;
+        for (int r = 0; r < n; ++r) {
+            plain_ms.push_back(cold_scatter_ms(device, Deterministic::NotGuaranteed, atomics, r));
+            det_ms.push_back(cold_scatter_ms(device, Deterministic::RunToRun, atomics, r));
+        }
+        const double plain = median(plain_ms);
+        const double det = median(det_ms);
         const double ratio = det / plain;
         std::printf(" %12.0f %12.0f %7.2fx  ", plain, det, ratio);
         if (atomics == 108)

@@ -23,14 +23,14 @@ inline int stencil_width(int atomics) {
 using StencilKernel = Kernel<Array<float>, Array<float>, Array<float>, Array<float>, Array<float, 3>,
                              Array<float, 3>, Array<float, 3>, Array<float, 3>>;
 
-// Kernel "p2g" of `atomics` atomic adds: site s adds into grid s % 4 at cell s / 4 of the cube
+// Kernel `name` of `atomics` atomic adds: site s adds into grid s % 4 at cell s / 4 of the cube
 // (x fastest), offset from the particle's cell and wrapped into the grid. A particle at (x, y, z)
 // in [0, 1) with mass m adds m * wx * wy * wz, the weights falling off with the offset, times
 // 1, x, y and z for the four grids (mass and momentum).
-inline StencilKernel add_stencil_scatter(Module& m, int atomics) {
+inline StencilKernel add_stencil_scatter(Module& m, int atomics, const std::string& name = "p2g") {
     const int w = stencil_width(atomics);
     return m.kernel(
-        "p2g", {"x", "y", "z", "mass", "grid_m", "grid_x", "grid_y", "grid_z"},
+        name, {"x", "y", "z", "mass", "grid_m", "grid_x", "grid_y", "grid_z"},
         [atomics, w](Array<float> x, Array<float> y, Array<float> z, Array<float> mass, Array<float, 3> gm,
                      Array<float, 3> gx, Array<float, 3> gy, Array<float, 3> gz) {
             auto t = tid();
