@@ -1,5 +1,6 @@
 // Benchmark: forward and backward of the spec's gather (1,048,576 reads from 65,536 or from 1
-// source element), plain against deterministic (RunToRun), on the default device.
+// source element), plain against deterministic (RunToRun), on the default device; then one
+// thread's loop carrying its state, forward and backward, for 16k to a million iterations.
 //
 // The backward is the generated adjoint launched by hand (weft::launch_adjoint): it scatters each
 // read's output gradient into the values' gradient, an atomic add per thread; each run zeroes that
@@ -69,6 +70,30 @@ Row measure(weft::Deterministic mode, int sources, int repeats, weft::Device dev
     return row;
 }
 
+// One thread's loop of `n` iterations carrying its product (p = p * q): forward and backward
+// (the adjoint sweeps the loop from checkpoints of p, docs/design/0031; it replayed every
+// iteration before each one it swept, quadratic in n, before).
+Row carried_loop(int n, int repeats, weft::Device dev) {
+    auto product = weft::unique_kernel("carried_product", {}, {"x", "n", "out"},
+                                       [](Array<double> x, Array<int> n, Array<double> out) {
+                                           weft::Double p = x[0];
+                                           weft::for_(n[0], [&](weft::Int) { p = p * x[1]; });
+                                           out[0] = p;
+                                       });
+    auto x = weft::from_vector<double>({0.75, 1.0 + 1e-7}, dev);
+    auto trips = weft::from_vector<int>({n}, dev);
+    auto out = weft::zeros<double>(1, dev);
+    auto x_grad = weft::zeros<double>(2, dev);
+    auto out_grad = weft::ones<double>(1, dev);
+    Row row{};
+    row.forward = median_ms(repeats, dev, [&] { weft::launch(product, 1, x, trips, out); });
+    row.backward = median_ms(repeats, dev, [&] {
+        x_grad.zero_();
+        weft::launch_adjoint(product, 1, {x_grad, weft::AnyArray(), out_grad}, x, trips, out);
+    });
+    return row;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -84,5 +109,12 @@ int main(int argc, char** argv) {
         const Row det = measure(weft::Deterministic::RunToRun, sources, repeats, dev);
         std::printf("| %d | %.4f | %.4f | %.4f | %.4f | %.2fx |\n", sources, plain.forward, plain.backward,
                     det.forward, det.backward, det.backward / plain.backward);
+    }
+    std::printf("\none thread's loop carrying its state (p = p * q), median ms of %d\n\n",
+                std::min(repeats, 5));
+    std::printf("| iterations | forward | backward | backward / forward |\n|---|---|---|---|\n");
+    for (int n : {16384, 81920, 1048576}) {
+        const Row r = carried_loop(n, std::min(repeats, 5), dev);
+        std::printf("| %d | %.3f | %.3f | %.1fx |\n", n, r.forward, r.backward, r.backward / r.forward);
     }
 }

@@ -2,6 +2,8 @@
 #include "api/adjoint_launch.hpp"
 
 #include <algorithm>
+#include <cerrno>
+#include <cstdlib>
 #include <string>
 
 #include "api/launch_checks.hpp"
@@ -107,11 +109,54 @@ PreparedAdjoint::PreparedAdjoint(const KernelState& kernel, const Dim& dim,
 
 void PreparedAdjoint::run() {
     if (!runs_) return;
+    // The checkpoints' scratch is this launch's alone, taken when it runs (a tape prepares every
+    // launch before it runs any) and given back after it (a graph keeps it for its replays).
+    const size_t own = args_.size();
+    if (plan_.checkpoint_floats + plan_.checkpoint_ints > 0) add_checkpoints();
     if (runtime::Capture* capture = hold_for_capture(target_, compiled_, args_)) {
         capture->bodies.back().push_back([adjoint = *this] { adjoint.launch(); });
-        return;
+    } else {
+        try {
+            launch();
+        } catch (...) {
+            args_.resize(own);
+            throw;
+        }
     }
-    launch();
+    args_.resize(own);
+    names_.resize(own);
+}
+
+// The scratch of the loops' checkpoints (docs/design/0031): C checkpoints per level, as many as
+// WEFT_ADJOINT_CHECKPOINT_MB (256 by default) of memory holds for every thread, from 1 to 4,096.
+void PreparedAdjoint::add_checkpoints() {
+    int64_t megabytes = 256;
+    if (const char* env = std::getenv("WEFT_ADJOINT_CHECKPOINT_MB"); env && *env) {
+        char* end = nullptr;
+        errno = 0;
+        megabytes = std::strtoll(env, &end, 10);
+        if (errno != 0 || *end != '\0' || megabytes < 1 || megabytes > (int64_t{1} << 40))
+            fail(kernel_, dim_,
+                 "WEFT_ADJOINT_CHECKPOINT_MB is '" + std::string(env) +
+                     "'; set it to the megabytes a backward launch may take for its loops' checkpoints "
+                     "(a whole number from 1), or unset it for 256");
+    }
+    const int64_t floats = plan_.checkpoint_floats, ints = plan_.checkpoint_ints;
+    // Both levels of every register of every thread, 8 bytes each, per checkpoint.
+    const double per_checkpoint =
+        2.0 * 8.0 * static_cast<double>(floats + ints) * static_cast<double>(threads_);
+    const double fits = static_cast<double>(megabytes) * 1048576.0 / per_checkpoint;
+    const int64_t per_level =
+        fits >= kMaxCheckpoints ? kMaxCheckpoints : std::max<int64_t>(1, static_cast<int64_t>(fits));
+    const auto scratch = [&](DType type, int64_t registers) {
+        AnyArray a(type, Shape({std::max<int64_t>(1, 2 * per_level * registers), threads_}), target_);
+        args_.emplace_back(a);
+        plan_.writes[args_.size() - 1] = false;  // nothing to undo or lock: no one else sees it
+    };
+    scratch(DType::Float64, floats);
+    scratch(DType::Int64, ints);
+    args_.emplace_back(scalar_arg(per_level));
+    for (const char* name : {"checkpoint_floats", "checkpoint_ints", "checkpoints"}) names_.push_back(name);
 }
 
 void PreparedAdjoint::launch() const {

@@ -23,6 +23,11 @@ public:
 
 private:
     void launch() const;
+    void add_checkpoints();
+
+    // Checkpoints per level of a loop's sweep, at most (about 3n replays of an n-iteration loop
+    // up to n = 4096^2, 16.7 million).
+    static constexpr int64_t kMaxCheckpoints = 4096;
 
     KernelState kernel_;
     Dim dim_;

@@ -41,6 +41,10 @@ public:
         regions(src_.body);
     }
 
+    // The registers each checkpoint holds, over all loops that keep them (AdjointKernel).
+    int checkpoint_floats() const { return checkpoint_floats_; }
+    int checkpoint_ints() const { return checkpoint_ints_; }
+
     std::vector<uint32_t> run() {
         std::vector<ir::Node> body;
         Emitter e(g_, &prologue_, src_.loc);
@@ -57,6 +61,12 @@ public:
             differentiable.push_back(static_cast<uint32_t>(i));
             env.grad[p] = param(e, src_.type_of(p));
             has_.emplace(p, param(e, ir::Type::scalar(DType::Bool)));
+        }
+        if (!carried_.empty()) {
+            scratch_floats_ = param(e, ir::Type::array(DType::Float64, 2));
+            scratch_ints_ = param(e, ir::Type::array(DType::Int64, 2));
+            checkpoints_ = param(e, ir::Type::scalar(DType::Int64));
+            thread_ = e.node({.kind = NodeKind::Tid, .sub = ir::kLinearTid}, ir::Type::scalar(DType::Int64));
         }
         e.set_out(&body);
         replay(src_.body, env, e);
@@ -106,6 +116,7 @@ private:
             } else if (n.kind == NodeKind::For) {
                 prefix_[&n] = iterations_depend(n, regs);
             }
+            if (prefix_[&n]) plan_checkpoints(n, regs);
             defined.merge(inner);
         }
         return defined;
@@ -136,6 +147,31 @@ private:
                     depends = true;
         });
         return depends;
+    }
+
+    // The registers loop `n` carries from one iteration to the next (those of `regs`, the
+    // registers it touches, that it assigns), placed in the checkpoint scratch: float registers
+    // kept as float64 and the others as int64, both exact. A loop that carries an array (a view
+    // assigned in the loop) keeps the quadratic replay.
+    void plan_checkpoints(const ir::Node& n, const std::vector<ValueId>& regs) {
+        std::set<ValueId> assigned;
+        for (const ir::Block& b : n.blocks)
+            ir::for_each_node(b, [&](const ir::Node& m) {
+                if (m.kind == NodeKind::Assign) assigned.insert(m.args[0]);
+            });
+        Carried c;
+        for (ValueId r : regs) {
+            if (!assigned.count(r)) continue;
+            const ir::Type& t = src_.type_of(r);
+            if (!t.is_scalar()) return;
+            (t.is_float() ? c.floats : c.ints).push_back(r);
+        }
+        if (c.floats.empty() && c.ints.empty()) return;
+        c.float_at = checkpoint_floats_;
+        c.int_at = checkpoint_ints_;
+        checkpoint_floats_ += static_cast<int>(c.floats.size());
+        checkpoint_ints_ += static_cast<int>(c.ints.size());
+        carried_.emplace(&n, std::move(c));
     }
 
     // ---- the replay: forward code without side effects
@@ -334,36 +370,116 @@ private:
         nodes = std::move(out);
     }
 
-    void loop(const ir::Node& n, Env& env, Emitter& e) {
+    // Iteration j of loop `n` replayed from the registers `inner` holds (and, `sweep`, swept).
+    void iteration(const ir::Node& n, const Env& env, const Env& inner, ValueId j, bool sweep, Emitter& e) {
         const bool is_for = n.kind == NodeKind::For;
         const ir::Block& body = n.blocks[is_for ? 0 : 1];
+        Env it = inner;
+        if (is_for) {
+            // Iteration j's index, start + j * step, in 64 bits (exact: it is an index the
+            // forward loop reached), then in the loop's own type.
+            const auto wide = [&](ValueId v) { return e.cast(DType::Int64, v); };
+            const ValueId step = e.binary(ir::BinaryOp::Mul, j, wide(env.map[n.args[2]]));
+            const ValueId index = e.binary(ir::BinaryOp::Add, wide(env.map[n.args[0]]), step);
+            it.map[n.result] = e.cast(src_.type_of(n.result).dtype, index);
+        } else {
+            replay(n.blocks[0], it, e);
+        }
+        replay(body, it, e);
+        if (!sweep) return;
+        reverse(body, it, e);
+        if (!is_for) reverse(n.blocks[0], it, e);  // the condition's values reach the body
+    }
+
+    void loop(const ir::Node& n, Env& env, Emitter& e) {
+        if (carried_.count(&n)) return checkpointed_loop(n, env, e);
         const ValueId last = e.binary(ir::BinaryOp::Sub, e.copy(count(n)), e.integer(DType::Int64, 1));
         e.for_(last, e.integer(DType::Int64, -1), e.integer(DType::Int64, -1), [&](ValueId k) {
-            Env inner = region_env(n, env, e);
-            auto iteration = [&](ValueId j, bool sweep) {
-                Env it = inner;
-                if (is_for) {
-                    // Iteration j's index, start + j * step, in 64 bits (exact: it is an index
-                    // the forward loop reached), then in the loop's own type.
-                    const auto wide = [&](ValueId v) { return e.cast(DType::Int64, v); };
-                    const ValueId step = e.binary(ir::BinaryOp::Mul, j, wide(env.map[n.args[2]]));
-                    const ValueId index = e.binary(ir::BinaryOp::Add, wide(env.map[n.args[0]]), step);
-                    it.map[n.result] = e.cast(src_.type_of(n.result).dtype, index);
-                } else {
-                    replay(n.blocks[0], it, e);
-                }
-                replay(body, it, e);
-                if (!sweep) return;
-                reverse(body, it, e);
-                if (!is_for) reverse(n.blocks[0], it, e);  // the condition's values reach the body
-            };
+            const Env inner = region_env(n, env, e);
             if (prefix_[&n])
                 e.for_(e.integer(DType::Int64, 0), k, e.integer(DType::Int64, 1),
-                       [&](ValueId j) { iteration(j, false); });
-            iteration(k, true);
+                       [&](ValueId j) { iteration(n, env, inner, j, false, e); });
+            iteration(n, env, inner, k, true, e);
         });
     }
 
+    // A loop whose iterations depend on each other, swept from checkpoints of the registers it
+    // carries (docs/design/0031) instead of replaying every iteration before each one swept. With
+    // C checkpoints per level (the launch's `checkpoints` parameter) and n iterations: the loop
+    // is replayed once keeping a checkpoint every s = ceil(n / C) iterations; then, stride by
+    // stride from the last, the stride is replayed from its checkpoint keeping one every
+    // s2 = ceil(s / C), and each iteration is swept after replaying at most s2 - 1 from the
+    // nearest. About 3n replays while n <= C^2, and n (s2 + 5) / 2 beyond; the registers replay
+    // exactly as before, so the gradients are the quadratic sweep's bits.
+    void checkpointed_loop(const ir::Node& n, Env& env, Emitter& e) {
+        using B = ir::BinaryOp;
+        const auto op = [&](B o, ValueId a, ValueId b) { return e.binary(o, a, b); };
+        const ValueId zero = e.integer(DType::Int64, 0), one = e.integer(DType::Int64, 1);
+        const ValueId minus_one = e.integer(DType::Int64, -1);
+        const ValueId per_level = checkpoints_;
+        const auto ceil_div = [&](ValueId a, ValueId b) {
+            return op(B::Div, op(B::Add, a, op(B::Sub, b, one)), b);
+        };
+        const ValueId total = e.copy(count(n));
+        const ValueId stride = op(B::Max, ceil_div(total, per_level), one);
+        const Env inner = region_env(n, env, e);
+        e.for_(zero, total, one, [&](ValueId j) {
+            e.if_(op(B::Eq, op(B::Mod, j, stride), zero),
+                  [&] { checkpoint(n, zero, op(B::Div, j, stride), inner, false, e); });
+            iteration(n, env, inner, j, false, e);
+        });
+        e.for_(op(B::Sub, ceil_div(total, stride), one), minus_one, minus_one, [&](ValueId b) {
+            const ValueId lo = op(B::Mul, b, stride);
+            const ValueId hi = op(B::Min, total, op(B::Add, lo, stride));
+            const ValueId fine = op(B::Max, ceil_div(op(B::Sub, hi, lo), per_level), one);
+            checkpoint(n, zero, b, inner, true, e);
+            e.for_(lo, hi, one, [&](ValueId j) {
+                const ValueId d = op(B::Sub, j, lo);
+                e.if_(op(B::Eq, op(B::Mod, d, fine), zero),
+                      [&] { checkpoint(n, one, op(B::Div, d, fine), inner, false, e); });
+                iteration(n, env, inner, j, false, e);
+            });
+            e.for_(op(B::Sub, hi, one), op(B::Sub, lo, one), minus_one, [&](ValueId k) {
+                const ValueId f = op(B::Div, op(B::Sub, k, lo), fine);
+                checkpoint(n, one, f, inner, true, e);
+                e.for_(op(B::Add, lo, op(B::Mul, f, fine)), k, one,
+                       [&](ValueId j) { iteration(n, env, inner, j, false, e); });
+                iteration(n, env, inner, k, true, e);
+            });
+        });
+    }
+
+    // Stores the registers loop `n` carries (as `inner` maps them) as checkpoint `slot` of
+    // `level` (0: of the whole loop, 1: within a stride), or with `restore` loads them back.
+    // Register r of a checkpoint is row C (2 at + level R) + slot R + r of its scratch array,
+    // `at` being the loop's first register there and R its count; the column is the thread.
+    void checkpoint(const ir::Node& n, ValueId level, ValueId slot, const Env& inner, bool restore,
+                    Emitter& e) {
+        const Carried& c = carried_.at(&n);
+        for (const bool floats : {true, false}) {
+            const std::vector<ValueId>& regs = floats ? c.floats : c.ints;
+            if (regs.empty()) continue;
+            const auto i64 = [&](int64_t v) { return e.integer(DType::Int64, v); };
+            using B = ir::BinaryOp;
+            const ValueId registers = i64(static_cast<int64_t>(regs.size()));
+            const ValueId at = i64(2 * static_cast<int64_t>(floats ? c.float_at : c.int_at));
+            const ValueId first = e.binary(
+                B::Add,
+                e.binary(B::Mul, checkpoints_, e.binary(B::Add, at, e.binary(B::Mul, level, registers))),
+                e.binary(B::Mul, slot, registers));
+            const ValueId scratch = floats ? scratch_floats_ : scratch_ints_;
+            for (size_t r = 0; r < regs.size(); ++r) {
+                const ValueId row = e.binary(B::Add, first, i64(static_cast<int64_t>(r)));
+                const ValueId reg = inner.map[regs[r]];
+                if (restore)
+                    e.assign(reg, e.cast(src_.type_of(regs[r]).dtype, e.load(scratch, {row, thread_}, 0)));
+                else
+                    e.node({.kind = NodeKind::Store,
+                            .args = {scratch, row, thread_,
+                                     e.cast(floats ? DType::Float64 : DType::Int64, reg)}});
+            }
+        }
+    }
     void reverse(const ir::Block& b, Env& env, Emitter& e) {
         for (size_t i = b.nodes.size(); i-- > 0;) {
             const ir::Node& n = b.nodes[i];
@@ -434,6 +550,17 @@ private:
     std::map<const ir::Node*, ValueId> counts_;
     std::map<const ir::Node*, std::vector<ValueId>> touched_;
     std::map<const ir::Node*, bool> prefix_;
+    // Checkpoints of loops whose iterations depend on each other: per loop, the registers it
+    // carries and where the first of each kind goes among all loops' (plan_checkpoints).
+    struct Carried {
+        std::vector<ValueId> floats, ints;
+        int float_at = 0, int_at = 0;
+    };
+    std::map<const ir::Node*, Carried> carried_;
+    int checkpoint_floats_ = 0, checkpoint_ints_ = 0;
+    // The adjoint's last parameters when some loop keeps checkpoints (AdjointKernel), and the
+    // thread's linear index, the scratch arrays' column.
+    ValueId scratch_floats_ = kNone, scratch_ints_ = kNone, checkpoints_ = kNone, thread_ = kNone;
 };
 
 }  // namespace
@@ -454,6 +581,11 @@ AdjointKernel adjoint_kernel(const ir::Program& program, uint32_t k, const std::
         out.function.param_names.push_back("adj_" + copy.param_names[p]);
         out.function.param_names.push_back("has_adj_" + copy.param_names[p]);
     }
+    out.checkpoint_floats = gen.checkpoint_floats();
+    out.checkpoint_ints = gen.checkpoint_ints();
+    if (out.keeps_checkpoints())
+        for (const char* name : {"checkpoint_floats", "checkpoint_ints", "checkpoints"})
+            out.function.param_names.push_back(name);
     return out;
 }
 

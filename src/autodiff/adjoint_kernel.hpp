@@ -15,6 +15,13 @@ struct AdjointKernel {
     // a bool that says whether that gradient is given (false: reads of it are zero, and nothing
     // accumulates into it).
     std::vector<uint32_t> differentiable;
+    // Loops whose iterations depend on each other are swept from checkpoints of the registers
+    // they carry (docs/design/0031): then the adjoint takes three more parameters, last, a 2-D
+    // float64 and a 2-D int64 scratch array, each of 2 C checkpoint_floats (checkpoint_ints) rows
+    // and one column per thread, and C (int64), the checkpoints per level.
+    int checkpoint_floats = 0;
+    int checkpoint_ints = 0;
+    bool keeps_checkpoints() const { return checkpoint_floats + checkpoint_ints > 0; }
 };
 
 // Builds the adjoint of kernel `k` of `program` (traced, before deterministic lowering), named

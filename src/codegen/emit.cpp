@@ -415,7 +415,9 @@ private:
         switch (n.kind) {
             case K::Param: return;
             case K::Const: return line(s, depth, def(n) + literal(type(n.result).dtype, n.bits) + ";");
-            case K::Tid: return line(s, depth, def(n) + "ctx.tid[" + std::to_string(n.sub) + "];");
+            case K::Tid:
+                if (n.sub == ir::kLinearTid) return line(s, depth, def(n) + "ctx.thread;");
+                return line(s, depth, def(n) + "ctx.tid[" + std::to_string(n.sub) + "];");
             case K::Copy: return line(s, depth, def(n) + v(n.args[0]) + ";");
             case K::Unary: {
                 const char* op = n.unary_op() == ir::UnaryOp::Neg   ? "-"

@@ -62,13 +62,17 @@ struct Type {
     friend bool operator==(const Type&, const Type&) = default;
 };
 
+// Tid's `sub` for the thread's linear index (dimensions are 0..3).
+inline constexpr uint8_t kLinearTid = 4;
+
 using ValueId = uint32_t;
 inline constexpr ValueId kNoValue = UINT32_MAX;
 
 // The node list, in one place. Operands (`args`) per kind:
 //   Param                       result = parameter `bits`
 //   Const                       result = constant whose raw bits are `bits`
-//   Tid                         result = thread index along dimension `sub` (`bits` = launch ndim)
+//   Tid                         result = thread index along dimension `sub` (`bits` = launch ndim);
+//                               sub == kLinearTid: the Int64 index of the thread in the launch
 //   Copy      [src]             result = src
 //   Unary     [a]               result = op(a), op = UnaryOp(sub)
 //   Binary    [a, b]            result = op(a, b), op = BinaryOp(sub); integer x / 0 == 0,
@@ -101,12 +105,12 @@ inline constexpr ValueId kNoValue = UINT32_MAX;
 //   While     [c]               blocks: cond (defines c), body; loops while c after cond
 //   Break, Continue             leave / restart the innermost loop
 //   Return    [value?]          leaves the function (a kernel: ends the thread)
-#define WEFT_IR_NODES(X)                                                                              \
-    X(Param)                                                                                          \
-    X(Const)                                                                                          \
-    X(Tid) X(Copy) X(Unary) X(Binary) X(Math) X(Select) X(Cast) X(Shape) X(Load) X(Store) X(Atomic)   \
-        X(Accumulate) X(Assign) X(Call) X(Print) X(If) X(For) X(While) X(Break) X(Continue) X(Return) \
-            X(View) X(Reserve)
+#define WEFT_IR_NODES(X)                                                                                   \
+    X(Param)                                                                                               \
+    X(Const)                                                                                               \
+    X(Tid)                                                                                                 \
+    X(Copy) X(Unary) X(Binary) X(Math) X(Select) X(Cast) X(Shape) X(Load) X(Store) X(Atomic) X(Accumulate) \
+        X(Assign) X(Call) X(Print) X(If) X(For) X(While) X(Break) X(Continue) X(Return) X(View) X(Reserve)
 
 enum class NodeKind : uint8_t {
 #define WEFT_IR_ENUM(name) name,

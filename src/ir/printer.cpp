@@ -106,7 +106,10 @@ private:
             case NodeKind::Const:
                 line(depth, def(n) + constant_text(fn_.type_of(n.result), n.bits), n);
                 return;
-            case NodeKind::Tid: line(depth, def(n) + "tid " + std::to_string(n.sub), n); return;
+            case NodeKind::Tid:
+                line(depth, def(n) + (n.sub == kLinearTid ? "tid linear" : "tid " + std::to_string(n.sub)),
+                     n);
+                return;
             case NodeKind::Copy: line(depth, def(n) + "copy " + v(n.args[0]), n); return;
             case NodeKind::Unary:
                 line(depth, def(n) + detail::op_name(n.unary_op()) + " " + v(n.args[0]), n);

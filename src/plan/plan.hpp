@@ -75,6 +75,10 @@ struct KernelPlan {
     std::vector<uint32_t> differentiable;
     std::optional<NoAdjoint> no_adjoint;
     bool is_adjoint = false;
+    // An adjoint that sweeps loops from checkpoints: the registers of each checkpoint, float and
+    // int (autodiff::AdjointKernel); its launch passes the scratch arrays for them.
+    int checkpoint_floats = 0;
+    int checkpoint_ints = 0;
     int tid_ndim = 0;  // the launch dimensionality tid() is used with (0: unused)
     std::vector<DetTarget> det_targets;
     Slots slots;

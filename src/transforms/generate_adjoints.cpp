@@ -28,6 +28,8 @@ ir::Program generate_adjoints(ir::Program program, plan::ProgramPlan& plan) {
             a.variants.forward = index;
             a.tid_ndim = adjoint.function.tid_ndim;
             a.is_adjoint = true;
+            a.checkpoint_floats = adjoint.checkpoint_floats;
+            a.checkpoint_ints = adjoint.checkpoint_ints;
             plan.functions.push_back({fn.name, plan::Variant::Adjoint});
             program.functions.push_back(std::make_unique<ir::Function>(std::move(adjoint.function)));
             plan.kernels.push_back(std::move(a));

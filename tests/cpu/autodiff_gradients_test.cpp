@@ -189,6 +189,91 @@ TEST(AutodiffControlFlow, ALoopOfMoreThan2To31IterationsIsSweptWhole) {
     EXPECT_EQ(x.grad().to_vector(), std::vector<double>{1 + 2 + 3});
 }
 
+// A loop of a million iterations that carries its product is swept from checkpoints (issue 32,
+// item 15: every swept iteration replayed the ones before it, so the backward pass of 16k
+// iterations took a second, of 80k eight, and of a million would take twenty minutes):
+// p = x0 q^n, d/dx0 = q^n, d/dq = n x0 q^(n-1).
+TEST(AutodiffControlFlow, ALongLoopCarryingItsStateIsSweptInLinearTime) {
+    static auto k = module().kernel("long_product", {"x", "out"}, [](D x, D out) {
+        Double p = x[0];
+        weft::for_(1000000, [&](Int) { p = p * x[1]; });
+        out[0] = p;
+    });
+    const weft::Device dev = weft::test::test_device();
+    const double x0 = 0.75, q = 1.0 + 1e-6, n = 1000000;
+    auto x = weft::from_vector<double>({x0, q}, dev, weft::requires_grad);
+    auto out = weft::zeros<double>(1, dev, weft::requires_grad);
+    weft::Tape tape;
+    {
+        const weft::TapeRecording recording(tape);
+        weft::launch(k, 1, x, out);
+    }
+    tape.backward(out);
+    const std::vector<double> g = x.grad().to_vector();
+    EXPECT_NEAR(g[0], std::pow(q, n), 1e-8 * std::pow(q, n));
+    EXPECT_NEAR(g[1], n * x0 * std::pow(q, n - 1), 1e-8 * n * x0 * std::pow(q, n - 1));
+}
+
+// The gradients of loops swept from checkpoints are the same bits however many checkpoints the
+// launch's memory holds: here 4,096 threads of a 2-D launch (each its own column of the scratch),
+// a while_ carrying an int and a float, swept with one checkpoint for each iteration (the default
+// memory) and with 8 per level (1 MB: both levels strided, each iteration replayed from the
+// nearest checkpoint of the second), against the closed form x0 q^n.
+TEST(AutodiffControlFlow, CheckpointedLoopsGiveTheSameBitsWhateverTheirMemory) {
+    static auto k =
+        module().kernel("while_product", {"x", "q", "n", "out"}, [](D x, D q, Array<int32_t> n, D out) {
+            auto [i, j] = weft::tid<2>();
+            auto t = i * 64 + j;
+            Double p = x[t];
+            Int step = 0;
+            weft::while_([&] { return step < n[t]; },
+                         [&] {
+                             p = p * q[t];
+                             step += 1;
+                         });
+            out[t] = p;
+        });
+    const weft::Device dev = weft::test::test_device();
+    const int threads = 64 * 64;
+    std::vector<double> hx(threads), hq(threads);
+    std::vector<int32_t> hn(threads);
+    for (int t = 0; t < threads; ++t) {
+        hx[t] = 0.5 + 0.001 * t;
+        hq[t] = 1.0 + 1e-4 * (t % 7);
+        hn[t] = 900 + t % 300;  // 900..1,199 iterations: past 16^2 checkpoints
+    }
+    const auto gradients = [&](const char* megabytes) {
+        if (megabytes)
+            setenv("WEFT_ADJOINT_CHECKPOINT_MB", megabytes, 1);
+        else
+            unsetenv("WEFT_ADJOINT_CHECKPOINT_MB");
+        auto x = weft::from_vector(hx, dev, weft::requires_grad);
+        auto q = weft::from_vector(hq, dev, weft::requires_grad);
+        auto out = weft::zeros<double>(threads, dev, weft::requires_grad);
+        weft::Tape tape;
+        {
+            const weft::TapeRecording recording(tape);
+            weft::launch(k, {64, 64}, x, q, weft::from_vector(hn, dev), out);
+        }
+        tape.backward({{out, weft::ones_like(out)}});
+        unsetenv("WEFT_ADJOINT_CHECKPOINT_MB");
+        std::vector<double> g = x.grad().to_vector();
+        const std::vector<double> gq = q.grad().to_vector();
+        g.insert(g.end(), gq.begin(), gq.end());
+        return g;
+    };
+    const std::vector<double> roomy = gradients(nullptr), tight = gradients("1");
+    int wrong = 0;
+    for (int t = 0; t < threads; ++t) {
+        const double want_x = std::pow(hq[t], hn[t]);
+        const double want_q = hn[t] * hx[t] * std::pow(hq[t], hn[t] - 1);
+        wrong += !(std::abs(roomy[t] - want_x) <= 1e-10 * want_x);
+        wrong += !(std::abs(roomy[threads + t] - want_q) <= 1e-10 * want_q);
+    }
+    EXPECT_EQ(wrong, 0) << "of " << 2 * threads << " gradients";
+    EXPECT_EQ(roomy, tight) << "the same bits with 16 checkpoints per level as with one per iteration";
+}
+
 TEST(AutodiffControlFlow, BreakContinueReturn) {
     static auto k = module().kernel("exits", [](D x, D out) {
         auto t = weft::tid();
