@@ -150,9 +150,12 @@ TEST(GenerateAdjoints, ALoopThatOnlyAccumulatesIsSweptWithOneReplayPerIteration)
     EXPECT_EQ(loop_shape(BinaryOp::Add), " For[] For[]");
 }
 
-TEST(GenerateAdjoints, ALoopWhoseGradientReadsACarriedValueReplaysTheIterationsBefore) {
-    // r * x[i] reads r as the loop left it: each swept iteration replays the ones before it.
-    EXPECT_EQ(loop_shape(BinaryOp::Mul), " For[] For[ For[]]");
+TEST(GenerateAdjoints, ALoopWhoseGradientReadsACarriedValueIsSweptFromCheckpoints) {
+    // r * x[i] reads r as the loop left it, so the sweep restores r from checkpoints (design
+    // 0031): after the forward replay, one pass keeping the coarse checkpoints, then per stride
+    // (last first) a pass keeping the fine ones and the sweep, each swept iteration replaying
+    // those between its fine checkpoint and itself. No loop replays every iteration before it.
+    EXPECT_EQ(loop_shape(BinaryOp::Mul), " For[] For[] For[ For[] For[ For[]]]");
 }
 
 TEST(StructuredCopy, ExitsBecomeFlagsAndCallsAreInlined) {
