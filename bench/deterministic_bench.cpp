@@ -18,6 +18,7 @@
 #include <weft/weft.hpp>
 
 #include "graph_replay.hpp"
+#include "runtime/backend.hpp"
 #include "runtime/det/accumulation.hpp"
 
 namespace {
@@ -65,7 +66,9 @@ std::pair<std::string, long long> plan_of(DeterministicStrategy strategy, int wr
     weft::Options options;
     options.deterministic = weft::Deterministic::RunToRun;
     options.deterministic_strategy = strategy;
-    const auto plans = weft::runtime::det::plan({t}, {&out}, {"out"}, options, site);
+    const weft::runtime::Backend& backend = weft::runtime::backend(out.device());
+    const bool serial = backend.has_serial_launches() && backend.runs_serial(writes, options);
+    const auto plans = weft::runtime::det::plan({t}, {&out}, {"out"}, options, site, serial);
     const auto& p = plans.at(0);
     const char* name = p.records ? "records" : p.compact ? "compact" : "exact";
     return {name, static_cast<long long>(weft::runtime::det::workspace_bytes(p))};

@@ -127,6 +127,13 @@ struct DetTarget {
     // reads it through the read-only cache (docs/design/0025). Null: no anchor is kept (on a
     // GPU, also until a resolve kernel has first written the array).
     u8* anchors;
+    // CPU sums (null on a GPU, and for records and min/max): the slots the launch reached, so
+    // that the resolve visits those alone (a launch adding into 10 elements of a 16M-element
+    // target resolved all 16M). A slot's first contribution sets its `touched` byte and appends
+    // the slot to `touched_slots` at `*touched_count`; the resolve clears both for the next.
+    u8* touched;
+    i64* touched_slots;
+    u64* touched_count;
 };
 
 // Deterministic slot allocation: one launch's reservation state.

@@ -789,6 +789,24 @@ WEFT_ALWAYS_INLINE void det_add_to_slot(Ctx& ctx, DetTarget* t, i64 slot, T v) {
     }
 }
 
+#if !defined(__CUDACC__)
+// Marks `slot` of a CPU sum as reached by the launch (DetTarget::touched): one byte's load where
+// it already is; the first contribution sets the byte and appends the slot. In a shared launch
+// the exchange makes one thread append it, whichever comes first.
+template <class A>
+WEFT_ALWAYS_INLINE void touch(DetTarget* t, i64 slot) {
+    u8* const mark = t->touched + slot;
+    if (Same<A, Serial>::value) {
+        if (*mark) return;
+        *mark = 1;
+        t->touched_slots[(*t->touched_count)++] = slot;
+        return;
+    }
+    if (__atomic_load_n(mark, __ATOMIC_RELAXED) || __atomic_exchange_n(mark, u8(1), __ATOMIC_RELAXED)) return;
+    t->touched_slots[__atomic_fetch_add(t->touched_count, u64(1), __ATOMIC_RELAXED)] = slot;
+}
+#endif
+
 // det_add as the launch's threads update state (Shared or Serial).
 template <class A, class T>
 WEFT_ALWAYS_INLINE void det_add_as(Ctx& ctx, DetTarget* t, const T* p, T v) {
@@ -798,6 +816,9 @@ WEFT_ALWAYS_INLINE void det_add_as(Ctx& ctx, DetTarget* t, const T* p, T v) {
     CompactCell* const cells = t->cells;
     const u8* const anchors = t->anchors;
     const i64 slot = slot_of(t, reinterpret_cast<const char*>(p), static_cast<i64>(sizeof(T)));
+#if !defined(__CUDACC__)
+    if (t->touched) touch<A>(t, slot);
+#endif
     if (sizeof(typename StateOf<T>::type) == 4 && cells)
         compact_contribute<typename StateOf<T>::type, A>(cells + slot, t, anchors, slot, StateOf<T>::of(v),
                                                          t->carrying != 0);

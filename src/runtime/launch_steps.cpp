@@ -120,6 +120,8 @@ void KernelLaunch::plan() {
     const Options& options = *request_.options;
     det::LaunchSite& site = request_.site;
     std::vector<const AnyArray*> locked;  // targets and counters
+    const bool serial = request_.backend->has_serial_launches() &&
+                        request_.backend->runs_serial(request_.grid.total(), options);
     if (!kernel.det_targets.empty()) {
         std::vector<const AnyArray*> targets;
         std::vector<std::string> names;
@@ -127,7 +129,7 @@ void KernelLaunch::plan() {
             targets.push_back(&std::get<AnyArray>(args[t.arg.param]));
             names.push_back(param_names[t.arg.param]);
         }
-        target_plans_ = det::plan(kernel.det_targets, targets, names, options, site);
+        target_plans_ = det::plan(kernel.det_targets, targets, names, options, site, serial);
         locked = targets;
         // Targets of a distributed sum on this thread keep their exact state (docs/design/0028).
         if (det::ResolveSink* sink = det::resolve_sink()) {
@@ -161,7 +163,6 @@ void KernelLaunch::plan() {
     if (request_.backend->has_serial_launches())
         for (size_t i = 0; i < args.size(); ++i)
             if (kernel.atomics[i]) atomic_targets.push_back(&std::get<AnyArray>(args[i]));
-    const bool serial = request_.backend->runs_serial(request_.grid.total(), options);
     if (!locked.empty() || !atomic_targets.empty()) locks_.emplace(locked, atomic_targets, serial);
     exclusive_atomics_ = locks_ ? locks_->atomics_exclusive() : serial;
 

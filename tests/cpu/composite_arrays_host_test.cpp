@@ -581,7 +581,7 @@ TEST(CompositeArraysHost, ACompositeTargetAndItsComponentShareOneState) {
     weft::plan::DetTarget t;
     t.records_per_thread = 1;
     const det::LaunchSite site{"k", "f.cpp", 1, 1};
-    const auto plans = det::plan({t, t}, {&a, &z}, {"a", "z"}, weft::Options{}, site);
+    const auto plans = det::plan({t, t}, {&a, &z}, {"a", "z"}, weft::Options{}, site, false);
     ASSERT_EQ(plans.size(), 2u);
     EXPECT_EQ(plans[1].shared_with, 0);
     EXPECT_EQ(plans[0].span.base, static_cast<char*>(a.data()));
@@ -591,7 +591,7 @@ TEST(CompositeArraysHost, ACompositeTargetAndItsComponentShareOneState) {
     // Disjoint halves of a composite array keep their own state.
     const weft::AnyArray lo = a.slice(0, 0, 32);
     const weft::AnyArray hi = a.slice(0, 32, 64);
-    const auto apart = det::plan({t, t}, {&lo, &hi}, {"lo", "hi"}, weft::Options{}, site);
+    const auto apart = det::plan({t, t}, {&lo, &hi}, {"lo", "hi"}, weft::Options{}, site, false);
     EXPECT_EQ(apart[1].shared_with, -1);
     EXPECT_EQ(apart[0].slots.count, 96);
     EXPECT_EQ(apart[1].slots.count, 96);

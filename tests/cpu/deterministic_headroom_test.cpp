@@ -131,7 +131,7 @@ TEST(DigitWords, LaunchesThatMayReachTheHeadroomCarry) {
         t.dynamic = dynamic;
         auto array = weft::zeros<float>(16, weft::Device::cpu());
         const weft::runtime::det::LaunchSite site{"k", "f.cpp", 1, threads};
-        const auto plans = weft::runtime::det::plan({t}, {&array}, {"out"}, weft::Options{}, site);
+        const auto plans = weft::runtime::det::plan({t}, {&array}, {"out"}, weft::Options{}, site, false);
         return plans.at(0).carrying;
     };
     EXPECT_FALSE(carrying(1, false, 1 << 20)) << "one contribution per thread";
@@ -150,7 +150,7 @@ TEST(DeterministicHeadroom, ASumBeyondTheWordsRangeIsReported) {
     auto out = weft::full<float>(8, 1.5f, dev);
     const weft::runtime::det::LaunchSite site{"huge_sums", "huge.cpp", 7, 8};
     auto accumulation = weft::runtime::backend(dev).accumulation(
-        weft::runtime::det::plan({target}, {&out}, {"out"}, weft::Options{}, site), site);
+        weft::runtime::det::plan({target}, {&out}, {"out"}, weft::Options{}, site, false), site);
     wf::DetTarget state{};
     weft::detail::copy_bytes(&state, weft::Device::cpu(), accumulation->state(0), dev, sizeof state);
     ASSERT_EQ(state.carrying, 1);

@@ -31,7 +31,7 @@ det::TargetPlan records_plan(int64_t threads, int64_t per_thread, bool dynamic, 
     options.deterministic_strategy = weft::DeterministicStrategy::Records;
     options.deterministic_max_records = max_records;
     const det::LaunchSite site{"k", "f.cpp", 1, threads};
-    return det::plan({t}, {&array}, {"out"}, options, site).at(0);
+    return det::plan({t}, {&array}, {"out"}, options, site, false).at(0);
 }
 
 // Regions: at most wf::kMaxRegions, covering every thread, each with room for its threads' bound.

@@ -32,7 +32,33 @@ int64_t slots_for(const weft::AnyArray& target) {
     weft::plan::DetTarget t;
     t.records_per_thread = 1;
     const weft::runtime::det::LaunchSite site{"k", "f.cpp", 1, 1};
-    return weft::runtime::det::plan({t}, {&target}, {"out"}, weft::Options{}, site).at(0).slots.count;
+    return weft::runtime::det::plan({t}, {&target}, {"out"}, weft::Options{}, site, false).at(0).slots.count;
+}
+
+// Auto's strategy for a float32 sum: compact windows above 4,096 elements; below, exact digits,
+// except in a CPU launch that runs as one chunk (`serial`), where compact windows win at every
+// size. An explicit strategy, and float64, are kept whatever the launch.
+TEST(DeterministicState, ASerialCpuLaunchTakesCompactWindowsAtEverySize) {
+    const auto compact = [](weft::DType dtype, int64_t elements, DeterministicStrategy strategy,
+                            bool serial) {
+        weft::plan::DetTarget t;
+        t.dtype = dtype;
+        t.records_per_thread = 1;
+        const auto target = dtype == weft::DType::Float64
+                                ? weft::AnyArray(weft::zeros<double>(elements, dev()))
+                                : weft::AnyArray(weft::zeros<float>(elements, dev()));
+        weft::Options options;
+        options.deterministic_strategy = strategy;
+        const weft::runtime::det::LaunchSite site{"k", "f.cpp", 1, 1};
+        return weft::runtime::det::plan({t}, {&target}, {"out"}, options, site, serial).at(0).compact;
+    };
+    using weft::DType;
+    EXPECT_FALSE(compact(DType::Float32, 16, DeterministicStrategy::Auto, false));
+    EXPECT_TRUE(compact(DType::Float32, 16, DeterministicStrategy::Auto, true));
+    EXPECT_TRUE(compact(DType::Float32, 1, DeterministicStrategy::Auto, true));
+    EXPECT_TRUE(compact(DType::Float32, 8192, DeterministicStrategy::Auto, false));
+    EXPECT_FALSE(compact(DType::Float32, 16, DeterministicStrategy::Exact, true));
+    EXPECT_FALSE(compact(DType::Float64, 16, DeterministicStrategy::Auto, true));
 }
 
 // The case: one 64 KB column of a 64 MB array had state for the whole array.

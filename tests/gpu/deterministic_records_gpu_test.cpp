@@ -272,7 +272,7 @@ TEST(DeterministicRecordsGpu, RegionsAreReadWhereTheyEndAndAnOverflowingOneIsRep
                    std::vector<float>& result) {
         auto out = weft::full<float>(elements, 0.5f, gpu);
         const det::LaunchSite site{"by_hand", "records.cpp", 3, threads};
-        auto plans = det::plan({target}, {&out}, {"out"}, options, site);
+        auto plans = det::plan({target}, {&out}, {"out"}, options, site, false);
         EXPECT_EQ(plans.at(0).regions, 64);
         auto accumulation = weft::runtime::backend(gpu).accumulation(plans, site);
         wf::DetTarget state{};

@@ -87,11 +87,11 @@ struct TargetPlan {
 // Also chooses each target's strategy (DeterministicStrategy, with Auto's rule), whether exact
 // words carry, and sizes record buffers: max(1024, per-thread bound x threads), the bound being
 // deterministic_max_records when set, else the static estimate. Throws weft::Error when a launch
-// would need more than 2^31 - 1 records.
+// would need more than 2^31 - 1 records. `serial`: a CPU launch that runs as one chunk.
 std::vector<TargetPlan> plan(const std::vector<plan::DetTarget>& targets,
                              const std::vector<const AnyArray*>& arrays,
                              const std::vector<std::string>& names, const Options& options,
-                             const LaunchSite& site);
+                             const LaunchSite& site, bool serial);
 
 // The message for a launch whose records overflowed.
 std::string overflow_message(const TargetPlan& plan, uint64_t emitted, const LaunchSite& site);

@@ -68,6 +68,12 @@ bool self_cleaning(const TargetPlan& p) {
     return p.target.family == detail::AtomicOp::Add && !p.records && !p.carrying;
 }
 
+// Sums kept as slots (compact cells or exact words, not records) list the slots their launch
+// reached, so that their resolve costs what the launch touched (wf::DetTarget::touched).
+bool keeps_touched(const TargetPlan& p) {
+    return p.target.family == detail::AtomicOp::Add && !p.records;
+}
+
 // One target's state: its memory and the wf::DetTarget the kernels read.
 struct Storage {
     std::shared_ptr<HostMemory> memory;
@@ -100,6 +106,7 @@ Storage make_storage(const TargetPlan& p, const LaunchSite& site) {
     Layout layout(p, site);
     int64_t n = 0;
     size_t words_at = 0, flags_at = 0, records_at = 0, record_slots_at = 0, cells_at = 0, spill_at = 0;
+    size_t touched_at = 0, touched_slots_at = 0, touched_count_at = 0;
     if (p.records) {
         records_at = layout.add(p.capacity, sizeof(wf::u64));
         record_slots_at = layout.add(p.capacity, sizeof(wf::u32));
@@ -113,8 +120,19 @@ Storage make_storage(const TargetPlan& p, const LaunchSite& site) {
     } else {
         words_at = layout.add(m.count, 8);
     }
+    const bool lists_touched = keeps_touched(p);
+    if (lists_touched) {
+        touched_at = layout.add(m.count, 1);
+        touched_slots_at = layout.add(m.count, sizeof(wf::i64));
+        touched_count_at = layout.add(1, sizeof(wf::u64));
+    }
     s.memory = std::make_shared<HostMemory>(p, layout.bytes(), site);
     char* base = static_cast<char*>(s.memory->ptr);
+    if (lists_touched) {
+        s.state.touched = reinterpret_cast<wf::u8*>(base + touched_at);
+        s.state.touched_slots = reinterpret_cast<wf::i64*>(base + touched_slots_at);
+        s.state.touched_count = reinterpret_cast<wf::u64*>(base + touched_count_at);
+    }
     if (p.records) {
         s.state.records = reinterpret_cast<wf::u64*>(base + records_at);
         s.state.record_slots = reinterpret_cast<wf::u32*>(base + record_slots_at);
@@ -194,22 +212,44 @@ void resolve_compact_cell(const wf::DetTarget& t, int64_t slot) {
 }
 
 template <class T>
+void resolve_slot(const TargetPlan& p, const wf::DetTarget& t, int64_t slot) {
+    if (p.compact) {
+        resolve_compact_cell<T>(t, slot);
+    } else if (p.target.family == detail::AtomicOp::Add) {
+        wf::resolve_exact_slot<T>(t, slot, true);
+    } else {
+        const auto key = reinterpret_cast<const typename wf::KeyOf<T>::Key*>(t.words)[slot];
+        T* element = element_of<T>(t, slot);
+        *element = wf::resolve_minmax<T>(key, *element, p.target.family == detail::AtomicOp::Max);
+    }
+}
+
+// Resolves every slot the launch reached and leaves the list of them empty. Slots it did not
+// reach hold a clean state (no contribution, or only a kept anchor), which resolves to the
+// element as it is: where the launch reached few slots, the listed ones alone are visited, in the
+// order they were reached; where it reached half or more, every slot in address order (cheaper
+// than the list's scattered order, and the same results).
+template <class T>
 void resolve_target(const TargetPlan& p, Storage& s) {
     if (p.records) return resolve_records<T>(p, s);
     const wf::DetTarget& t = s.state;
-    if (p.compact) {
-        for (int64_t slot = 0; slot < p.slots.count; ++slot) resolve_compact_cell<T>(t, slot);
+    const int64_t count = p.slots.count;
+    if (!t.touched) {
+        for (int64_t slot = 0; slot < count; ++slot) resolve_slot<T>(p, t, slot);
         return;
     }
-    for (int64_t slot = 0; slot < p.slots.count; ++slot) {
-        if (p.target.family == detail::AtomicOp::Add) {
-            wf::resolve_exact_slot<T>(t, slot, true);
-        } else {
-            const auto key = reinterpret_cast<const typename wf::KeyOf<T>::Key*>(t.words)[slot];
-            T* element = element_of<T>(t, slot);
-            *element = wf::resolve_minmax<T>(key, *element, p.target.family == detail::AtomicOp::Max);
+    const auto reached = static_cast<int64_t>(*t.touched_count);
+    if (reached * 2 < count) {
+        for (int64_t i = 0; i < reached; ++i) {
+            const int64_t slot = t.touched_slots[i];
+            resolve_slot<T>(p, t, slot);
+            t.touched[slot] = 0;
         }
+    } else {
+        for (int64_t slot = 0; slot < count; ++slot) resolve_slot<T>(p, t, slot);
+        std::memset(t.touched, 0, static_cast<size_t>(count));
     }
+    *t.touched_count = 0;
 }
 
 // Slots of a carrying target whose running sum left the words' range.
