@@ -88,6 +88,7 @@ constexpr int kMaxRegions = 64;
 constexpr int kCursorStride = 16;
 
 // What a deterministic target's atomics write to; built by the runtime for each launch.
+constexpr int kTouchedShift = 6;  // DetTarget::touched: a byte per block of 64 slots
 struct DetTarget {
     char* base;  // the address of slot 0's element (the lowest element of the argument)
     i64 count;   // slots
@@ -127,12 +128,14 @@ struct DetTarget {
     // reads it through the read-only cache (docs/design/0025). Null: no anchor is kept (on a
     // GPU, also until a resolve kernel has first written the array).
     u8* anchors;
-    // CPU sums (null on a GPU, and for records and min/max): the slots the launch reached, so
-    // that the resolve visits those alone (a launch adding into 10 elements of a 16M-element
-    // target resolved all 16M). A slot's first contribution sets its `touched` byte and appends
-    // the slot to `touched_slots` at `*touched_count`; the resolve clears both for the next.
+    // CPU sums (null on a GPU, and for records and min/max): the blocks of kTouchedBlock slots
+    // the launch reached, so that the resolve visits those alone (a launch adding into 10
+    // elements of a 16M-element target resolved all 16M). A block's first contribution sets its
+    // `touched` byte and appends the block to `touched_blocks` at `*touched_count`; the resolve
+    // clears both for the next launch. (A byte per block, not per slot: the bytes of a
+    // 262,144-element target stay in the first-level cache, and a dense launch appends little.)
     u8* touched;
-    i64* touched_slots;
+    i64* touched_blocks;
     u64* touched_count;
 };
 

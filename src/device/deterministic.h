@@ -790,20 +790,21 @@ WEFT_ALWAYS_INLINE void det_add_to_slot(Ctx& ctx, DetTarget* t, i64 slot, T v) {
 }
 
 #if !defined(__CUDACC__)
-// Marks `slot` of a CPU sum as reached by the launch (DetTarget::touched): one byte's load where
-// it already is; the first contribution sets the byte and appends the slot. In a shared launch
-// the exchange makes one thread append it, whichever comes first.
+// Marks the block of `slot` of a CPU sum as reached by the launch (DetTarget::touched): one
+// byte's load where it already is; the block's first contribution sets the byte and appends the
+// block. In a shared launch the exchange makes one thread append it, whichever comes first.
 template <class A>
 WEFT_ALWAYS_INLINE void touch(DetTarget* t, i64 slot) {
-    u8* const mark = t->touched + slot;
+    const i64 block = slot >> kTouchedShift;
+    u8* const mark = t->touched + block;
     if (Same<A, Serial>::value) {
         if (*mark) return;
         *mark = 1;
-        t->touched_slots[(*t->touched_count)++] = slot;
+        t->touched_blocks[(*t->touched_count)++] = block;
         return;
     }
     if (__atomic_load_n(mark, __ATOMIC_RELAXED) || __atomic_exchange_n(mark, u8(1), __ATOMIC_RELAXED)) return;
-    t->touched_slots[__atomic_fetch_add(t->touched_count, u64(1), __ATOMIC_RELAXED)] = slot;
+    t->touched_blocks[__atomic_fetch_add(t->touched_count, u64(1), __ATOMIC_RELAXED)] = block;
 }
 #endif
 

@@ -68,8 +68,8 @@ bool self_cleaning(const TargetPlan& p) {
     return p.target.family == detail::AtomicOp::Add && !p.records && !p.carrying;
 }
 
-// Sums kept as slots (compact cells or exact words, not records) list the slots their launch
-// reached, so that their resolve costs what the launch touched (wf::DetTarget::touched).
+// Sums kept as slots (compact cells or exact words, not records) list the blocks of slots their
+// launch reached, so that their resolve costs what the launch touched (wf::DetTarget::touched).
 bool keeps_touched(const TargetPlan& p) {
     return p.target.family == detail::AtomicOp::Add && !p.records;
 }
@@ -106,7 +106,8 @@ Storage make_storage(const TargetPlan& p, const LaunchSite& site) {
     Layout layout(p, site);
     int64_t n = 0;
     size_t words_at = 0, flags_at = 0, records_at = 0, record_slots_at = 0, cells_at = 0, spill_at = 0;
-    size_t touched_at = 0, touched_slots_at = 0, touched_count_at = 0;
+    size_t touched_at = 0, touched_blocks_at = 0, touched_count_at = 0;
+    const int64_t blocks = (m.count >> wf::kTouchedShift) + 1;
     if (p.records) {
         records_at = layout.add(p.capacity, sizeof(wf::u64));
         record_slots_at = layout.add(p.capacity, sizeof(wf::u32));
@@ -122,15 +123,15 @@ Storage make_storage(const TargetPlan& p, const LaunchSite& site) {
     }
     const bool lists_touched = keeps_touched(p);
     if (lists_touched) {
-        touched_at = layout.add(m.count, 1);
-        touched_slots_at = layout.add(m.count, sizeof(wf::i64));
+        touched_at = layout.add(blocks, 1);
+        touched_blocks_at = layout.add(blocks, sizeof(wf::i64));
         touched_count_at = layout.add(1, sizeof(wf::u64));
     }
     s.memory = std::make_shared<HostMemory>(p, layout.bytes(), site);
     char* base = static_cast<char*>(s.memory->ptr);
     if (lists_touched) {
         s.state.touched = reinterpret_cast<wf::u8*>(base + touched_at);
-        s.state.touched_slots = reinterpret_cast<wf::i64*>(base + touched_slots_at);
+        s.state.touched_blocks = reinterpret_cast<wf::i64*>(base + touched_blocks_at);
         s.state.touched_count = reinterpret_cast<wf::u64*>(base + touched_count_at);
     }
     if (p.records) {
@@ -226,9 +227,9 @@ void resolve_slot(const TargetPlan& p, const wf::DetTarget& t, int64_t slot) {
 
 // Resolves every slot the launch reached and leaves the list of them empty. Slots it did not
 // reach hold a clean state (no contribution, or only a kept anchor), which resolves to the
-// element as it is: where the launch reached few slots, the listed ones alone are visited, in the
-// order they were reached; where it reached half or more, every slot in address order (cheaper
-// than the list's scattered order, and the same results).
+// element as it is: where the launch reached few blocks of slots, the listed ones alone are
+// visited, in the order they were reached; where it reached half or more, every slot in address
+// order (cheaper than the list's scattered order, and the same results).
 template <class T>
 void resolve_target(const TargetPlan& p, Storage& s) {
     if (p.records) return resolve_records<T>(p, s);
@@ -238,16 +239,18 @@ void resolve_target(const TargetPlan& p, Storage& s) {
         for (int64_t slot = 0; slot < count; ++slot) resolve_slot<T>(p, t, slot);
         return;
     }
+    const int64_t blocks = (count >> wf::kTouchedShift) + 1;
     const auto reached = static_cast<int64_t>(*t.touched_count);
-    if (reached * 2 < count) {
+    if (reached * 2 < blocks) {
         for (int64_t i = 0; i < reached; ++i) {
-            const int64_t slot = t.touched_slots[i];
-            resolve_slot<T>(p, t, slot);
-            t.touched[slot] = 0;
+            const int64_t block = t.touched_blocks[i];
+            const int64_t end = std::min(count, (block + 1) << wf::kTouchedShift);
+            for (int64_t slot = block << wf::kTouchedShift; slot < end; ++slot) resolve_slot<T>(p, t, slot);
+            t.touched[block] = 0;
         }
     } else {
         for (int64_t slot = 0; slot < count; ++slot) resolve_slot<T>(p, t, slot);
-        std::memset(t.touched, 0, static_cast<size_t>(count));
+        std::memset(t.touched, 0, static_cast<size_t>(blocks));
     }
     *t.touched_count = 0;
 }
