@@ -24,7 +24,8 @@ const char* deterministic_name(Deterministic mode);
 /// Every strategy gives the same bits; the choice only moves cost between memory and time.
 enum class DeterministicStrategy : uint8_t {
     Auto,     ///< See docs/design/0023: exact digits for small targets, compact windows for large
-              ///< float32/float16/bfloat16 ones; float64: exact up to 65,536 elements, else records.
+              ///< float32/float16/bfloat16 ones (of any size in a CPU launch run as one chunk,
+              ///< docs/design/0032); float64: exact up to 65,536 elements, else records.
     Exact,    ///< Per-element exact digit accumulators updated with integer atomics.
     Records,  ///< Per-thread records, grouped by element, then an exact per-element reduction.
     Compact,  ///< Per-element exact windows (one integer atomic per contribution) that spill what
