@@ -1,8 +1,10 @@
 // Option validation, the by-name setter, and the process-wide config.
 #include "weft/options.hpp"
 
+#include <cstdlib>
 #include <mutex>
 
+#include "base/options_environment.hpp"
 #include "weft/error.hpp"
 
 namespace weft {
@@ -10,7 +12,13 @@ namespace weft {
 namespace {
 
 std::mutex config_mutex;
-Options global_config;
+
+// The process-wide defaults, from the environment when first used (an invalid value is an
+// error at every use until it is mended, never a silent default).
+Options& global_config() {
+    static Options config = options_from_environment(std::getenv("WEFT_BOUNDS_CHECK"));
+    return config;
+}
 
 void validate(const Options& o) {
     if (o.deterministic != Deterministic::NotGuaranteed && o.deterministic != Deterministic::RunToRun &&
@@ -176,25 +184,37 @@ void set_option(Options& options, std::string_view name, const OptionValue& v, s
     });
 }
 
+Options options_from_environment(const char* bounds_check) {
+    Options o;
+    if (!bounds_check || !*bounds_check) return o;
+    const std::string_view v = bounds_check;
+    if (v != "0" && v != "1")
+        throw Error("WEFT_BOUNDS_CHECK is '" + std::string(v) +
+                    "'; set it to 1 (check every array index of every module whose options do not set "
+                    "bounds_check) or 0, or unset it");
+    o.bounds_check = v == "1";
+    return o;
+}
+
 Options config() {
     std::lock_guard lock(config_mutex);
-    return global_config;
+    return global_config();
 }
 
 void set_config(const OptionsPatch& patch, std::source_location s) {
     std::lock_guard lock(config_mutex);
-    global_config = apply(global_config, patch, s);
+    global_config() = apply(global_config(), patch, s);
 }
 
 void replace_config(const Options& options, std::source_location s) {
     at_line(s, [&] { validate(options); });
     std::lock_guard lock(config_mutex);
-    global_config = options;
+    global_config() = options;
 }
 
 void set_config_option(std::string_view name, const OptionValue& value, std::source_location s) {
     std::lock_guard lock(config_mutex);
-    set_option(global_config, name, value, s);
+    set_option(global_config(), name, value, s);
 }
 
 }  // namespace weft

@@ -1,9 +1,12 @@
 // The three option scopes (process config, module options, unique modules) and option validation.
 #include <gtest/gtest.h>
 
+#include <cstdlib>
 #include <string>
 #include <weft/weft.hpp>
 
+#include "base/options_environment.hpp"
+#include "support/errors.hpp"
 #include "support/test_device.hpp"
 
 namespace {
@@ -35,7 +38,25 @@ TEST_F(OptionsTest, DefaultsAreDocumented) {
     EXPECT_EQ(o.deterministic_max_records, 0);
     EXPECT_FALSE(o.deterministic_debug);
     EXPECT_FALSE(o.bounds_check);
-    EXPECT_TRUE(weft::config() == o) << "the process config starts at the defaults";
+    EXPECT_TRUE(weft::config() == weft::options_from_environment(std::getenv("WEFT_BOUNDS_CHECK")))
+        << "the process config starts at the defaults, with WEFT_BOUNDS_CHECK applied";
+}
+
+// WEFT_BOUNDS_CHECK sets the process default of bounds_check (the end-to-end run with it set is
+// tests/environment/bounds_check_environment_test.cpp).
+TEST(OptionsEnvironment, WeftBoundsCheckSetsTheDefaultAndRefusesOtherValues) {
+    EXPECT_TRUE(weft::options_from_environment("1").bounds_check);
+    EXPECT_FALSE(weft::options_from_environment("0").bounds_check);
+    EXPECT_TRUE(weft::options_from_environment(nullptr) == weft::Options{});
+    EXPECT_TRUE(weft::options_from_environment("") == weft::Options{});
+    weft::Options only_the_check;
+    only_the_check.bounds_check = true;
+    EXPECT_TRUE(weft::options_from_environment("1") == only_the_check) << "no other field changes";
+    for (const char* bad : {"yes", "true", "2", " 1"}) {
+        const weft::Error e = weft::test::error_from([&] { weft::options_from_environment(bad); });
+        EXPECT_TRUE(weft::test::has(e.what(), "WEFT_BOUNDS_CHECK is '" + std::string(bad) + "'")) << e.what();
+        EXPECT_TRUE(weft::test::has(e.what(), "set it to 1")) << e.what();
+    }
 }
 
 TEST_F(OptionsTest, ModuleCapturesConfigAtCreation) {
