@@ -276,7 +276,8 @@ void row(const char* name, const std::vector<double>& ms, int workers) {
 void det_row(const char* name, const std::vector<double>& ms, int workers, double target) {
     const double one = ms[1] / ms[0], all = ms[3] / ms[2];
     std::printf("%-40s | %9.3f %9.3f %6.2fx | %9.3f %9.3f %6.2fx | <= %.1fx %s\n", name, ms[0], ms[1], one,
-                ms[2], ms[3], all, target, one <= target && all <= target ? "met" : "not met");
+                ms[2], ms[3], all, target,
+                one <= target && all <= target ? "met" : "not met (open: issue 33)");
 }
 
 // The four variants every table times: plain and deterministic, at 1 worker and at `workers`;
@@ -309,6 +310,9 @@ void deterministic_table(int runs, int workers, const ScatterModes& k) {
     std::printf(
         "\nDeterministic (RunToRun) against plain atomics, the same kernel; %d workers; ms, median of %d\n\n",
         workers, runs);
+    std::printf(
+        "target: issue 33's bound on det/pl at 1 worker and at all; rows not met are work in progress,\n"
+        "tracked there and in docs/design/0032 (what was done, and the next levers)\n\n");
     std::printf("%-40s | %9s %9s %7s | %9s %9s %7s | %s\n", "row", "plain 1w", "det 1w", "det/pl",
                 "plain all", "det all", "det/pl", "target");
     const auto four = [&](auto run) {
@@ -411,7 +415,13 @@ int main(int argc, char** argv) {
     try {
         const int runs = argc > 1 ? std::max(1, std::atoi(argv[1])) : 7;
         const int workers = weft::runtime::cpu::cpu_workers(weft::config());
+        // Compiling is most of a first run's time (the particle-to-grid kernels of 108 sites above
+        // all): say so before it starts.
+        std::printf("weft_cpu_bench: compiling its modules (from an empty cache a minute or two)...\n");
+        std::fflush(stdout);
         const ScatterModes scatters(workers);
+        std::printf("weft_cpu_bench: compiled; timing\n");
+        std::fflush(stdout);
         if (argc > 2 && std::string(argv[2]) == "p2g") {
             p2g_rows(runs, workers, scatters);
             return 0;

@@ -1,14 +1,16 @@
 #!/usr/bin/env bash
 # Shared by run-demo.sh and run-tests.sh: installs missing Debian packages, then configures the
-# release preset. Sourced, with the caller's name in $caller and $with_tests set to ON (tests and
-# benchmarks too, which need GoogleTest) or OFF (the library and the demo only), and optionally
+# release preset. Sourced, with the caller's name in $caller and $with_tests set to ON (the tests
+# too, which need GoogleTest) or OFF (the library and the demo are built), and optionally
 # $with_mpi set to ON (MPI, for an example that runs over ranks; the tests always get it).
-# Each phase prints one line; its full output goes to build/setup.log, whose end is shown when
-# the phase fails.
+# Each phase prints one line; its full output goes to the script's log in build/, whose end is
+# shown when the phase fails.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 mkdir -p build
-setup_log=build/setup.log
+# Each script keeps its own log (build/setup-run-demo.log, build/setup-run-tests.log), so running
+# one does not erase the other's.
+setup_log="build/setup-${caller%.sh}.log"
 : >"$setup_log"
 
 # Prints "$caller: MESSAGE" (the first argument), then runs the rest with its output in
@@ -66,14 +68,20 @@ if ((${#missing[@]})); then
 fi
 
 # The options are passed explicitly because a build tree keeps values from earlier configures.
-phase "configuring the release preset into build/release" \
-    cmake --preset release -DWEFT_BUILD_TESTS="$with_tests" -DWEFT_BUILD_BENCH="$with_tests" \
-    -DWEFT_BUILD_EXAMPLES=ON
+# Benchmarks need no GoogleTest and are built only when named, so both scripts configure them
+# (the README's benchmark commands work after the demo script); tests are turned off only in a
+# tree that has never been configured, so the demo script keeps what the test script set up.
+configure=(cmake --preset release -DWEFT_BUILD_BENCH=ON -DWEFT_BUILD_EXAMPLES=ON)
+if [[ "$with_tests" == ON || ! -f build/release/CMakeCache.txt ]]; then
+    configure+=(-DWEFT_BUILD_TESTS="$with_tests")
+fi
+phase "configuring the release preset into build/release" "${configure[@]}"
 
-# Builds the release preset's targets "$@" (all with none), printing how many steps there are
-# and a count at every tenth of them; ninja's output goes to build/release/build.log.
+# Builds the release preset's targets "$@" (all with none), printing a count at every tenth of
+# the steps; ninja's output goes to the script's build log in build/release/. (The first line's
+# total can be that of CMake's own regeneration, so no total is announced before the build.)
 build_targets() {
-    local log=build/release/build.log
+    local log="build/release/build-${caller%.sh}.log"
     local what="${*:-everything}"
     set +e
     cmake --build --preset release -j"$(nproc)" ${1:+--target "$@"} 2>&1 | tee "$log" | awk \
@@ -81,7 +89,7 @@ build_targets() {
         match($0, /^\[[0-9]+\/[0-9]+\]/) {
             split(substr($0, 2, RLENGTH - 2), p, "/")
             if (!announced) {
-                printf "%s: building %s: %d steps (minutes on a small machine)\n", caller, what, p[2]
+                printf "%s: building %s (minutes on a small machine)\n", caller, what
                 announced = 1
             }
             tenth = int(10 * p[1] / p[2])

@@ -4,8 +4,10 @@
 # README's blocks marked `<!-- consumer: NAME -->`, so the README cannot drift from what works;
 # only the paths /opt/weft and /path/to/weft are replaced. It installs build/release, moves the
 # prefix (the package must be relocatable), builds and runs the program with find_package, then
-# with FetchContent from this source tree. Output goes to build/release/consumers.log; it prints
-# one line per check.
+# with FetchContent from this source tree. Then, as a user who ran both set-up scripts would, the
+# demo script, the README's benchmark commands and its golden-file commands, in that order, and
+# the demo script's configuration of a fresh tree. Output goes to build/release/consumers.log; it
+# prints one line per check.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 root="$PWD"
@@ -15,8 +17,6 @@ work="$(mktemp -d "${TMPDIR:-/tmp}/weft-consumers-XXXXXX")"
 trap 'rm -rf "$work"' EXIT
 # The consumers compile their kernel into a cache of their own, never the user's.
 export WEFT_CACHE_DIR="$work/cache"
-# The README's `cmake --build build` builds with one job; this only speeds the check up.
-export CMAKE_BUILD_PARALLEL_LEVEL="${CMAKE_BUILD_PARALLEL_LEVEL:-$(nproc)}"
 
 fail() {
     echo "check-consumers.sh: $*" >&2
@@ -82,3 +82,21 @@ for target in weft_demo weft_test_support weft_compile_bench; do
     fi
 done
 echo "check-consumers.sh: the README's FetchContent project (Weft as a subproject, without tests, benchmarks or examples): built and ran"
+
+# The set-up scripts keep each other's configuration: the demo script, run after the test
+# script, leaves the tests on, and the README's benchmark and golden commands work after it.
+step tools/run-demo.sh
+grep -qx 'WEFT_BUILD_TESTS:BOOL=ON' build/release/CMakeCache.txt ||
+    fail "tools/run-demo.sh turned off the tests that tools/run-tests.sh had configured"
+run_commands benchmark "$root" /opt/weft
+run_commands golden "$root" /opt/weft
+echo "check-consumers.sh: the demo script after the test script, then the README's benchmark and golden commands: ran"
+
+# A fresh tree configured by the demo script alone has the benchmark targets (built only when
+# named), so the README's benchmark command finds its target there too.
+mkdir "$work/fresh"
+for f in *; do [[ "$f" == build ]] || cp -r "$f" "$work/fresh/"; done
+(cd "$work/fresh" && step bash -c 'caller=check-consumers.sh with_tests=OFF; source tools/build-release.sh')
+(cd "$work/fresh" && cmake --build --preset release --target help) | grep -qw weft_compile_bench ||
+    fail "a tree configured by tools/run-demo.sh has no target weft_compile_bench (the README's benchmark command)"
+echo "check-consumers.sh: a fresh tree configured as tools/run-demo.sh does has the README's benchmark target"

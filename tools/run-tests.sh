@@ -52,6 +52,8 @@ awk -v no_gpu="$no_gpu" '
         else failed[label]++
     }
     END {
+        for (label in labels) total += passed[label] + failed[label] + skipped[label]
+        printf "all: %d tests, each counted once below\n", total
         for (label in labels) {
             ran = passed[label] + failed[label]
             if (ran == 0 && label == "gpu" && no_gpu != "") {
@@ -65,10 +67,13 @@ awk -v no_gpu="$no_gpu" '
         }
     }' "$log" | sort
 # Every skipped test but the gpu ones of a machine without a GPU (said above), with its reason:
-# GoogleTest prints "FILE:LINE: Skipped", then the reason, in the test's output.
+# GoogleTest prints "FILE:LINE: Skipped", then the reason, in the test's output; a script that
+# ctest skips by its exit status (SKIP_RETURN_CODE) prints "skipped: REASON".
 awk '
     match($0, /^[0-9]+\/[0-9]+ Test: /) { test = substr($0, RLENGTH + 1); next }
-    / Skipped$/ && test !~ /^gpu\./ { getline reason; printf "  skipped %s: %s\n", test, reason }
+    test ~ /^gpu\./ { next }
+    / Skipped$/ { getline reason; printf "  skipped %s: %s\n", test, reason }
+    /^skipped: / { printf "  skipped %s: %s\n", test, substr($0, 10) }
 ' "$details" 2>/dev/null | sort -u || true
 if ((consumers_status == 0)); then
     echo "consumers: the installed package and the source tree both build into a working program"

@@ -87,13 +87,17 @@ struct ArgFits<V, host_t<V>> : std::true_type {
 
 /// One launch argument's compile-time check, a function of its own so that the compiler's
 /// "In instantiation of ... [with Argument = 2; Parameter = weft::Array<float, 1>; Given =
-/// weft::DeviceArray<int>]" names the argument that does not fit.
+/// weft::DeviceArray<int>]" names the argument that does not fit (counted from 1, as a user
+/// counts: the second argument after the grid).
 template <size_t Argument, class Parameter, class Given>
 constexpr bool argument_fits() {
     static_assert(ArgFits<Parameter, Given>::value,
-                  "weft: a launch argument does not fit its kernel parameter. The line above names it: "
-                  "'Argument' counts the arguments after the grid from 0, 'Parameter' is the kernel's "
-                  "parameter type, 'Given' the argument's type. An Array<T, N> takes a DeviceArray<T> (or "
+                  "weft: a launch argument does not fit its kernel parameter. The compiler's \"In "
+                  "instantiation of ... argument_fits() [with ... Argument = N; Parameter = ...; Given = "
+                  "...]\" before its \"required from\" lines names it: 'Argument' N is the Nth argument "
+                  "after the grid, counted from 1, 'Parameter' the kernel's parameter type, 'Given' the "
+                  "argument's type; the last \"required from here\" is your launch's line. An Array<T, N> "
+                  "takes a DeviceArray<T> (or "
                   "an AnyArray) of the same T; a Scalar<T> takes a C++ number; a composite (vec3, ...) its "
                   "host value (weft::host::vec3f, ...); a WEFT_STRUCT its host-side struct");
     return true;
@@ -102,7 +106,7 @@ template <class Params, class Args, class Indices>
 struct ArgumentsFit;
 template <class... P, class... A, size_t... I>
 struct ArgumentsFit<std::tuple<P...>, std::tuple<A...>, std::index_sequence<I...>> {
-    static constexpr bool value = (argument_fits<I, P, A>() && ...);
+    static constexpr bool value = (argument_fits<I + 1, P, A>() && ...);
 };
 /// Checks a launch's arguments A... against the kernel's parameters P... at compile time:
 /// Parameters<P...>::fit<A...>().

@@ -90,9 +90,10 @@ private:
     std::string def(const Node& n) const { return v(n.result) + ": " + fn_.type_of(n.result).str() + " = "; }
 
     std::string indexed(const Node& n, size_t count) const {
-        const bool composite = fn_.type_of(n.args[0]).components > 1;
-        return v(n.args[0]) + "[" + list(n.args, 1, 1 + count) + "]" +
-               (composite ? "." + std::to_string(n.component()) : std::string());
+        std::string text = v(n.args[0]) + "[" + list(n.args, 1, 1 + count) + "]";
+        // append, not "." + std::to_string: g++ 12 warns (-Wrestrict) on operator+'s insert at 0.
+        if (fn_.type_of(n.args[0]).components > 1) text.append(".").append(std::to_string(n.component()));
+        return text;
     }
 
     void block(const Block& b, int depth) {

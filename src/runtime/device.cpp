@@ -42,7 +42,15 @@ Device device(std::string_view name) {
 }
 
 Device default_device() {
-    if (const char* env = std::getenv("WEFT_DEVICE"); env && *env) return device(env);
+    if (const char* env = std::getenv("WEFT_DEVICE"); env && *env) {
+        try {
+            return device(env);
+        } catch (const Error& e) {
+            // The program named no device: say where the name came from.
+            throw Error("WEFT_DEVICE is '" + std::string(env) + "': " + e.message() +
+                        "; or unset WEFT_DEVICE for the first GPU, else the CPU");
+        }
+    }
     return cuda_available() ? Device::cuda(0) : Device::cpu();
 }
 

@@ -1,7 +1,7 @@
-// Swapped launch arguments: the message names the argument's number, the parameter's type and the
-// argument's type.
+// Swapped launch arguments: the message names the argument's number (counted from 1), the
+// parameter's type and the argument's type.
 // expect: a launch argument does not fit its kernel parameter
-// expect: Argument = 0; Parameter = weft::Array<float
+// expect: Argument = 1; Parameter = weft::Array<float
 // expect: Given = weft::DeviceArray<int>
 #include <weft/weft.hpp>
 

@@ -1,6 +1,6 @@
 // RecordedLaunch checks its arguments as weft::launch does, naming the one that does not fit.
 // expect: a launch argument does not fit its kernel parameter
-// expect: Argument = 1; Parameter = weft::Scalar<float>; Given = weft::DeviceArray<float>
+// expect: Argument = 2; Parameter = weft::Scalar<float>; Given = weft::DeviceArray<float>
 #include <weft/weft.hpp>
 
 void record(weft::Module& m) {

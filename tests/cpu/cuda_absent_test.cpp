@@ -23,6 +23,18 @@ TEST(CudaAbsent, CpuWorksAndCudaSaysWhyItIsUnavailable) {
         EXPECT_NE(e.message().find("WEFT_DISABLE_CUDA"), std::string::npos) << e.message();
     }
 
+    // A name taken from WEFT_DEVICE says so, since the program itself named no device.
+    setenv("WEFT_DEVICE", "cuda:0", 1);
+    try {
+        weft::default_device();
+        FAIL() << "an absent GPU named by WEFT_DEVICE was accepted";
+    } catch (const weft::Error& e) {
+        EXPECT_NE(e.message().find("WEFT_DEVICE is 'cuda:0'"), std::string::npos) << e.message();
+        EXPECT_NE(e.message().find("device 'cuda:0' is not available"), std::string::npos) << e.message();
+        EXPECT_NE(e.message().find("unset WEFT_DEVICE"), std::string::npos) << e.message();
+    }
+    unsetenv("WEFT_DEVICE");
+
     weft::Module m{"cuda_absent"};
     auto twice = m.kernel("twice", [](weft::Array<int> a) {
         auto t = weft::tid();

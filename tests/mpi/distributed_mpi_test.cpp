@@ -320,7 +320,7 @@ std::string message_of(F&& f) {
     return "(no error)";
 }
 
-TEST(Errors, MismatchedShapesTypesAndReductionsThrowOnEveryRank) {
+TEST(ErrorsAcrossRanks, MismatchedShapesTypesAndReductionsThrowOnEveryRank) {
     if (comm().size() == 1) GTEST_SKIP() << "needs two ranks";
     const weft::Device cpu = weft::Device::cpu();
     const bool first = comm().rank() == 0;
@@ -362,7 +362,7 @@ TEST(Errors, OneRanksBadArgumentThrowsOnEveryRank) {
             << m;
 }
 
-TEST(Errors, DistributedSumTargetsMustStartEqual) {
+TEST(ErrorsAcrossRanks, DistributedSumTargetsMustStartEqual) {
     if (comm().size() == 1) GTEST_SKIP() << "needs two ranks";
     auto out = weft::from_vector<float>({static_cast<float>(comm().rank())}, weft::Device::cpu());
     weft::DistributedSum sum(comm(), {out});
@@ -373,7 +373,7 @@ TEST(Errors, DistributedSumTargetsMustStartEqual) {
 // same weft::Error on every rank, naming both calls (issue 32, item 13: check_same against
 // exclusive_scan waited for the time-out; DistributedSums of 1 and 2 targets aborted the job
 // with MPI_ERR_TRUNCATE).
-TEST(Errors, DifferentCollectiveCallsThrowOnEveryRankNamingBoth) {
+TEST(ErrorsAcrossRanks, DifferentCollectiveCallsThrowOnEveryRankNamingBoth) {
     if (comm().size() == 1) GTEST_SKIP() << "needs two ranks";
     const bool first = comm().rank() == 0;
     const std::vector<int64_t> values{1};
