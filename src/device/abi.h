@@ -131,12 +131,18 @@ struct DetTarget {
     // CPU sums (null on a GPU, and for records and min/max): the blocks of kTouchedBlock slots
     // the launch reached, so that the resolve visits those alone (a launch adding into 10
     // elements of a 16M-element target resolved all 16M). A block's first contribution sets its
-    // `touched` byte and appends the block to `touched_blocks` at `*touched_count`; the resolve
-    // clears both for the next launch. (A byte per block, not per slot: the bytes of a
-    // 262,144-element target stay in the first-level cache, and a dense launch appends little.)
-    u8* touched;
+    // `touched` word and appends the block to `touched_blocks` at `*touched_count`; the resolve
+    // clears both for the next launch. (A mark per block, not per slot: the marks of a
+    // 262,144-element target stay in the first-level cache, and a dense launch appends little.
+    // A word, not a byte: a byte's store may alias every field of this state, which the thread
+    // loop then loaded again after each contribution.)
+    u32* touched;
     i64* touched_blocks;
     u64* touched_count;
+    // CPU compact sums (null on a GPU): one float64 per slot that a serial launch adds its
+    // contributions to while the float64 sum stays exact (docs/design/0034); a contribution it
+    // could not hold exactly goes to the slot's cell. The resolve adds both and zeroes it.
+    double* sums;
 };
 
 // Deterministic slot allocation: one launch's reservation state.

@@ -716,6 +716,44 @@ WEFT_ALWAYS_INLINE void compact_add_serial(CompactCell* cell, const DetTarget* t
 }
 #endif
 
+#if !defined(__CUDACC__)
+// A serial CPU launch's add to a slot's float64 sum (DetTarget::sums, docs/design/0034): `v`, a
+// normal float32, is added where the float64 sum stays exact; returns false, the sum unchanged,
+// where it would not (the cell takes `v` then). The test: in round-to-nearest (which the runtime
+// checks the launching thread is in), s = fl(a + b) is exact when fl(s - a) == b and
+// fl(s - b) == a, since the difference with the operand of larger magnitude is exact
+// (Fast2Sum's lemma), so whichever of the two it is proves s - a == b or s - b == a; two
+// independent subtractions, where 2Sum's error takes a chain of five. Subnormal contributions
+// take the cell: a thread's flush-to-zero or denormals-are-zero mode would change them. (No
+// multiplication: nothing to contract into an FMA.)
+WEFT_ALWAYS_INLINE bool add_to_sum(double* sum, float v) {
+    if ((bit_cast<u32>(v) & 0x7f800000u) == 0) return false;
+    const double a = *sum, b = v;
+    const double total = a + b;
+    if (total - a != b || total - b != a) return false;
+    *sum = total;
+    return true;
+}
+
+// Adds the exact value of a float64 sum (a multiple of 2^-149: a sum of float32 values) to a
+// compact cell, as float32-sized pieces of its significand, for the resolve (a slot whose sum and
+// cell both hold contributions, or whose sum the fast resolve cannot round).
+WEFT_FUNC void fold_sum(CompactCell* cell, const DetTarget* t, i64 slot, double sum) {
+    const u64 bits = bit_cast<u64>(sum);
+    const int exponent = static_cast<int>((bits >> 52) & 0x7ff);
+    u64 significand = (bits & ((u64(1) << 52) - 1)) | (exponent ? u64(1) << 52 : 0);
+    if (significand == 0) return;
+    int position = (exponent ? exponent - 1 : 0) - 1074 + 149;  // in units of 2^-149
+    const int zeros = __builtin_ctzll(significand);
+    significand >>= zeros;
+    position += zeros;
+    for (; significand != 0; significand >>= 24, position += 24) {
+        const u64 piece = significand & 0xffffffu;
+        if (piece) compact_add_serial(cell, t, slot, Split<float>{(bits >> 63) != 0, piece, position});
+    }
+}
+#endif
+
 // The compact strategy: adds `v` (a float32, the state type of every compact target) to a cell.
 template <class T, class A = Shared>
 WEFT_ALWAYS_INLINE void compact_contribute(CompactCell* cell, const DetTarget* t, const u8* anchors, i64 slot,
@@ -729,7 +767,10 @@ WEFT_ALWAYS_INLINE void compact_contribute(CompactCell* cell, const DetTarget* t
     if (s.significand == 0) return;
     const Split<float> f{s.negative, s.significand, s.position};
 #if !defined(__CUDACC__)
-    if (Same<A, Serial>::value) return compact_add_serial(cell, t, slot, f);
+    if (Same<A, Serial>::value) {
+        if (sizeof(T) == 4 && t->sums && add_to_sum(t->sums + slot, static_cast<float>(v))) return;
+        return compact_add_serial(cell, t, slot, f);
+    }
 #endif
     compact_add<A>(cell, t, anchors, slot, f, carrying);
 }
@@ -791,19 +832,20 @@ WEFT_ALWAYS_INLINE void det_add_to_slot(Ctx& ctx, DetTarget* t, i64 slot, T v) {
 
 #if !defined(__CUDACC__)
 // Marks the block of `slot` of a CPU sum as reached by the launch (DetTarget::touched): one
-// byte's load where it already is; the block's first contribution sets the byte and appends the
+// word's load where it already is; the block's first contribution sets the word and appends the
 // block. In a shared launch the exchange makes one thread append it, whichever comes first.
 template <class A>
 WEFT_ALWAYS_INLINE void touch(DetTarget* t, i64 slot) {
     const i64 block = slot >> kTouchedShift;
-    u8* const mark = t->touched + block;
+    u32* const mark = t->touched + block;
     if (Same<A, Serial>::value) {
         if (*mark) return;
         *mark = 1;
         t->touched_blocks[(*t->touched_count)++] = block;
         return;
     }
-    if (__atomic_load_n(mark, __ATOMIC_RELAXED) || __atomic_exchange_n(mark, u8(1), __ATOMIC_RELAXED)) return;
+    if (__atomic_load_n(mark, __ATOMIC_RELAXED) || __atomic_exchange_n(mark, u32(1), __ATOMIC_RELAXED))
+        return;
     t->touched_blocks[__atomic_fetch_add(t->touched_count, u64(1), __ATOMIC_RELAXED)] = block;
 }
 #endif

@@ -4,8 +4,11 @@
 // a serial window carries or spills (contributions over a wide range of magnitudes).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <functional>
+#include <limits>
 #include <random>
 #include <vector>
 #include <weft/weft.hpp>
@@ -89,6 +92,105 @@ TEST(SerialLaunches, DeterministicSumsOverWideMagnitudesAreExactAndMatchChunkedL
             for (int o = 0; o < outputs; ++o)
                 ASSERT_TRUE(weft::test::same_bits(serial[o], chunked[o])) << "output " << o;
         }
+    }
+}
+
+// A serial launch adds to a float64 sum per element while that stays exact (docs/design/0034):
+// every kind of initial value against every kind of contribution family, each element's sum
+// against the oracle and against a chunked launch's bits. Families: sums exact in float64,
+// pairs that cancel (the element keeps its bits), sums that land among float32 subnormals,
+// beyond FLT_MAX, magnitudes 2^80 apart (float64 cannot hold them: the cells take over),
+// subnormal contributions, ties that a far lower bit breaks, and wide random magnitudes.
+TEST(SerialLaunches, Float64SumsGiveTheExactSumWhateverTheInitialValueAndTheMagnitudes) {
+    WEFT_SKIP_UNLESS_CPU();
+    const float inf = std::numeric_limits<float>::infinity(), big = std::numeric_limits<float>::max();
+    const std::vector<float> initials{
+        0.0f,      -0.0f,   1.0f,    -3.5f, 1e-40f,
+        1e30f,     big,     inf,     -inf,  std::numeric_limits<float>::quiet_NaN(),
+        0x1p-126f, -7e-39f, 0x1p-80f};
+    std::mt19937 rng(41);
+    auto uniform = [&](float lo, float hi) { return std::uniform_real_distribution<float>(lo, hi)(rng); };
+    const std::vector<std::function<std::vector<float>()>> families{
+        [&] {
+            std::vector<float> v;
+            for (int i = 0; i < 50; ++i) v.push_back(uniform(-1.0f, 1.0f));
+            return v;
+        },
+        [&] {
+            const float x = uniform(0.5f, 2.0f);
+            return std::vector<float>{x, 0.25f, -x, -0.25f};
+        },
+        [&] {
+            return std::vector<float>{0x1p-125f, -(0x1p-125f - 0x1p-140f), 0x1p-148f};
+        },
+        [&] {
+            return std::vector<float>{big, big * 0.5f, -big * 0.25f};
+        },
+        [&] {
+            return std::vector<float>{0x1p40f, 0x1p-40f, -0x1p40f, 0x1p-41f, 3.0f};
+        },
+        [&] {
+            return std::vector<float>{1e-40f, -3e-41f, 2e-45f, 1.0f};
+        },
+        // A tie for float32 that a bit 2^-80 breaks (float64 would drop it): with a 2^-80 initial
+        // value, the sum alone is exact, the sum and the initial value are not.
+        [&] {
+            return std::vector<float>{1.0f, 0x1p-24f};
+        },
+        [&] {
+            return std::vector<float>{1.0f, 0x1p-24f, 0x1p-80f};
+        },
+        [&] {
+            return std::vector<float>{0x1p60f, 1.0f, -0x1p60f};
+        },
+        [&] {
+            std::vector<float> v;
+            for (int i = 0; i < 30; ++i)
+                v.push_back(std::ldexp(uniform(-1.0f, 1.0f), static_cast<int>(rng() % 120) - 60));
+            v.push_back(-0.0f);
+            v.push_back(0.0f);
+            return v;
+        },
+    };
+    std::vector<float> initial, values;
+    std::vector<int> bins;
+    for (const float first : initials)
+        for (const auto& family : families) {
+            const int o = static_cast<int>(initial.size());
+            initial.push_back(first);
+            for (const float v : family()) {
+                values.push_back(v);
+                bins.push_back(o);
+            }
+        }
+    // One order for the serial launch, another for the chunked one: the bits may not depend on it.
+    std::vector<size_t> order(values.size());
+    for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+    std::shuffle(order.begin(), order.end(), rng);
+    std::vector<float> shuffled;
+    std::vector<int> shuffled_bins;
+    for (const size_t i : order) {
+        shuffled.push_back(values[i]);
+        shuffled_bins.push_back(bins[i]);
+    }
+    const Scatter<float> k(Deterministic::RunToRun, weft::DeterministicStrategy::Compact);
+    auto launched = [&](const auto& kernel, const std::vector<float>& v, const std::vector<int>& b) {
+        auto out = weft::from_vector(initial, cpu);
+        weft::launch(kernel, static_cast<int64_t>(v.size()), weft::from_vector(v, cpu),
+                     weft::from_vector(b, cpu), out);
+        return out.to_vector();
+    };
+    const std::vector<float> serial = launched(k.serial, values, bins);
+    const std::vector<float> chunked = launched(k.chunked, shuffled, shuffled_bins);
+    std::vector<std::vector<float>> per(initial.size());
+    for (size_t i = 0; i < values.size(); ++i) per[bins[i]].push_back(values[i]);
+    for (size_t o = 0; o < initial.size(); ++o) {
+        const float want = weft::test::exact_sum(initial[o], per[o]);
+        EXPECT_TRUE(weft::test::same_value(serial[o], want))
+            << "output " << o << " (initial " << weft::test::describe(initial[o]) << ", family "
+            << o % families.size() << "): " << weft::test::describe(serial[o]) << " instead of "
+            << weft::test::describe(want);
+        EXPECT_TRUE(weft::test::same_bits(serial[o], chunked[o])) << "output " << o;
     }
 }
 

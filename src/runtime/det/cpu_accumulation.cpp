@@ -12,10 +12,13 @@
 #include <sys/mman.h>
 
 #include <algorithm>
+#include <cfenv>
+#include <cmath>
 #include <cstring>
 #include <memory>
 #include <new>
 #include <optional>
+#include <type_traits>
 
 #include "runtime/det/state_cache.hpp"
 #include "weft/error.hpp"
@@ -79,6 +82,7 @@ struct Storage {
     std::shared_ptr<HostMemory> memory;
     wf::DetTarget state{};
     wf::u64 cursor = 0;
+    double* sums = nullptr;  // compact: the float64 sums, which state.sums names where a launch may use them
 };
 
 // What a cached state must match: the described target (its slot map) and how it accumulates.
@@ -106,7 +110,7 @@ Storage make_storage(const TargetPlan& p, const LaunchSite& site) {
     Layout layout(p, site);
     int64_t n = 0;
     size_t words_at = 0, flags_at = 0, records_at = 0, record_slots_at = 0, cells_at = 0, spill_at = 0;
-    size_t touched_at = 0, touched_blocks_at = 0, touched_count_at = 0;
+    size_t touched_at = 0, touched_blocks_at = 0, touched_count_at = 0, sums_at = 0;
     const int64_t blocks = (m.count >> wf::kTouchedShift) + 1;
     if (p.records) {
         records_at = layout.add(p.capacity, sizeof(wf::u64));
@@ -115,6 +119,7 @@ Storage make_storage(const TargetPlan& p, const LaunchSite& site) {
         cells_at = layout.add(m.count, sizeof(wf::CompactCell));
         // (Spill blocks are zeroed by the kernel where a slot first spills, as on a GPU.)
         spill_at = layout.add(__builtin_mul_overflow(m.count, int64_t{wf::kSpillWords}, &n) ? -1 : n, 8);
+        sums_at = layout.add(m.count, sizeof(double));
     } else if (p.target.family == detail::AtomicOp::Add) {
         words_at = layout.add(__builtin_mul_overflow(m.count, int64_t{wf::Exact<T>::kWords}, &n) ? -1 : n, 8);
         flags_at = layout.add(m.count, sizeof(wf::u32));
@@ -123,14 +128,14 @@ Storage make_storage(const TargetPlan& p, const LaunchSite& site) {
     }
     const bool lists_touched = keeps_touched(p);
     if (lists_touched) {
-        touched_at = layout.add(blocks, 1);
+        touched_at = layout.add(blocks, sizeof(wf::u32));
         touched_blocks_at = layout.add(blocks, sizeof(wf::i64));
         touched_count_at = layout.add(1, sizeof(wf::u64));
     }
     s.memory = std::make_shared<HostMemory>(p, layout.bytes(), site);
     char* base = static_cast<char*>(s.memory->ptr);
     if (lists_touched) {
-        s.state.touched = reinterpret_cast<wf::u8*>(base + touched_at);
+        s.state.touched = reinterpret_cast<wf::u32*>(base + touched_at);
         s.state.touched_blocks = reinterpret_cast<wf::i64*>(base + touched_blocks_at);
         s.state.touched_count = reinterpret_cast<wf::u64*>(base + touched_count_at);
     }
@@ -141,6 +146,7 @@ Storage make_storage(const TargetPlan& p, const LaunchSite& site) {
     } else if (p.compact) {
         s.state.cells = reinterpret_cast<wf::CompactCell*>(base + cells_at);
         s.state.spill = reinterpret_cast<wf::i64*>(base + spill_at);
+        s.sums = reinterpret_cast<double*>(base + sums_at);
     } else {
         s.state.words = reinterpret_cast<wf::i64*>(base + words_at);
         if (p.target.family == detail::AtomicOp::Add) {
@@ -198,9 +204,42 @@ void resolve_records(const TargetPlan& p, Storage& s) {
 // Resolves a compact slot into its element and leaves its cell for the next launch: window 0,
 // and the meta word holding only the anchor where the slot's contributions all fit the window
 // (the next launch's contributions there need no first contribution), else zero.
+// A float32 slot whose contributions all went to its float64 sum (its cell holds no more than a
+// kept anchor): the sum plus the element, exact in float64 and rounded once by the
+// conversion, where that is exact and the result is normal or zero; false where the cell must
+// decide (a subnormal element or result, which a flush-to-zero mode would change, or an inexact
+// float64 sum). Both paths give the correctly rounded exact sum, so the bits are the same.
+bool resolve_sum_alone(const wf::CompactCell& cell, double sum, float* element) {
+    constexpr wf::u32 kLowBits = ~(~0u << wf::kAnchorShift);
+    if (cell.window != 0 || (cell.meta != 0 && (cell.meta & kLowBits) != wf::kAnchored)) return false;
+    const float initial = *element;
+    const wf::u32 exponent = wf::bit_cast<wf::u32>(initial) & 0x7f800000u;
+    if (exponent == 0x7f800000u || (exponent == 0 && initial != 0.0f)) return false;
+    const double b = initial;
+    const double total = sum + b;
+    if (total - sum != b || total - b != sum) return false;  // inexact (wf::add_to_sum's test)
+    if (total == 0.0) {  // the initial value cancelled by the contributions: +0.0
+        *element = 0.0f;
+        return true;
+    }
+    if (std::fabs(total) < 0x1p-126) return false;
+    *element = static_cast<float>(total);
+    return true;
+}
+
 template <class T>
 void resolve_compact_cell(const wf::DetTarget& t, int64_t slot) {
     wf::CompactCell& cell = t.cells[slot];
+    if (t.sums && t.sums[slot] != 0.0) {
+        double& sum = t.sums[slot];
+        if constexpr (std::is_same_v<T, float>)
+            if (resolve_sum_alone(cell, sum, element_of<float>(t, slot))) {
+                sum = 0.0;
+                return;
+            }
+        wf::fold_sum(&cell, &t, slot, sum);
+        sum = 0.0;
+    }
     if (cell.meta == 0) return;  // no contribution reached it
     const int anchor = wf::next_anchor(cell.meta);
     const wf::u32 kept =
@@ -250,7 +289,7 @@ void resolve_target(const TargetPlan& p, Storage& s) {
         }
     } else {
         for (int64_t slot = 0; slot < count; ++slot) resolve_slot<T>(p, t, slot);
-        std::memset(t.touched, 0, static_cast<size_t>(blocks));
+        std::memset(t.touched, 0, static_cast<size_t>(blocks) * sizeof(wf::u32));
     }
     *t.touched_count = 0;
 }
@@ -286,6 +325,10 @@ public:
                                                            : make_storage<float>(p, site_);
             storage_[i].state.cursor = &storage_[i].cursor;
         }
+        // A serial launch's float64 sums find their rounding error by 2Sum, which holds in
+        // round-to-nearest: a launching thread in another rounding mode adds to the cells alone.
+        const bool nearest = std::fegetround() == FE_TONEAREST;
+        for (Storage& s : storage_) s.state.sums = nearest ? s.sums : nullptr;
     }
 
     void* state(size_t i) const override {
