@@ -38,7 +38,12 @@ void take_state(const det::TargetPlan& plan, wf::DetTarget& t, distributed::Part
         *t.cursor = 0;
     } else if (plan.compact) {
         for (int64_t slot = 0; slot < count; ++slot) {
-            const wf::CompactCell& cell = t.cells[slot];
+            wf::CompactCell& cell = t.cells[slot];
+            // A serial CPU launch's float64 sum (docs/design/0034) joins its cell first.
+            if (t.sums && t.sums[slot] != 0.0) {
+                wf::fold_sum(&cell, &t, slot, t.sums[slot]);
+                t.sums[slot] = 0.0;
+            }
             if (cell.meta == 0) continue;
             wf::i64* w = sums.at(static_cast<size_t>(slot));
             if (cell.meta & wf::kSpillReady)
