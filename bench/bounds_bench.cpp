@@ -25,19 +25,14 @@
 #include <weft/weft.hpp>
 
 #include "graph_replay.hpp"
+#include "p2g_kernel.hpp"
 
 namespace {
 
 using weft::Array;
 using weft::vec3;
-constexpr int kGrid = 64;      // the particle-to-grid grid: kGrid^3 cells
+using weft::bench::kGrid;
 constexpr int kStencil = 128;  // the stencil's grid: kStencil^3 cells
-
-std::array<weft::Float, 3> bspline(const weft::Float& x, const weft::Float& base) {
-    const weft::Float f = x - base;
-    const weft::Float a = 1.5f - f, b = f - 1.0f, c = f - 0.5f;
-    return {0.5f * a * a, 0.75f - b * b, 0.5f * c * c};
-}
 
 struct Kernels {
     weft::Module module;
@@ -81,24 +76,7 @@ Kernels make_kernels(bool checked, weft::Device device) {
                                    auto i = weft::tid();
                                    out[bins[i]] += values[i];
                                });
-    auto p2g = m.kernel(
-        "p2g", {"x", "v", "grid_m", "grid_mv"},
-        [](Array<vec3> x, Array<vec3> v, Array<float, 3> grid_m, Array<vec3, 3> grid_mv) {
-            auto p = weft::tid();
-            const vec3 at = vec3(x[p]) * static_cast<float>(kGrid);
-            const vec3 vp = v[p];
-            const vec3 base(weft::floor(at.x - 0.5f), weft::floor(at.y - 0.5f), weft::floor(at.z - 0.5f));
-            const auto wx = bspline(at.x, base.x), wy = bspline(at.y, base.y), wz = bspline(at.z, base.z);
-            const weft::Int bx = weft::cast<int>(base.x), by = weft::cast<int>(base.y),
-                            bz = weft::cast<int>(base.z);
-            for (int i = 0; i < 3; ++i)
-                for (int j = 0; j < 3; ++j)
-                    for (int k = 0; k < 3; ++k) {
-                        const weft::Float w = wx[i] * wy[j] * wz[k];
-                        grid_m(bx + i, by + j, bz + k) += w;
-                        grid_mv(bx + i, by + j, bz + k) += w * vp;
-                    }
-        });
+    auto p2g = m.kernel("p2g", {"x", "v", "grid_m", "grid_mv"}, weft::bench::p2g);
     m.compile(device);
     return {m, saxpy, multiply_add, gather, stencil, accumulate, p2g};
 }

@@ -39,6 +39,7 @@
 #include <vector>
 #include <weft/weft.hpp>
 
+#include "p2g_kernel.hpp"
 #include "runtime/cpu/host_compiler.hpp"
 #include "runtime/cpu/worker_pool.hpp"
 
@@ -121,8 +122,8 @@ Kernels make_kernels(int workers) {
 
 // The kernels of the second table, in one module: plain or deterministic atomics, `workers`
 // workers.
-constexpr int kGrid = 64;  // the particle-to-grid rows' grid: kGrid^3 cells
 using weft::vec3;
+using weft::bench::kGrid;
 
 struct Scatters {
     weft::Module module;
@@ -133,13 +134,6 @@ struct Scatters {
     weft::Kernel<Array<double>, Array<int>, Array<double>> accumulate_f64;
 };
 
-// The quadratic B-spline weights of the three cells from `base` along one axis, at `x` cells.
-std::array<weft::Float, 3> bspline(const weft::Float& x, const weft::Float& base) {
-    const weft::Float f = x - base;
-    const weft::Float a = 1.5f - f, b = f - 1.0f, c = f - 0.5f;
-    return {0.5f * a * a, 0.75f - b * b, 0.5f * c * c};
-}
-
 Scatters make_scatters(weft::Deterministic mode, int workers) {
     weft::Module m{
         std::string("cpu_bench_scatters_") + weft::deterministic_name(mode) + "_" + std::to_string(workers),
@@ -149,24 +143,7 @@ Scatters make_scatters(weft::Deterministic mode, int workers) {
                                    auto i = weft::tid();
                                    out[bins[i]] += values[i];
                                });
-    auto p2g = m.kernel(
-        "p2g", {"x", "v", "grid_m", "grid_mv"},
-        [](Array<vec3> x, Array<vec3> v, Array<float, 3> grid_m, Array<vec3, 3> grid_mv) {
-            auto p = weft::tid();
-            const vec3 at = vec3(x[p]) * static_cast<float>(kGrid);
-            const vec3 vp = v[p];
-            const vec3 base(weft::floor(at.x - 0.5f), weft::floor(at.y - 0.5f), weft::floor(at.z - 0.5f));
-            const auto wx = bspline(at.x, base.x), wy = bspline(at.y, base.y), wz = bspline(at.z, base.z);
-            const weft::Int bx = weft::cast<int>(base.x), by = weft::cast<int>(base.y),
-                            bz = weft::cast<int>(base.z);
-            for (int i = 0; i < 3; ++i)
-                for (int j = 0; j < 3; ++j)
-                    for (int k = 0; k < 3; ++k) {
-                        const weft::Float w = wx[i] * wy[j] * wz[k];
-                        grid_m(bx + i, by + j, bz + k) += w;
-                        grid_mv(bx + i, by + j, bz + k) += w * vp;
-                    }
-        });
+    auto p2g = m.kernel("p2g", {"x", "v", "grid_m", "grid_mv"}, weft::bench::p2g);
     auto binning = m.kernel("binning", {"values", "bins", "starts", "out"},
                             [](Array<float> values, Array<int> bins, Array<int> starts, Array<float> out) {
                                 auto i = weft::tid();
