@@ -100,7 +100,8 @@ TEST(SerialLaunches, DeterministicSumsOverWideMagnitudesAreExactAndMatchChunkedL
 // against the oracle and against a chunked launch's bits. Families: sums exact in float64,
 // pairs that cancel (the element keeps its bits), sums that land among float32 subnormals,
 // beyond FLT_MAX, magnitudes 2^80 apart (float64 cannot hold them: the cells take over),
-// subnormal contributions, ties that a far lower bit breaks, and wide random magnitudes.
+// subnormal contributions, ties that a far lower bit breaks, a small value that a larger one
+// would swallow, and wide random magnitudes.
 TEST(SerialLaunches, Float64SumsGiveTheExactSumWhateverTheInitialValueAndTheMagnitudes) {
     WEFT_SKIP_UNLESS_CPU();
     const float inf = std::numeric_limits<float>::infinity(), big = std::numeric_limits<float>::max();
@@ -142,6 +143,11 @@ TEST(SerialLaunches, Float64SumsGiveTheExactSumWhateverTheInitialValueAndTheMagn
         },
         [&] {
             return std::vector<float>{0x1p60f, 1.0f, -0x1p60f};
+        },
+        // 1 after 2^-80 passes the first exactness check (1 + 2^-80 - 2^-80 rounds to 1) and
+        // fails only the second: without it the sum would drop the 2^-80 that -1 then exposes.
+        [&] {
+            return std::vector<float>{0x1p-80f, 1.0f, -1.0f};
         },
         [&] {
             std::vector<float> v;
