@@ -88,7 +88,7 @@ constexpr int kMaxRegions = 64;
 constexpr int kCursorStride = 16;
 
 // What a deterministic target's atomics write to; built by the runtime for each launch.
-constexpr int kTouchedShift = 6;  // DetTarget::touched: a byte per block of 64 slots
+constexpr int kTouchedShift = 6;  // DetTarget::touched: a word per block of 64 slots
 struct DetTarget {
     char* base;  // the address of slot 0's element (the lowest element of the argument)
     i64 count;   // slots

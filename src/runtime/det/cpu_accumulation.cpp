@@ -10,6 +10,7 @@
 #include "runtime/det/cpu_accumulation.hpp"
 
 #include <sys/mman.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cfenv>
@@ -19,6 +20,7 @@
 #include <new>
 #include <optional>
 #include <type_traits>
+#include <vector>
 
 #include "runtime/det/state_cache.hpp"
 #include "weft/error.hpp"
@@ -28,19 +30,20 @@ namespace weft::runtime::det {
 namespace {
 
 // Zeroed host memory for a target's state, from the system: pages no contribution reaches cost
-// nothing, and a large state lies on huge pages where the system has them (scattered
-// contributions then miss the TLB far less).
+// nothing. A large state lies on huge pages where the system has them (scattered contributions
+// then miss the TLB far less) if `huge`: not a state larger than the state cache keeps whole,
+// where a launch that reaches a few elements would make a huge page resident for each.
 struct HostMemory {
     void* ptr = nullptr;
     size_t bytes = 0;
-    HostMemory(const TargetPlan& plan, size_t wanted, const LaunchSite& site)
+    HostMemory(const TargetPlan& plan, size_t wanted, bool huge, const LaunchSite& site)
         : bytes(wanted == 0 ? 1 : wanted) {
         ptr = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
         if (ptr == MAP_FAILED)
             state_allocation_failed(plan, std::to_string(bytes) + " bytes of host memory are not available",
                                     site);
         constexpr size_t kHugePage = size_t{2} << 20;
-        if (bytes >= kHugePage) madvise(ptr, bytes, MADV_HUGEPAGE);  // (a hint: no failure to report)
+        if (huge && bytes >= kHugePage) madvise(ptr, bytes, MADV_HUGEPAGE);  // (a hint: no failure to report)
     }
     HostMemory(const HostMemory&) = delete;
     HostMemory& operator=(const HostMemory&) = delete;
@@ -83,6 +86,13 @@ struct Storage {
     wf::DetTarget state{};
     wf::u64 cursor = 0;
     double* sums = nullptr;  // compact: the float64 sums, which state.sums names where a launch may use them
+    // What the state cache charges for keeping it: its size, or for a state larger than the cache
+    // keeps whole, the pages its launches reached (a few elements of a huge target cost a few
+    // pages, kept, rather than a fresh mapping whose pages each launch faults in again): `reached`
+    // marks the blocks of slots counted, each charged `block_bytes`.
+    size_t charged = 0;
+    std::vector<bool> reached;
+    size_t block_bytes = 0;
 };
 
 // What a cached state must match: the described target (its slot map) and how it accumulates.
@@ -97,8 +107,10 @@ struct CacheKey {
     }
 };
 
-StateCache<CacheKey, Storage>& state_cache() {
-    static auto* cache = new StateCache<CacheKey, Storage>;
+using Cache = StateCache<CacheKey, Storage>;
+
+Cache& state_cache() {
+    static auto* cache = new Cache;
     return *cache;
 }
 
@@ -132,7 +144,21 @@ Storage make_storage(const TargetPlan& p, const LaunchSite& site) {
         touched_blocks_at = layout.add(blocks, sizeof(wf::i64));
         touched_count_at = layout.add(1, sizeof(wf::u64));
     }
-    s.memory = std::make_shared<HostMemory>(p, layout.bytes(), site);
+    // A state the cache keeps whole lies on huge pages; a larger one is charged per block of slots
+    // its launches reach: the pages each part of a block can make resident (its range may straddle
+    // a page boundary).
+    const bool whole = layout.bytes() <= Cache::kBytes;
+    s.memory = std::make_shared<HostMemory>(p, layout.bytes(), whole, site);
+    s.charged = layout.bytes();
+    if (!whole && lists_touched) {
+        const auto page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
+        const size_t per_slot = p.compact ? sizeof(wf::CompactCell) + wf::kSpillWords * 8 + sizeof(double)
+                                          : wf::Exact<T>::kWords * 8 + sizeof(wf::u32);
+        const size_t pages = (per_slot << wf::kTouchedShift) / page + 2 + 2 * (p.compact ? 3 : 2);
+        s.block_bytes = pages * page;
+        s.reached.assign(static_cast<size_t>(blocks), false);
+        s.charged = page;  // the touched count's
+    }
     char* base = static_cast<char*>(s.memory->ptr);
     if (lists_touched) {
         s.state.touched = reinterpret_cast<wf::u32*>(base + touched_at);
@@ -227,20 +253,17 @@ bool resolve_sum_alone(const wf::CompactCell& cell, double sum, float* element) 
     return true;
 }
 
+// A cell that holds contributions: resolved into its element, left holding its next anchor. Out
+// of line: inlined, it made the slot loop's common cases (nothing reached the slot, or only its
+// float64 sum) a call with a full frame each.
+// The sum's exact value into the slot's cell (out of line, as resolve_cell).
+__attribute__((noinline)) void fold_sum(const wf::DetTarget& t, int64_t slot, double sum) {
+    wf::fold_sum(t.cells + slot, &t, slot, sum);
+}
+
 template <class T>
-void resolve_compact_cell(const wf::DetTarget& t, int64_t slot) {
+__attribute__((noinline)) void resolve_cell(const wf::DetTarget& t, int64_t slot) {
     wf::CompactCell& cell = t.cells[slot];
-    if (t.sums && t.sums[slot] != 0.0) {
-        double& sum = t.sums[slot];
-        if constexpr (std::is_same_v<T, float>)
-            if (resolve_sum_alone(cell, sum, element_of<float>(t, slot))) {
-                sum = 0.0;
-                return;
-            }
-        wf::fold_sum(&cell, &t, slot, sum);
-        sum = 0.0;
-    }
-    if (cell.meta == 0) return;  // no contribution reached it
     const int anchor = wf::next_anchor(cell.meta);
     const wf::u32 kept =
         anchor == wf::kNoAnchor ? 0u : wf::kAnchored | (static_cast<wf::u32>(anchor) << wf::kAnchorShift);
@@ -252,15 +275,35 @@ void resolve_compact_cell(const wf::DetTarget& t, int64_t slot) {
 }
 
 template <class T>
-void resolve_slot(const TargetPlan& p, const wf::DetTarget& t, int64_t slot) {
+void resolve_compact_cell(const wf::DetTarget& t, int64_t slot) {
+    wf::CompactCell& cell = t.cells[slot];
+    if (t.sums && t.sums[slot] != 0.0) {
+        double& sum = t.sums[slot];
+        if constexpr (std::is_same_v<T, float>)
+            if (resolve_sum_alone(cell, sum, element_of<float>(t, slot))) {
+                sum = 0.0;
+                return;
+            }
+        fold_sum(t, slot, sum);
+        sum = 0.0;
+    }
+    if (cell.meta != 0) resolve_cell<T>(t, slot);  // (0: no contribution reached it)
+}
+
+// Resolves slots [first, end): one loop per kind of state, each slot's common case inline.
+template <class T>
+void resolve_slots(const TargetPlan& p, const wf::DetTarget& t, int64_t first, int64_t end) {
     if (p.compact) {
-        resolve_compact_cell<T>(t, slot);
+        for (int64_t slot = first; slot < end; ++slot) resolve_compact_cell<T>(t, slot);
     } else if (p.target.family == detail::AtomicOp::Add) {
-        wf::resolve_exact_slot<T>(t, slot, true);
+        for (int64_t slot = first; slot < end; ++slot) wf::resolve_exact_slot<T>(t, slot, true);
     } else {
-        const auto key = reinterpret_cast<const typename wf::KeyOf<T>::Key*>(t.words)[slot];
-        T* element = element_of<T>(t, slot);
-        *element = wf::resolve_minmax<T>(key, *element, p.target.family == detail::AtomicOp::Max);
+        const bool is_max = p.target.family == detail::AtomicOp::Max;
+        for (int64_t slot = first; slot < end; ++slot) {
+            const auto key = reinterpret_cast<const typename wf::KeyOf<T>::Key*>(t.words)[slot];
+            T* element = element_of<T>(t, slot);
+            *element = wf::resolve_minmax<T>(key, *element, is_max);
+        }
     }
 }
 
@@ -274,22 +317,23 @@ void resolve_target(const TargetPlan& p, Storage& s) {
     if (p.records) return resolve_records<T>(p, s);
     const wf::DetTarget& t = s.state;
     const int64_t count = p.slots.count;
-    if (!t.touched) {
-        for (int64_t slot = 0; slot < count; ++slot) resolve_slot<T>(p, t, slot);
-        return;
-    }
+    if (!t.touched) return resolve_slots<T>(p, t, 0, count);
     const int64_t blocks = (count >> wf::kTouchedShift) + 1;
     const auto reached = static_cast<int64_t>(*t.touched_count);
     if (reached * 2 < blocks) {
         for (int64_t i = 0; i < reached; ++i) {
             const int64_t block = t.touched_blocks[i];
-            const int64_t end = std::min(count, (block + 1) << wf::kTouchedShift);
-            for (int64_t slot = block << wf::kTouchedShift; slot < end; ++slot) resolve_slot<T>(p, t, slot);
+            resolve_slots<T>(p, t, block << wf::kTouchedShift, std::min(count, (block + 1) << wf::kTouchedShift));
             t.touched[block] = 0;
+            if (!s.reached.empty() && !s.reached[static_cast<size_t>(block)]) {
+                s.reached[static_cast<size_t>(block)] = true;
+                s.charged += s.block_bytes;
+            }
         }
     } else {
-        for (int64_t slot = 0; slot < count; ++slot) resolve_slot<T>(p, t, slot);
+        resolve_slots<T>(p, t, 0, count);
         std::memset(t.touched, 0, static_cast<size_t>(blocks) * sizeof(wf::u32));
+        if (!s.reached.empty()) s.charged = s.memory->bytes;
     }
     *t.touched_count = 0;
 }
@@ -360,7 +404,10 @@ public:
                                         site_);
             }
             // Clean now: the next launch into the same target takes it as it is.
-            if (keys_[i]) state_cache().put(*keys_[i], std::move(storage_[i]));
+            if (keys_[i]) {
+                const size_t charged = storage_[i].charged;
+                state_cache().put(*keys_[i], std::move(storage_[i]), charged);
+            }
         }
     }
 
