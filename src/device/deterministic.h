@@ -724,8 +724,9 @@ WEFT_ALWAYS_INLINE void compact_add_serial(CompactCell* cell, const DetTarget* t
 // fl(s - b) == a, since the difference with the operand of larger magnitude is exact
 // (Fast2Sum's lemma), so whichever of the two it is proves s - a == b or s - b == a; two
 // independent subtractions, where 2Sum's error takes a chain of five. Subnormal contributions
-// take the cell: a thread's flush-to-zero or denormals-are-zero mode would change them. (No
-// multiplication: nothing to contract into an FMA.)
+// take the cell: a thread's flush-to-zero or denormals-are-zero mode would change them. An
+// infinity or a NaN fails the test (inf - inf and NaN compare unequal) and takes the cell, which
+// flags it. (No multiplication: nothing to contract into an FMA.)
 WEFT_ALWAYS_INLINE bool add_to_sum(double* sum, float v) {
     if ((bit_cast<u32>(v) & 0x7f800000u) == 0) return false;
     const double a = *sum, b = v;
@@ -755,9 +756,15 @@ WEFT_FUNC void fold_sum(CompactCell* cell, const DetTarget* t, i64 slot, double 
 #endif
 
 // The compact strategy: adds `v` (a float32, the state type of every compact target) to a cell.
+// A serial launch tries the slot's float64 sum first, before the value is split: add_to_sum takes
+// no special value, zero or subnormal.
 template <class T, class A = Shared>
 WEFT_ALWAYS_INLINE void compact_contribute(CompactCell* cell, const DetTarget* t, const u8* anchors, i64 slot,
                                            T v, bool carrying) {
+#if !defined(__CUDACC__)
+    if (Same<A, Serial>::value && sizeof(T) == 4 && t->sums && add_to_sum(t->sums + slot, static_cast<float>(v)))
+        return;
+#endif
     const u32 flag = special_flag(v);
     const Split<T> s = split(v);
     if (flag) {
@@ -767,10 +774,7 @@ WEFT_ALWAYS_INLINE void compact_contribute(CompactCell* cell, const DetTarget* t
     if (s.significand == 0) return;
     const Split<float> f{s.negative, s.significand, s.position};
 #if !defined(__CUDACC__)
-    if (Same<A, Serial>::value) {
-        if (sizeof(T) == 4 && t->sums && add_to_sum(t->sums + slot, static_cast<float>(v))) return;
-        return compact_add_serial(cell, t, slot, f);
-    }
+    if (Same<A, Serial>::value) return compact_add_serial(cell, t, slot, f);
 #endif
     compact_add<A>(cell, t, anchors, slot, f, carrying);
 }
@@ -869,11 +873,31 @@ WEFT_ALWAYS_INLINE void det_add_as(Ctx& ctx, DetTarget* t, const T* p, T v) {
         det_add_to_slot<typename StateOf<T>::type, A>(ctx, t, slot, StateOf<T>::of(v));
 }
 
+#if !defined(__CUDACC__)
+// A serial launch's float32 add or subtraction in its commonest case, alone: a dense target's
+// slot whose block the launch already marked, and a float64 sum that stays exact
+// (docs/design/0034). Needing no call, the out-of-line path then runs without a frame, and the
+// inlined one in fewer instructions; every other case returns false and takes the whole path.
+template <class Op, class T>
+WEFT_ALWAYS_INLINE bool serial_sum_first(DetTarget* t, const T* p, T v) {
+    if constexpr (Same<T, float>::value && (Same<Op, OpAdd>::value || Same<Op, OpSub>::value)) {
+        if (t->dims != 0 || !t->sums) return false;
+        const i64 slot = static_cast<i64>(static_cast<u64>(reinterpret_cast<const char*>(p) - t->base) / 4);
+        if (t->touched && !t->touched[slot >> kTouchedShift]) return false;
+        return add_to_sum(t->sums + slot, Same<Op, OpSub>::value ? -v : v);
+    }
+    return false;
+}
+#endif
+
 // Adds `v` (already negated for a subtraction) to the slot of element `p` of target `t`.
 template <class T>
 WEFT_ALWAYS_INLINE void det_add(Ctx& ctx, DetTarget* t, const T* p, T v) {
 #if !defined(__CUDACC__)
-    if (ctx.serial) return det_add_as<Serial>(ctx, t, p, v);
+    if (ctx.serial) {
+        if (serial_sum_first<OpAdd>(t, p, v)) return;
+        return det_add_as<Serial>(ctx, t, p, v);
+    }
 #endif
     det_add_as<Shared>(ctx, t, p, v);
 }
@@ -996,13 +1020,20 @@ WEFT_ALWAYS_INLINE void accumulate(Ctx& ctx, DetTarget* t, T* p, T v) {
 #define WEFT_OUT_OF_LINE static __attribute__((noinline))
 #endif
 template <class Op, class T>
-WEFT_OUT_OF_LINE void accumulate_out_of_line(DetTarget* t, T* p, T v, i64 thread, void* block_private,
-                                             bool serial) {
+WEFT_OUT_OF_LINE void accumulate_rest(DetTarget* t, T* p, T v, i64 thread, void* block_private, bool serial) {
     Ctx ctx{};
     ctx.thread = thread;
     ctx.block_private = block_private;
     ctx.serial = serial;
     accumulate<Op>(ctx, t, p, v);
+}
+template <class Op, class T>
+WEFT_OUT_OF_LINE void accumulate_out_of_line(DetTarget* t, T* p, T v, i64 thread, void* block_private,
+                                             bool serial) {
+#if !defined(__CUDACC__)
+    if (serial && serial_sum_first<Op>(t, p, v)) return;
+#endif
+    accumulate_rest<Op, T>(t, p, v, thread, block_private, serial);
 }
 template <class Op, class T>
 WEFT_ALWAYS_INLINE void accumulate_call(const Ctx& ctx, DetTarget* t, T* p, T v) {

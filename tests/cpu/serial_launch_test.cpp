@@ -149,6 +149,13 @@ TEST(SerialLaunches, Float64SumsGiveTheExactSumWhateverTheInitialValueAndTheMagn
         [&] {
             return std::vector<float>{0x1p-80f, 1.0f, -1.0f};
         },
+        // Special values, which the sum must leave to the cell's flags.
+        [&] {
+            return std::vector<float>{1.0f, inf, 2.0f};
+        },
+        [&] {
+            return std::vector<float>{-inf, 0.5f, std::numeric_limits<float>::quiet_NaN(), 3.0f};
+        },
         [&] {
             std::vector<float> v;
             for (int i = 0; i < 30; ++i)

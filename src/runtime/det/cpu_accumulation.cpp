@@ -68,10 +68,11 @@ private:
     size_t bytes_ = 0;
 };
 
-// Sums whose resolve leaves their state clean on every path (compact cells, exact words and
-// flags): not records, min/max or carrying sums, whose resolves may stop before cleaning.
+// Sums whose resolve leaves their state clean (compact cells, exact words and flags), carrying
+// or not: not records or min/max. (A resolve that finds a sum out of range throws before it
+// changes anything, and its state is not kept.)
 bool self_cleaning(const TargetPlan& p) {
-    return p.target.family == detail::AtomicOp::Add && !p.records && !p.carrying;
+    return p.target.family == detail::AtomicOp::Add && !p.records;
 }
 
 // Sums kept as slots (compact cells or exact words, not records) list the blocks of slots their
@@ -86,6 +87,7 @@ struct Storage {
     wf::DetTarget state{};
     wf::u64 cursor = 0;
     double* sums = nullptr;  // compact: the float64 sums, which state.sums names where a launch may use them
+    wf::u32* touched = nullptr;  // the touched marks, which state.touched names where a launch lists blocks
     // What the state cache charges for keeping it: its size, or for a state larger than the cache
     // keeps whole, the pages its launches reached (a few elements of a huge target cost a few
     // pages, kept, rather than a fresh mapping whose pages each launch faults in again): `reached`
@@ -161,7 +163,7 @@ Storage make_storage(const TargetPlan& p, const LaunchSite& site) {
     }
     char* base = static_cast<char*>(s.memory->ptr);
     if (lists_touched) {
-        s.state.touched = reinterpret_cast<wf::u32*>(base + touched_at);
+        s.touched = reinterpret_cast<wf::u32*>(base + touched_at);
         s.state.touched_blocks = reinterpret_cast<wf::i64*>(base + touched_blocks_at);
         s.state.touched_count = reinterpret_cast<wf::u64*>(base + touched_count_at);
     }
@@ -317,7 +319,11 @@ void resolve_target(const TargetPlan& p, Storage& s) {
     if (p.records) return resolve_records<T>(p, s);
     const wf::DetTarget& t = s.state;
     const int64_t count = p.slots.count;
-    if (!t.touched) return resolve_slots<T>(p, t, 0, count);
+    if (!t.touched) {
+        resolve_slots<T>(p, t, 0, count);
+        if (!s.reached.empty()) s.charged = s.memory->bytes;
+        return;
+    }
     const int64_t blocks = (count >> wf::kTouchedShift) + 1;
     const auto reached = static_cast<int64_t>(*t.touched_count);
     if (reached * 2 < blocks) {
@@ -372,7 +378,14 @@ public:
         // A serial launch's float64 sums find their rounding error by 2Sum, which holds in
         // round-to-nearest: a launching thread in another rounding mode adds to the cells alone.
         const bool nearest = std::fegetround() == FE_TONEAREST;
-        for (Storage& s : storage_) s.state.sums = nearest ? s.sums : nullptr;
+        for (size_t i = 0; i < plans_.size(); ++i) {
+            Storage& s = storage_[i];
+            s.state.sums = nearest ? s.sums : nullptr;
+            // A launch of as many threads as an eighth of the target's slots has its resolve
+            // walk every slot, at a cost of the launch's own order, rather than list the blocks
+            // it reaches on each contribution.
+            s.state.touched = site_.threads < plans_[i].slots.count / 8 ? s.touched : nullptr;
+        }
     }
 
     void* state(size_t i) const override {
