@@ -1014,13 +1014,17 @@ WEFT_ALWAYS_INLINE void accumulate(Ctx& ctx, DetTarget* t, T* p, T v) {
 // hundred sites, the whole path took the host compiler 39 s and NVRTC minutes (issue 37). It
 // takes the context's fields by value: a reference would keep a GPU thread's context in local
 // memory for the whole kernel.
+// The CPU's out-of-line path tries the serial fast case, then calls the rest (WEFT_REST); on a
+// GPU the rest is the path itself, one call per site.
 #if defined(__CUDACC__)
 #define WEFT_OUT_OF_LINE static __device__ __noinline__
+#define WEFT_REST WEFT_ALWAYS_INLINE
 #else
 #define WEFT_OUT_OF_LINE static __attribute__((noinline))
+#define WEFT_REST WEFT_OUT_OF_LINE
 #endif
 template <class Op, class T>
-WEFT_OUT_OF_LINE void accumulate_rest(DetTarget* t, T* p, T v, i64 thread, void* block_private, bool serial) {
+WEFT_REST void accumulate_rest(DetTarget* t, T* p, T v, i64 thread, void* block_private, bool serial) {
     Ctx ctx{};
     ctx.thread = thread;
     ctx.block_private = block_private;
