@@ -564,7 +564,8 @@ void cpu_entry(std::ostringstream& s, const ir::Program& p, const Entry& e, size
     }
     const std::string chunk = symbol + "_chunk";
     s << "WEFT_KERNEL void " << chunk
-      << "(const wf::Launch& launch, wf::i32 begin, wf::i32 end, wf::Error* error" << params << ") {\n";
+      << "(const wf::Launch& launch, wf::i32 begin, wf::i32 end, wf::Error* error, wf::i32 worker" << params
+      << ") {\n";
     if (det) s << "    wf::BlockPrivate block_private;\n    wf::block_private_begin(block_private);\n";
     // (Not where threads update shared memory: atomics do not vectorize, and a serial launch's
     // atomics are plain loads and stores, which must stay in thread order.)
@@ -577,6 +578,7 @@ void cpu_entry(std::ostringstream& s, const ir::Program& p, const Entry& e, size
       << "; ++i) {\n"
       << "        wf::Ctx ctx{{i, 0, 0, 0}, error, " << (det ? "&block_private" : "nullptr") << ", i, 0};\n"
       << "        ctx.serial = serial;\n"
+      << "        ctx.worker = worker;\n"
       << (fn.tid_ndim > 1 ? "        wf::set_tid<" + std::to_string(fn.tid_ndim) + ">(ctx, launch, i);\n"
                           : "")
       << "        " << call << ");\n"
@@ -585,7 +587,8 @@ void cpu_entry(std::ostringstream& s, const ir::Program& p, const Entry& e, size
     s << "    (void)launch;\n}\n\n";
 
     s << "extern \"C\" __attribute__((visibility(\"default\"))) void " << symbol
-      << "(void* const* args, const wf::Launch* launch, wf::i64 begin, wf::i64 end, wf::Error* error) {\n";
+      << "(void* const* args, const wf::Launch* launch, wf::i64 begin, wf::i64 end, wf::Error* error, wf::i32 "
+         "worker) {\n";
     std::string dense, plain, densified;
     for (size_t i = 0; i < fn.params.size(); ++i) {
         const ir::Type& t = fn.type_of(fn.params[i]);
@@ -599,7 +602,8 @@ void cpu_entry(std::ostringstream& s, const ir::Program& p, const Entry& e, size
         if (t.is_array()) dense += std::string(dense.empty() ? "" : " && ") + "wf::dense" + per + a + ")";
     }
     if (!skip_if_overflowed(e).empty()) s << "    if (" << skip_if_overflowed(e) << ") return;\n";
-    const std::string run = chunk + "(*launch, static_cast<wf::i32>(begin), static_cast<wf::i32>(end), error";
+    const std::string run =
+        chunk + "(*launch, static_cast<wf::i32>(begin), static_cast<wf::i32>(end), error, worker";
     // (Not for deterministic kernels: their atomics do not vectorize, and the copy costs compile time.)
     if (!dense.empty() && !det && e.counter() < 0)
         s << "    if (" << dense << ") return " << run << densified << ");\n";

@@ -139,10 +139,13 @@ struct DetTarget {
     u32* touched;
     i64* touched_blocks;
     u64* touched_count;
-    // CPU compact sums (null on a GPU): one float64 per slot that a serial launch adds its
+    // CPU compact sums (null on a GPU): one float64 per slot and worker that the worker adds its
     // contributions to while the float64 sum stays exact (docs/design/0034); a contribution it
-    // could not hold exactly goes to the slot's cell. The resolve adds both and zeroes it.
+    // could not hold exactly goes to the slot's cell. Worker w < sum_copies adds to
+    // sums[w * count + slot] (Ctx::worker: no other thread uses its copy meanwhile); a worker
+    // beyond them, to the cells alone. The resolve adds them all and zeroes them.
     double* sums;
+    i32 sum_copies;
 };
 
 // Deterministic slot allocation: one launch's reservation state.

@@ -756,14 +756,15 @@ WEFT_FUNC void fold_sum(CompactCell* cell, const DetTarget* t, i64 slot, double 
 #endif
 
 // The compact strategy: adds `v` (a float32, the state type of every compact target) to a cell.
-// A serial launch tries the slot's float64 sum first, before the value is split: add_to_sum takes
-// no special value, zero or subnormal.
+// On the CPU the worker's float64 sum of the slot (`sum`, or null) comes first, before the value
+// is split: add_to_sum takes no special value, zero or subnormal.
 template <class T, class A = Shared>
 WEFT_ALWAYS_INLINE void compact_contribute(CompactCell* cell, const DetTarget* t, const u8* anchors, i64 slot,
-                                           T v, bool carrying) {
+                                           T v, bool carrying, double* sum = nullptr) {
 #if !defined(__CUDACC__)
-    if (Same<A, Serial>::value && sizeof(T) == 4 && t->sums && add_to_sum(t->sums + slot, static_cast<float>(v)))
-        return;
+    if (sizeof(T) == 4 && sum && add_to_sum(sum, static_cast<float>(v))) return;
+#else
+    (void)sum;
 #endif
     const u32 flag = special_flag(v);
     const Split<T> s = split(v);
@@ -803,13 +804,25 @@ WEFT_COLD void append_record(i64 thread, DetTarget* t, i64 slot, u64 bits) {
     }
 }
 
+// The float64 sum of slot `slot` that worker `worker` adds to (DetTarget::sums), or null: on a
+// GPU, for a target without sums, and for a worker beyond the copies the runtime made.
+WEFT_ALWAYS_INLINE double* worker_sum(const DetTarget* t, i32 worker, i64 slot) {
+#if !defined(__CUDACC__)
+    if (t->sums && worker < t->sum_copies) return t->sums + worker * t->count + slot;
+#else
+    (void)t, (void)worker, (void)slot;
+#endif
+    return nullptr;
+}
+
 // Adds `v` (already negated for a subtraction, and in its state type) to slot `slot` of `t`.
 template <class T, class A = Shared>
 WEFT_ALWAYS_INLINE void det_add_to_slot(Ctx& ctx, DetTarget* t, i64 slot, T v) {
     // Compact: float32 state only (the runtime never gives float64 targets cells, and their
     // kernels need no compact code).
     if (sizeof(T) == 4 && t->cells) {
-        compact_contribute<T, A>(t->cells + slot, t, t->anchors, slot, v, t->carrying != 0);
+        compact_contribute<T, A>(t->cells + slot, t, t->anchors, slot, v, t->carrying != 0,
+                                 worker_sum(t, ctx.worker, slot));
         return;
     }
     if (t->records) {
@@ -868,23 +881,23 @@ WEFT_ALWAYS_INLINE void det_add_as(Ctx& ctx, DetTarget* t, const T* p, T v) {
 #endif
     if (sizeof(typename StateOf<T>::type) == 4 && cells)
         compact_contribute<typename StateOf<T>::type, A>(cells + slot, t, anchors, slot, StateOf<T>::of(v),
-                                                         t->carrying != 0);
+                                                         t->carrying != 0, worker_sum(t, ctx.worker, slot));
     else
         det_add_to_slot<typename StateOf<T>::type, A>(ctx, t, slot, StateOf<T>::of(v));
 }
 
 #if !defined(__CUDACC__)
-// A serial launch's float32 add or subtraction in its commonest case, alone: a dense target's
-// slot whose block the launch already marked, and a float64 sum that stays exact
+// A CPU launch's float32 add or subtraction in its commonest case, alone: a dense target's slot
+// whose block the launch already marked, and the worker's float64 sum of it staying exact
 // (docs/design/0034). Needing no call, the out-of-line path then runs without a frame, and the
 // inlined one in fewer instructions; every other case returns false and takes the whole path.
 template <class Op, class T>
-WEFT_ALWAYS_INLINE bool serial_sum_first(DetTarget* t, const T* p, T v) {
+WEFT_ALWAYS_INLINE bool sum_first(DetTarget* t, const T* p, T v, i32 worker) {
     if constexpr (Same<T, float>::value && (Same<Op, OpAdd>::value || Same<Op, OpSub>::value)) {
-        if (t->dims != 0 || !t->sums) return false;
+        if (t->dims != 0 || !t->sums || worker >= t->sum_copies) return false;
         const i64 slot = static_cast<i64>(static_cast<u64>(reinterpret_cast<const char*>(p) - t->base) / 4);
-        if (t->touched && !t->touched[slot >> kTouchedShift]) return false;
-        return add_to_sum(t->sums + slot, Same<Op, OpSub>::value ? -v : v);
+        if (t->touched && !__atomic_load_n(t->touched + (slot >> kTouchedShift), __ATOMIC_RELAXED)) return false;
+        return add_to_sum(t->sums + worker * t->count + slot, Same<Op, OpSub>::value ? -v : v);
     }
     return false;
 }
@@ -894,10 +907,8 @@ WEFT_ALWAYS_INLINE bool serial_sum_first(DetTarget* t, const T* p, T v) {
 template <class T>
 WEFT_ALWAYS_INLINE void det_add(Ctx& ctx, DetTarget* t, const T* p, T v) {
 #if !defined(__CUDACC__)
-    if (ctx.serial) {
-        if (serial_sum_first<OpAdd>(t, p, v)) return;
-        return det_add_as<Serial>(ctx, t, p, v);
-    }
+    if (sum_first<OpAdd>(t, p, v, ctx.worker)) return;
+    if (ctx.serial) return det_add_as<Serial>(ctx, t, p, v);
 #endif
     det_add_as<Shared>(ctx, t, p, v);
 }
@@ -1024,24 +1035,34 @@ WEFT_ALWAYS_INLINE void accumulate(Ctx& ctx, DetTarget* t, T* p, T v) {
 #define WEFT_REST WEFT_OUT_OF_LINE
 #endif
 template <class Op, class T>
-WEFT_REST void accumulate_rest(DetTarget* t, T* p, T v, i64 thread, void* block_private, bool serial) {
+WEFT_REST void accumulate_rest(DetTarget* t, T* p, T v, i64 thread, void* block_private, bool serial, i32 worker) {
     Ctx ctx{};
     ctx.thread = thread;
     ctx.block_private = block_private;
     ctx.serial = serial;
+    ctx.worker = worker;
     accumulate<Op>(ctx, t, p, v);
 }
+#if defined(__CUDACC__)
 template <class Op, class T>
-WEFT_OUT_OF_LINE void accumulate_out_of_line(DetTarget* t, T* p, T v, i64 thread, void* block_private,
-                                             bool serial) {
-#if !defined(__CUDACC__)
-    if (serial && serial_sum_first<Op>(t, p, v)) return;
-#endif
-    accumulate_rest<Op, T>(t, p, v, thread, block_private, serial);
+WEFT_OUT_OF_LINE void accumulate_out_of_line(DetTarget* t, T* p, T v, i64 thread, void* block_private) {
+    accumulate_rest<Op, T>(t, p, v, thread, block_private, false, 0);
 }
 template <class Op, class T>
 WEFT_ALWAYS_INLINE void accumulate_call(const Ctx& ctx, DetTarget* t, T* p, T v) {
-    accumulate_out_of_line<Op, T>(t, p, v, ctx.thread, ctx.block_private, ctx.serial);
+    accumulate_out_of_line<Op, T>(t, p, v, ctx.thread, ctx.block_private);
 }
+#else
+template <class Op, class T>
+WEFT_OUT_OF_LINE void accumulate_out_of_line(DetTarget* t, T* p, T v, i64 thread, void* block_private,
+                                             bool serial, i32 worker) {
+    if (sum_first<Op>(t, p, v, worker)) return;
+    accumulate_rest<Op, T>(t, p, v, thread, block_private, serial, worker);
+}
+template <class Op, class T>
+WEFT_ALWAYS_INLINE void accumulate_call(const Ctx& ctx, DetTarget* t, T* p, T v) {
+    accumulate_out_of_line<Op, T>(t, p, v, ctx.thread, ctx.block_private, ctx.serial, ctx.worker);
+}
+#endif
 
 }  // namespace wf

@@ -50,6 +50,9 @@ struct Ctx {
     i32 asked;
     // The CPU launch's Launch::serial: no other thread updates what this thread's atomics do.
     bool serial;
+    // The CPU worker running this thread's chunk (0 in a serial launch): no other thread of the
+    // launch uses its number meanwhile, so state of its own needs no atomics (DetTarget::sums).
+    i32 worker;
 };
 
 // The thread index of each of the launch's N dimensions (row-major); N is a compile-time

@@ -39,10 +39,12 @@ void take_state(const det::TargetPlan& plan, wf::DetTarget& t, distributed::Part
     } else if (plan.compact) {
         for (int64_t slot = 0; slot < count; ++slot) {
             wf::CompactCell& cell = t.cells[slot];
-            // A serial CPU launch's float64 sum (docs/design/0034) joins its cell first.
-            if (t.sums && t.sums[slot] != 0.0) {
-                wf::fold_sum(&cell, &t, slot, t.sums[slot]);
-                t.sums[slot] = 0.0;
+            // A CPU launch's float64 sums, one per worker (docs/design/0034), join its cell first.
+            for (int c = 0; t.sums && c < t.sum_copies; ++c) {
+                double& sum = t.sums[c * t.count + slot];
+                if (sum == 0.0) continue;
+                wf::fold_sum(&cell, &t, slot, sum);
+                sum = 0.0;
             }
             if (cell.meta == 0) continue;
             wf::i64* w = sums.at(static_cast<size_t>(slot));

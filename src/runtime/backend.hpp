@@ -84,6 +84,8 @@ public:
     // Whether the backend has them, and whether a launch of `threads` threads would be one.
     virtual bool has_serial_launches() const = 0;
     virtual bool runs_serial(int64_t threads, const Options& options) const = 0;
+    // The workers a launch of a module with `options` may run on (the CPU's; one elsewhere).
+    virtual int launch_workers(const Options&) const { return 1; }
     // Waits for the current stream; throws the first failure found on the device.
     virtual void synchronize() const = 0;
     // A new stream, and the current one (null on the CPU, whose work is done when it returns).

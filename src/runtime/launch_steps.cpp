@@ -122,6 +122,7 @@ void KernelLaunch::plan() {
     std::vector<const AnyArray*> locked;  // targets and counters
     const bool serial = request_.backend->has_serial_launches() &&
                         request_.backend->runs_serial(request_.grid.total(), options);
+    site.workers = serial ? 1 : request_.backend->launch_workers(options);
     if (!kernel.det_targets.empty()) {
         std::vector<const AnyArray*> targets;
         std::vector<std::string> names;

@@ -407,13 +407,38 @@ TEST(CpuWorkers, ChunksCoverEveryThreadOnce) {
                                     int64_t{1} << 20, int64_t{1000003}}) {
             std::vector<std::atomic<int>> hits(static_cast<size_t>(total));
             std::atomic<int64_t> chunks{0};
-            weft::runtime::cpu::run_chunks(total, workers, [&](int64_t, int64_t begin, int64_t end) {
+            weft::runtime::cpu::run_chunks(total, workers, [&](int, int64_t, int64_t begin, int64_t end) {
                 ++chunks;
                 for (int64_t i = begin; i < end; ++i) ++hits[static_cast<size_t>(i)];
             });
             EXPECT_EQ(chunks.load(), weft::runtime::cpu::chunk_count(total, workers));
             EXPECT_TRUE(std::all_of(hits.begin(), hits.end(), [](const auto& h) { return h.load() == 1; }))
                 << total << " threads, " << workers << " workers";
+        }
+}
+
+// Each chunk names its worker: a number below the worker count, which no two threads use at once
+// within one call (chunks keep per-worker state by it), from several host threads at a time.
+TEST(CpuWorkers, ChunksNameAWorkerThatNoOtherThreadUsesMeanwhile) {
+    for (const int workers : {1, 2, 3, 8})
+        for (int round = 0; round < 20; ++round) {
+            std::vector<std::thread> callers;
+            std::atomic<int> bad{0};
+            for (int c = 0; c < 3; ++c)
+                callers.emplace_back([&] {
+                    std::vector<std::atomic<int>> inside(static_cast<size_t>(workers));
+                    weft::runtime::cpu::run_chunks(4096, workers, [&](int worker, int64_t, int64_t, int64_t) {
+                        if (worker < 0 || worker >= workers) {
+                            ++bad;
+                            return;
+                        }
+                        if (inside[static_cast<size_t>(worker)].fetch_add(1) != 0) ++bad;
+                        std::this_thread::yield();
+                        --inside[static_cast<size_t>(worker)];
+                    });
+                });
+            for (std::thread& t : callers) t.join();
+            EXPECT_EQ(bad.load(), 0) << workers << " workers";
         }
 }
 

@@ -16,23 +16,24 @@ WEFT_KERNEL void f0_accumulate(wf::Ctx& ctx, wf::Array<float, 1> v0, wf::Array<w
     }
 }
 
-WEFT_KERNEL void weft_kernel_0_chunk(const wf::Launch& launch, wf::i32 begin, wf::i32 end, wf::Error* error, const wf::Array<float, 1> a0, const wf::Array<wf::i32, 1> a1, const wf::Array<float, 1> a2, const wf::Array<float, 1> a3) {
+WEFT_KERNEL void weft_kernel_0_chunk(const wf::Launch& launch, wf::i32 begin, wf::i32 end, wf::Error* error, wf::i32 worker, const wf::Array<float, 1> a0, const wf::Array<wf::i32, 1> a1, const wf::Array<float, 1> a2, const wf::Array<float, 1> a3) {
     wf::BlockPrivate block_private;
     wf::block_private_begin(block_private);
     const bool serial = launch.serial != 0;
     for (wf::i32 i = begin; i < end; ++i) {
         wf::Ctx ctx{{i, 0, 0, 0}, error, &block_private, i, 0};
         ctx.serial = serial;
+        ctx.worker = worker;
         f0_accumulate(ctx, a0, a1, a2, a3);
     }
     wf::block_private_end(block_private);
     (void)launch;
 }
 
-extern "C" __attribute__((visibility("default"))) void weft_kernel_0(void* const* args, const wf::Launch* launch, wf::i64 begin, wf::i64 end, wf::Error* error) {
+extern "C" __attribute__((visibility("default"))) void weft_kernel_0(void* const* args, const wf::Launch* launch, wf::i64 begin, wf::i64 end, wf::Error* error, wf::i32 worker) {
     const wf::Array<float, 1> a0 = *static_cast<const wf::Array<float, 1>*>(args[0]);
     const wf::Array<wf::i32, 1> a1 = *static_cast<const wf::Array<wf::i32, 1>*>(args[1]);
     const wf::Array<float, 1> a2 = *static_cast<const wf::Array<float, 1>*>(args[2]);
     const wf::Array<float, 1> a3 = *static_cast<const wf::Array<float, 1>*>(args[3]);
-    weft_kernel_0_chunk(*launch, static_cast<wf::i32>(begin), static_cast<wf::i32>(end), error, a0, a1, a2, a3);
+    weft_kernel_0_chunk(*launch, static_cast<wf::i32>(begin), static_cast<wf::i32>(end), error, worker, a0, a1, a2, a3);
 }

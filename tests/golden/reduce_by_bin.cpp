@@ -24,22 +24,23 @@ WEFT_KERNEL void f1_reduce_by_bin(wf::Ctx& ctx, wf::Array<float, 1> v0, wf::Arra
     *wf::addr(v2, v4) = v5;
 }
 
-WEFT_KERNEL void weft_kernel_1_chunk(const wf::Launch& launch, wf::i32 begin, wf::i32 end, wf::Error* error, const wf::Array<float, 1> a0, const wf::Array<wf::i32, 1> a1, const wf::Array<float, 1> a2, const wf::i32 a3) {
+WEFT_KERNEL void weft_kernel_1_chunk(const wf::Launch& launch, wf::i32 begin, wf::i32 end, wf::Error* error, wf::i32 worker, const wf::Array<float, 1> a0, const wf::Array<wf::i32, 1> a1, const wf::Array<float, 1> a2, const wf::i32 a3) {
     const bool serial = launch.serial != 0;
     WEFT_THREADS_INDEPENDENT
     for (wf::i32 i = begin; i < end; ++i) {
         wf::Ctx ctx{{i, 0, 0, 0}, error, nullptr, i, 0};
         ctx.serial = serial;
+        ctx.worker = worker;
         f1_reduce_by_bin(ctx, a0, a1, a2, a3);
     }
     (void)launch;
 }
 
-extern "C" __attribute__((visibility("default"))) void weft_kernel_1(void* const* args, const wf::Launch* launch, wf::i64 begin, wf::i64 end, wf::Error* error) {
+extern "C" __attribute__((visibility("default"))) void weft_kernel_1(void* const* args, const wf::Launch* launch, wf::i64 begin, wf::i64 end, wf::Error* error, wf::i32 worker) {
     const wf::Array<float, 1> a0 = *static_cast<const wf::Array<float, 1>*>(args[0]);
     const wf::Array<wf::i32, 1> a1 = *static_cast<const wf::Array<wf::i32, 1>*>(args[1]);
     const wf::Array<float, 1> a2 = *static_cast<const wf::Array<float, 1>*>(args[2]);
     const wf::i32 a3 = *static_cast<const wf::i32*>(args[3]);
-    if (wf::dense<1>(a0) && wf::dense<1>(a1) && wf::dense<1>(a2)) return weft_kernel_1_chunk(*launch, static_cast<wf::i32>(begin), static_cast<wf::i32>(end), error, wf::densified<1>(a0), wf::densified<1>(a1), wf::densified<1>(a2), a3);
-    weft_kernel_1_chunk(*launch, static_cast<wf::i32>(begin), static_cast<wf::i32>(end), error, a0, a1, a2, a3);
+    if (wf::dense<1>(a0) && wf::dense<1>(a1) && wf::dense<1>(a2)) return weft_kernel_1_chunk(*launch, static_cast<wf::i32>(begin), static_cast<wf::i32>(end), error, worker, wf::densified<1>(a0), wf::densified<1>(a1), wf::densified<1>(a2), a3);
+    weft_kernel_1_chunk(*launch, static_cast<wf::i32>(begin), static_cast<wf::i32>(end), error, worker, a0, a1, a2, a3);
 }

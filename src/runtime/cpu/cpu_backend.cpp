@@ -83,6 +83,7 @@ public:
     bool runs_serial(int64_t threads, const Options& options) const override {
         return chunk_count(threads, cpu_workers(options)) <= 1;
     }
+    int launch_workers(const Options& options) const override { return cpu_workers(options); }
     void synchronize() const override {}
     std::shared_ptr<detail::StreamHandle> create_stream() const override { return nullptr; }
     std::shared_ptr<detail::StreamHandle> current_stream() const override { return nullptr; }

@@ -117,10 +117,10 @@ void CpuModule::launch(size_t function, const LaunchGrid& grid, void* const* arg
     std::mutex faults_mutex;
     FaultRecord first{};
     std::atomic<int64_t> first_chunk{INT64_MAX};
-    run_chunks(launch.total, workers, [&](int64_t chunk, int64_t begin, int64_t end) {
+    run_chunks(launch.total, workers, [&](int worker, int64_t chunk, int64_t begin, int64_t end) {
         if (chunk > first_chunk.load(std::memory_order_relaxed)) return;
         FaultRecord fault{};
-        entry(args, &launch, begin, end, &fault);
+        entry(args, &launch, begin, end, &fault, worker);
         if (fault.code == 0) return;
         std::lock_guard lock(faults_mutex);
         if (chunk < first_chunk.load(std::memory_order_relaxed)) {

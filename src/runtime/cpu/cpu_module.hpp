@@ -29,7 +29,7 @@ private:
     void open(const std::string& image, const std::filesystem::path& path);
     void unload();
     // Runs threads [begin, end) of the launch; records the chunk's first fault in the last argument.
-    using Entry = void (*)(void* const*, const LaunchRecord*, int64_t, int64_t, FaultRecord*);
+    using Entry = void (*)(void* const*, const LaunchRecord*, int64_t, int64_t, FaultRecord*, int32_t);
     void* handle_ = nullptr;
     std::vector<Entry> entries_;
 };

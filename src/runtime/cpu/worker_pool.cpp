@@ -21,7 +21,7 @@ namespace {
 // One launch's chunks. Chunks are claimed one at a time from `next`, so a worker that is slow
 // to start (or busy with another launch) simply claims fewer.
 struct Job {
-    const std::function<void(int64_t, int64_t, int64_t)>* chunk;
+    const std::function<void(int, int64_t, int64_t, int64_t)>* chunk;
     int64_t total;
     int64_t size;   // threads per chunk (the last may have fewer)
     int64_t count;  // chunks
@@ -30,10 +30,11 @@ struct Job {
     int helpers = 0;     // pool threads that joined (under the pool's mutex)
     int inside = 0;      // pool threads still running its chunks (under the pool's mutex)
 
-    void work() {
+    // `worker`: the caller's 0, or the pool thread's number of joining (1 to helpers_wanted).
+    void work(int worker) {
         for (int64_t c = next.fetch_add(1, std::memory_order_relaxed); c < count;
              c = next.fetch_add(1, std::memory_order_relaxed))
-            (*chunk)(c, c * size, std::min(total, (c + 1) * size));
+            (*chunk)(worker, c, c * size, std::min(total, (c + 1) * size));
     }
 };
 
@@ -46,7 +47,7 @@ public:
             queue_.push_back(&job);
         }
         for (int i = 0; i < job.helpers_wanted; ++i) work_.notify_one();
-        job.work();
+        job.work(0);
         std::unique_lock lock(mutex_);
         // No pool thread joins once the job has left the queue; those inside finish the chunks
         // they claimed, and the caller returns only after they have left, so `job` outlives them.
@@ -75,10 +76,11 @@ private:
         for (;;) {
             work_.wait(lock, [&] { return !queue_.empty(); });
             Job* job = queue_.front();
-            if (++job->helpers >= job->helpers_wanted) queue_.pop_front();
+            const int worker = ++job->helpers;
+            if (worker >= job->helpers_wanted) queue_.pop_front();
             ++job->inside;
             lock.unlock();
-            job->work();
+            job->work(worker);
             lock.lock();
             if (--job->inside == 0) done_.notify_all();
         }
@@ -132,9 +134,10 @@ int64_t chunk_count(int64_t total, int workers) {
     return (total + size - 1) / size;
 }
 
-void run_chunks(int64_t total, int workers, const std::function<void(int64_t, int64_t, int64_t)>& chunk) {
+void run_chunks(int64_t total, int workers,
+                const std::function<void(int, int64_t, int64_t, int64_t)>& chunk) {
     const int64_t count = chunk_count(total, workers);
-    if (count <= 1) return chunk(0, 0, total);
+    if (count <= 1) return chunk(0, 0, 0, total);
     Job job;
     job.chunk = &chunk;
     job.total = total;

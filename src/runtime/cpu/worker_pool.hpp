@@ -17,12 +17,14 @@ int cpu_workers(const Options& options);
 // The worker count WEFT_CPU_THREADS gives as `text`; throws weft::Error that says what to set.
 int parse_cpu_threads(std::string_view text);
 
-// Runs `chunk(index, begin, end)` for consecutive chunks of [0, total) that cover it, on up to
-// `workers` threads: the calling thread and `workers - 1` threads of a pool shared by the
-// process. Returns when every chunk has run. The caller works on its own launch's chunks, so
+// Runs `chunk(worker, index, begin, end)` for consecutive chunks of [0, total) that cover it, on
+// up to `workers` threads: the calling thread (worker 0) and `workers - 1` threads of a pool
+// shared by the process (workers 1 to workers - 1 of this call: no two threads run chunks of one
+// call under the same number, so a chunk may use state of its worker's own). Returns when every
+// chunk has run. The caller works on its own launch's chunks, so
 // launches from several host threads at once never wait for one another's work to start; each
 // finishes even when every pool thread is busy elsewhere. `chunk` must not throw.
-void run_chunks(int64_t total, int workers, const std::function<void(int64_t, int64_t, int64_t)>& chunk);
+void run_chunks(int64_t total, int workers, const std::function<void(int, int64_t, int64_t, int64_t)>& chunk);
 
 // How many chunks run_chunks splits `total` threads into for `workers` workers.
 int64_t chunk_count(int64_t total, int workers);

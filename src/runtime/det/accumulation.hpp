@@ -46,6 +46,7 @@ struct LaunchSite {
     std::string file;
     uint32_t line = 0;
     int64_t threads = 0;
+    int workers = 1;  // the CPU workers the launch runs on (1: serial), each with sums of its own
     // Set when a failure may be found after the launch has returned (on a GPU, a records
     // overflow or a slot divergence is found at the next synchronization), too late to undo
     // the launch: the arrays it writes, so that the error can say what stays applied.

@@ -87,6 +87,7 @@ struct Storage {
     wf::DetTarget state{};
     wf::u64 cursor = 0;
     double* sums = nullptr;  // compact: the float64 sums, which state.sums names where a launch may use them
+    int sum_copies = 0;      // one per worker of the launch, up to kMaxSumCopies
     wf::u32* touched = nullptr;  // the touched marks, which state.touched names where a launch lists blocks
     // What the state cache charges for keeping it: its size, or for a state larger than the cache
     // keeps whole, the pages its launches reached (a few elements of a huge target cost a few
@@ -103,11 +104,21 @@ struct CacheKey {
     wf::DetTarget described;
     bool compact;
     DType dtype;
+    int sum_copies;
     friend bool operator==(const CacheKey& a, const CacheKey& b) {
         return std::memcmp(&a.described, &b.described, sizeof a.described) == 0 && a.compact == b.compact &&
-               a.dtype == b.dtype;
+               a.dtype == b.dtype && a.sum_copies == b.sum_copies;
     }
 };
+
+// Float64 sums per worker at most: each is a float64 per slot (pages only where its worker adds),
+// and the resolve reads every copy of each slot it visits.
+constexpr int kMaxSumCopies = 8;
+
+// The copies of a compact target's float64 sums that a launch on `workers` workers keeps.
+int sum_copies(const TargetPlan& p, int workers) {
+    return p.compact ? std::clamp(workers, 1, kMaxSumCopies) : 0;
+}
 
 using Cache = StateCache<CacheKey, Storage>;
 
@@ -117,7 +128,7 @@ Cache& state_cache() {
 }
 
 template <class T>
-Storage make_storage(const TargetPlan& p, const LaunchSite& site) {
+Storage make_storage(const TargetPlan& p, const LaunchSite& site, int copies) {
     Storage s;
     const SlotMap& m = p.slots;
     describe_slots(p, s.state);
@@ -133,7 +144,7 @@ Storage make_storage(const TargetPlan& p, const LaunchSite& site) {
         cells_at = layout.add(m.count, sizeof(wf::CompactCell));
         // (Spill blocks are zeroed by the kernel where a slot first spills, as on a GPU.)
         spill_at = layout.add(__builtin_mul_overflow(m.count, int64_t{wf::kSpillWords}, &n) ? -1 : n, 8);
-        sums_at = layout.add(m.count, sizeof(double));
+        sums_at = layout.add(__builtin_mul_overflow(m.count, int64_t{copies}, &n) ? -1 : n, sizeof(double));
     } else if (p.target.family == detail::AtomicOp::Add) {
         words_at = layout.add(__builtin_mul_overflow(m.count, int64_t{wf::Exact<T>::kWords}, &n) ? -1 : n, 8);
         flags_at = layout.add(m.count, sizeof(wf::u32));
@@ -154,9 +165,9 @@ Storage make_storage(const TargetPlan& p, const LaunchSite& site) {
     s.charged = layout.bytes();
     if (!whole && lists_touched) {
         const auto page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
-        const size_t per_slot = p.compact ? sizeof(wf::CompactCell) + wf::kSpillWords * 8 + sizeof(double)
+        const size_t per_slot = p.compact ? sizeof(wf::CompactCell) + wf::kSpillWords * 8 + sizeof(double) * copies
                                           : wf::Exact<T>::kWords * 8 + sizeof(wf::u32);
-        const size_t pages = (per_slot << wf::kTouchedShift) / page + 2 + 2 * (p.compact ? 3 : 2);
+        const size_t pages = (per_slot << wf::kTouchedShift) / page + 2 + 2 * (p.compact ? 2 + copies : 2);
         s.block_bytes = pages * page;
         s.reached.assign(static_cast<size_t>(blocks), false);
         s.charged = page;  // the touched count's
@@ -175,6 +186,7 @@ Storage make_storage(const TargetPlan& p, const LaunchSite& site) {
         s.state.cells = reinterpret_cast<wf::CompactCell*>(base + cells_at);
         s.state.spill = reinterpret_cast<wf::i64*>(base + spill_at);
         s.sums = reinterpret_cast<double*>(base + sums_at);
+        s.sum_copies = copies;
     } else {
         s.state.words = reinterpret_cast<wf::i64*>(base + words_at);
         if (p.target.family == detail::AtomicOp::Add) {
@@ -276,27 +288,49 @@ __attribute__((noinline)) void resolve_cell(const wf::DetTarget& t, int64_t slot
     cell = wf::CompactCell{0, kept, 0};
 }
 
+// The workers' float64 sums of the slot (`copies` of them, `count` apart) join in one float64
+// while that stays exact (wf::add_to_sum's test); one that would not is folded into the cell
+// alone. The sum then resolves with the element where it can, else joins the cell too.
 template <class T>
-void resolve_compact_cell(const wf::DetTarget& t, int64_t slot) {
+void resolve_compact_cell(const wf::DetTarget& t, int64_t slot, double* sums, int copies) {
     wf::CompactCell& cell = t.cells[slot];
-    if (t.sums && t.sums[slot] != 0.0) {
-        double& sum = t.sums[slot];
-        if constexpr (std::is_same_v<T, float>)
-            if (resolve_sum_alone(cell, sum, element_of<float>(t, slot))) {
-                sum = 0.0;
-                return;
-            }
-        fold_sum(t, slot, sum);
+    double total = 0.0;
+    for (int c = 0; c < copies; ++c) {
+        double& sum = sums[c * t.count + slot];
+        if (sum == 0.0) continue;
+        const double joined = total + sum;
+        if (joined - total == sum && joined - sum == total)
+            total = joined;
+        else
+            fold_sum(t, slot, sum);
         sum = 0.0;
     }
+    if (total != 0.0) {
+        if constexpr (std::is_same_v<T, float>)
+            if (resolve_sum_alone(cell, total, element_of<float>(t, slot))) return;
+        fold_sum(t, slot, total);
+    }
     if (cell.meta != 0) resolve_cell<T>(t, slot);  // (0: no contribution reached it)
+}
+
+// The compact slots [first, end); one copy of the sums (a serial launch's) in a loop of its own.
+template <class T>
+void resolve_compact_slots(const wf::DetTarget& t, int64_t first, int64_t end) {
+    double* const sums = t.sums;
+    const int copies = sums ? t.sum_copies : 0;
+    if (copies == 1) {
+        for (int64_t slot = first; slot < end; ++slot)
+            if (sums[slot] != 0.0 || t.cells[slot].meta != 0) resolve_compact_cell<T>(t, slot, sums, 1);
+        return;
+    }
+    for (int64_t slot = first; slot < end; ++slot) resolve_compact_cell<T>(t, slot, sums, copies);
 }
 
 // Resolves slots [first, end): one loop per kind of state, each slot's common case inline.
 template <class T>
 void resolve_slots(const TargetPlan& p, const wf::DetTarget& t, int64_t first, int64_t end) {
     if (p.compact) {
-        for (int64_t slot = first; slot < end; ++slot) resolve_compact_cell<T>(t, slot);
+        resolve_compact_slots<T>(t, first, end);
     } else if (p.target.family == detail::AtomicOp::Add) {
         for (int64_t slot = first; slot < end; ++slot) wf::resolve_exact_slot<T>(t, slot, true);
     } else {
@@ -363,7 +397,7 @@ public:
             const TargetPlan& p = plans_[i];
             if (p.shared_with >= 0) continue;
             if (self_cleaning(p)) {
-                keys_[i] = CacheKey{{}, p.compact, p.target.dtype};
+                keys_[i] = CacheKey{{}, p.compact, p.target.dtype, sum_copies(p, site_.workers)};
                 describe_slots(p, keys_[i]->described);
                 if (std::optional<Storage> cached = state_cache().take(*keys_[i])) {
                     storage_[i] = std::move(*cached);
@@ -371,16 +405,18 @@ public:
                 }
             }
             // Half-precision targets keep float32's state (src/device/deterministic.h).
-            storage_[i] = p.target.dtype == DType::Float64 ? make_storage<double>(p, site_)
-                                                           : make_storage<float>(p, site_);
+            const int copies = sum_copies(p, site_.workers);
+            storage_[i] = p.target.dtype == DType::Float64 ? make_storage<double>(p, site_, copies)
+                                                           : make_storage<float>(p, site_, copies);
             storage_[i].state.cursor = &storage_[i].cursor;
         }
-        // A serial launch's float64 sums find their rounding error by 2Sum, which holds in
-        // round-to-nearest: a launching thread in another rounding mode adds to the cells alone.
+        // The float64 sums' exactness test holds in round-to-nearest: a launching thread in another
+        // rounding mode adds to the cells alone. (Its workers run in the default mode.)
         const bool nearest = std::fegetround() == FE_TONEAREST;
         for (size_t i = 0; i < plans_.size(); ++i) {
             Storage& s = storage_[i];
             s.state.sums = nearest ? s.sums : nullptr;
+            s.state.sum_copies = s.sum_copies;
             // A launch of as many threads as an eighth of the target's slots has its resolve
             // walk every slot, at a cost of the launch's own order, rather than list the blocks
             // it reaches on each contribution.
