@@ -146,6 +146,10 @@ struct DetTarget {
     // beyond them, to the cells alone. The resolve adds them all and zeroes them.
     double* sums;
     i32 sum_copies;
+    // CPU compact sums: per block of 2^kTouchedShift slots, nonzero where a contribution of the
+    // launch reached a cell rather than a float64 sum; the resolve reads the cells of those
+    // blocks alone (the others hold what the last resolve left) and clears the marks.
+    u32* cells_used;
 };
 
 // Deterministic slot allocation: one launch's reservation state.

@@ -763,6 +763,7 @@ WEFT_ALWAYS_INLINE void compact_contribute(CompactCell* cell, const DetTarget* t
                                            T v, bool carrying, double* sum = nullptr) {
 #if !defined(__CUDACC__)
     if (sizeof(T) == 4 && sum && add_to_sum(sum, static_cast<float>(v))) return;
+    if (t->cells_used) __atomic_store_n(t->cells_used + (slot >> kTouchedShift), u32(1), __ATOMIC_RELAXED);
 #else
     (void)sum;
 #endif

@@ -135,7 +135,7 @@ Storage make_storage(const TargetPlan& p, const LaunchSite& site, int copies) {
     Layout layout(p, site);
     int64_t n = 0;
     size_t words_at = 0, flags_at = 0, records_at = 0, record_slots_at = 0, cells_at = 0, spill_at = 0;
-    size_t touched_at = 0, touched_blocks_at = 0, touched_count_at = 0, sums_at = 0;
+    size_t touched_at = 0, touched_blocks_at = 0, touched_count_at = 0, sums_at = 0, cells_used_at = 0;
     const int64_t blocks = (m.count >> wf::kTouchedShift) + 1;
     if (p.records) {
         records_at = layout.add(p.capacity, sizeof(wf::u64));
@@ -145,6 +145,7 @@ Storage make_storage(const TargetPlan& p, const LaunchSite& site, int copies) {
         // (Spill blocks are zeroed by the kernel where a slot first spills, as on a GPU.)
         spill_at = layout.add(__builtin_mul_overflow(m.count, int64_t{wf::kSpillWords}, &n) ? -1 : n, 8);
         sums_at = layout.add(__builtin_mul_overflow(m.count, int64_t{copies}, &n) ? -1 : n, sizeof(double));
+        cells_used_at = layout.add(blocks, sizeof(wf::u32));
     } else if (p.target.family == detail::AtomicOp::Add) {
         words_at = layout.add(__builtin_mul_overflow(m.count, int64_t{wf::Exact<T>::kWords}, &n) ? -1 : n, 8);
         flags_at = layout.add(m.count, sizeof(wf::u32));
@@ -186,6 +187,7 @@ Storage make_storage(const TargetPlan& p, const LaunchSite& site, int copies) {
         s.state.cells = reinterpret_cast<wf::CompactCell*>(base + cells_at);
         s.state.spill = reinterpret_cast<wf::i64*>(base + spill_at);
         s.sums = reinterpret_cast<double*>(base + sums_at);
+        s.state.cells_used = reinterpret_cast<wf::u32*>(base + cells_used_at);
         s.sum_copies = copies;
     } else {
         s.state.words = reinterpret_cast<wf::i64*>(base + words_at);
@@ -249,9 +251,10 @@ void resolve_records(const TargetPlan& p, Storage& s) {
 // conversion, where that is exact and the result is normal or zero; false where the cell must
 // decide (a subnormal element or result, which a flush-to-zero mode would change, or an inexact
 // float64 sum). Both paths give the correctly rounded exact sum, so the bits are the same.
-bool resolve_sum_alone(const wf::CompactCell& cell, double sum, float* element) {
+// (`cell` null: a cell the launch did not reach, which holds no more than a kept anchor.)
+bool resolve_sum_alone(const wf::CompactCell* cell, double sum, float* element) {
     constexpr wf::u32 kLowBits = ~(~0u << wf::kAnchorShift);
-    if (cell.window != 0 || (cell.meta != 0 && (cell.meta & kLowBits) != wf::kAnchored)) return false;
+    if (cell && (cell->window != 0 || (cell->meta != 0 && (cell->meta & kLowBits) != wf::kAnchored))) return false;
     const float initial = *element;
     const wf::u32 exponent = wf::bit_cast<wf::u32>(initial) & 0x7f800000u;
     if (exponent == 0x7f800000u || (exponent == 0 && initial != 0.0f)) return false;
@@ -267,13 +270,14 @@ bool resolve_sum_alone(const wf::CompactCell& cell, double sum, float* element) 
     return true;
 }
 
-// A cell that holds contributions: resolved into its element, left holding its next anchor. Out
-// of line: inlined, it made the slot loop's common cases (nothing reached the slot, or only its
-// float64 sum) a call with a full frame each.
 // The sum's exact value into the slot's cell (out of line, as resolve_cell).
 __attribute__((noinline)) void fold_sum(const wf::DetTarget& t, int64_t slot, double sum) {
     wf::fold_sum(t.cells + slot, &t, slot, sum);
 }
+
+// A cell that holds contributions: resolved into its element, left holding its next anchor. Out
+// of line: inlined, it made the slot loop's common cases (nothing reached the slot, or only its
+// float64 sum) a call with a full frame each.
 
 template <class T>
 __attribute__((noinline)) void resolve_cell(const wf::DetTarget& t, int64_t slot) {
@@ -291,39 +295,56 @@ __attribute__((noinline)) void resolve_cell(const wf::DetTarget& t, int64_t slot
 // The workers' float64 sums of the slot (`copies` of them, `count` apart) join in one float64
 // while that stays exact (wf::add_to_sum's test); one that would not is folded into the cell
 // alone. The sum then resolves with the element where it can, else joins the cell too.
+// `reached`: whether the launch's contributions may have reached the cell (else it is read only
+// where a sum must join it).
 template <class T>
-void resolve_compact_cell(const wf::DetTarget& t, int64_t slot, double* sums, int copies) {
+inline __attribute__((always_inline)) void resolve_compact_cell(const wf::DetTarget& t, int64_t slot,
+                                                                double* sums, int copies, bool reached) {
     wf::CompactCell& cell = t.cells[slot];
     double total = 0.0;
     for (int c = 0; c < copies; ++c) {
         double& sum = sums[c * t.count + slot];
         if (sum == 0.0) continue;
         const double joined = total + sum;
-        if (joined - total == sum && joined - sum == total)
+        if (joined - total == sum && joined - sum == total) {
             total = joined;
-        else
+        } else {
             fold_sum(t, slot, sum);
+            reached = true;
+        }
         sum = 0.0;
     }
     if (total != 0.0) {
         if constexpr (std::is_same_v<T, float>)
-            if (resolve_sum_alone(cell, total, element_of<float>(t, slot))) return;
+            if (resolve_sum_alone(reached ? &cell : nullptr, total, element_of<float>(t, slot))) return;
         fold_sum(t, slot, total);
+        reached = true;
     }
-    if (cell.meta != 0) resolve_cell<T>(t, slot);  // (0: no contribution reached it)
+    if (reached && cell.meta != 0) resolve_cell<T>(t, slot);  // (0: no contribution reached it)
 }
 
 // The compact slots [first, end); one copy of the sums (a serial launch's) in a loop of its own.
+// Block by block where the launch marks the blocks whose cells it reached (DetTarget::cells_used).
 template <class T>
 void resolve_compact_slots(const wf::DetTarget& t, int64_t first, int64_t end) {
     double* const sums = t.sums;
     const int copies = sums ? t.sum_copies : 0;
-    if (copies == 1) {
-        for (int64_t slot = first; slot < end; ++slot)
-            if (sums[slot] != 0.0 || t.cells[slot].meta != 0) resolve_compact_cell<T>(t, slot, sums, 1);
-        return;
+    for (int64_t from = first; from < end;) {
+        const int64_t block = from >> wf::kTouchedShift;
+        const int64_t to = std::min(end, (block + 1) << wf::kTouchedShift);
+        const bool reached = !t.cells_used || t.cells_used[block] != 0;
+        if (copies == 1 && !reached) {
+            for (int64_t slot = from; slot < to; ++slot)
+                if (sums[slot] != 0.0) resolve_compact_cell<T>(t, slot, sums, 1, false);
+        } else if (copies == 1) {
+            for (int64_t slot = from; slot < to; ++slot)
+                if (sums[slot] != 0.0 || t.cells[slot].meta != 0) resolve_compact_cell<T>(t, slot, sums, 1, true);
+        } else {
+            for (int64_t slot = from; slot < to; ++slot) resolve_compact_cell<T>(t, slot, sums, copies, reached);
+        }
+        if (t.cells_used) t.cells_used[block] = 0;
+        from = to;
     }
-    for (int64_t slot = first; slot < end; ++slot) resolve_compact_cell<T>(t, slot, sums, copies);
 }
 
 // Resolves slots [first, end): one loop per kind of state, each slot's common case inline.
