@@ -66,6 +66,11 @@ inline Int grid_wrap(const Int& x, const Int& dim) {
     Int m = x % dim;
     return select(m < 0, m + dim, m);
 }
+/// grid_wrap(x + 1, dim) for a wrapped x: a comparison, not a remainder.
+inline Int grid_step(const Int& wrapped, const Int& dim) {
+    const Int next = wrapped + 1;
+    return select(next == dim, Int(0), next);
+}
 }  // namespace detail
 
 /// The hashed cell of integer cell coordinates (x, y, z): (z' * dim_y + y') * dim_x + x' with
@@ -105,17 +110,25 @@ void for_each_neighbor(const HashGridView<kernel_side>& grid, const vec3& p, con
     range(p.x, grid.dim_x, x0, nx);
     range(p.y, grid.dim_y, y0, ny);
     range(p.z, grid.dim_z, z0, nz);
-    for_(z0, z0 + nz, [&](Int z) {
-        const Int hz = detail::grid_wrap(z, grid.dim_z);
-        for_(y0, y0 + ny, [&](Int y) {
-            const Int row = (hz * grid.dim_y + detail::grid_wrap(y, grid.dim_y)) * grid.dim_x;
-            for_(x0, x0 + nx, [&](Int x) {
-                const Int cell = row + detail::grid_wrap(x, grid.dim_x);
+    // Each axis wrapped once, then stepped: a remainder per cell visited (27, each with its
+    // division checks) made the loop 1.4x slower than a hand-written grid's.
+    const Int first_x = detail::grid_wrap(x0, grid.dim_x), first_y = detail::grid_wrap(y0, grid.dim_y);
+    Int hz = detail::grid_wrap(z0, grid.dim_z);
+    for_(nz, [&](Int) {
+        Int hy = first_y;
+        for_(ny, [&](Int) {
+            const Int row = (hz * grid.dim_y + hy) * grid.dim_x;
+            Int hx = first_x;
+            for_(nx, [&](Int) {
+                const Int cell = row + hx;
                 const Int begin = grid.cell_offsets[cell];
                 const Int end = grid.cell_offsets[cell + 1];
                 for_(begin, end, [&](Int k) { body(Int(grid.point_ids[k])); });
+                hx = detail::grid_step(hx, grid.dim_x);
             });
+            hy = detail::grid_step(hy, grid.dim_y);
         });
+        hz = detail::grid_step(hz, grid.dim_z);
     });
 }
 
