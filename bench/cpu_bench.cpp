@@ -132,6 +132,9 @@ struct Scatters {
     weft::Kernel<Array<float>, Array<int>, Array<int>, Array<float>> binning;
     weft::Kernel<Array<float>, Array<int>, Array<float>> gather;
     weft::Kernel<Array<double>, Array<int>, Array<double>> accumulate_f64;
+    weft::Kernel<Array<float>, Array<float>> spring_forces;
+    weft::Kernel<Array<float>, Array<float>, Array<float>> spring_step;
+    weft::Kernel<Array<float>, Array<float>> spring_loss;
 };
 
 Scatters make_scatters(weft::Deterministic mode, int workers) {
@@ -160,9 +163,58 @@ Scatters make_scatters(weft::Deterministic mode, int workers) {
                                        auto i = weft::tid();
                                        out[bins[i]] += values[i];
                                    });
+    // The spring chain: spring i joins masses i and i + 1 (rest length 1, stiffness 40), each end
+    // taking its force with an atomic add; a step integrates the forces; the loss sums the last
+    // positions.
+    auto spring_forces = m.kernel("spring_forces", {"x", "f"}, [](Array<float> x, Array<float> f) {
+        auto i = weft::tid();
+        const weft::Float pull = 40.0f * (x[i + 1] - x[i] - 1.0f);
+        weft::atomic_add(f, i, pull);
+        weft::atomic_sub(f, i + 1, pull);
+    });
+    auto spring_step =
+        m.kernel("spring_step", {"x", "f", "next"}, [](Array<float> x, Array<float> f, Array<float> next) {
+            auto i = weft::tid();
+            next[i] = x[i] + 0.001f * f[i];
+        });
+    auto spring_loss = m.kernel("spring_loss", {"x", "loss"}, [](Array<float> x, Array<float> loss) {
+        weft::atomic_add(loss, 0, x[weft::tid()]);
+    });
     m.compile(cpu);
-    return {m, accumulate, p2g, binning, gather, accumulate_f64};
+    return {m, accumulate, p2g, binning, gather, accumulate_f64, spring_forces, spring_step, spring_loss};
 }
+
+// Issue 33's spring chain: 4,096 springs, 32 steps of two launches recorded on a tape, a loss,
+// and the tape's backward pass (many small launches, half of them with atomics).
+struct SpringChain {
+    static constexpr int kSprings = 4096, kSteps = 32;
+    std::vector<weft::DeviceArray<float>> x, f;
+    weft::DeviceArray<float> loss;
+    SpringChain() {
+        std::vector<float> start(kSprings + 1);
+        for (int i = 0; i <= kSprings; ++i) start[static_cast<size_t>(i)] = 1.01f * static_cast<float>(i);
+        x.push_back(weft::from_vector(start, cpu, weft::requires_grad));
+        for (int t = 0; t < kSteps; ++t) {
+            x.push_back(weft::zeros<float>(kSprings + 1, cpu, weft::requires_grad));
+            f.push_back(weft::zeros<float>(kSprings + 1, cpu, weft::requires_grad));
+        }
+        loss = weft::zeros<float>(1, cpu, weft::requires_grad);
+    }
+    void run(const Scatters& k) {
+        for (auto& a : f) a.zero_();
+        loss.zero_();
+        weft::Tape tape;
+        tape.start();
+        for (int t = 0; t < kSteps; ++t) {
+            weft::launch(k.spring_forces, kSprings, x[t], f[t]);
+            weft::launch(k.spring_step, kSprings + 1, x[t], f[t], x[t + 1]);
+        }
+        weft::launch(k.spring_loss, kSprings + 1, x[kSteps], loss);
+        tape.stop();
+        tape.zero();  // the last run's gradients
+        tape.backward(loss);
+    }
+};
 
 // `n` values in [-1, 1) and their bins among `outputs`, and the outputs.
 struct Scatter {
@@ -334,6 +386,12 @@ void deterministic_table(int runs, int workers, const ScatterModes& k) {
         auto out = weft::zeros<float>(outputs, cpu);
         const auto run = [&](const Scatters& k) { weft::launch(k.accumulate, 10, values, bins, out); };
         det_row("sparse: 10 atomic adds into 16M", four(run), workers, 2.0);
+    }
+    {
+        SpringChain chain;
+        const auto run = [&](const Scatters& k) { chain.run(k); };
+        det_row("springs: 4096 x 32 steps, fwd + bwd", four(run), workers, 2.0);
+        same_bits("springs", run, [&] { return chain.x.front().grad().to_vector(); });
     }
     {
         // Two records into a large target: the resolve's cost follows the records, not the

@@ -587,8 +587,8 @@ void cpu_entry(std::ostringstream& s, const ir::Program& p, const Entry& e, size
     s << "    (void)launch;\n}\n\n";
 
     s << "extern \"C\" __attribute__((visibility(\"default\"))) void " << symbol
-      << "(void* const* args, const wf::Launch* launch, wf::i64 begin, wf::i64 end, wf::Error* error, wf::i32 "
-         "worker) {\n";
+      << "(void* const* args, const wf::Launch* launch, wf::i64 begin, wf::i64 end, wf::Error* error, "
+         "wf::i32 worker) {\n";
     std::string dense, plain, densified;
     for (size_t i = 0; i < fn.params.size(); ++i) {
         const ir::Type& t = fn.type_of(fn.params[i]);

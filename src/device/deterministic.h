@@ -763,17 +763,24 @@ WEFT_ALWAYS_INLINE void compact_contribute(CompactCell* cell, const DetTarget* t
                                            T v, bool carrying, double* sum = nullptr) {
 #if !defined(__CUDACC__)
     if (sizeof(T) == 4 && sum && add_to_sum(sum, static_cast<float>(v))) return;
-    if (t->cells_used) __atomic_store_n(t->cells_used + (slot >> kTouchedShift), u32(1), __ATOMIC_RELAXED);
+    // The cell is written (a flag, or the value): its block is marked for the resolve.
+    const auto mark_cell = [&] {
+        if (t->cells_used)
+            __atomic_store_n(t->cells_used + (slot >> kTouchedShift), u32(1), __ATOMIC_RELAXED);
+    };
 #else
     (void)sum;
+    const auto mark_cell = [] {};
 #endif
     const u32 flag = special_flag(v);
     const Split<T> s = split(v);
     if (flag) {
+        mark_cell();
         A::flag(&cell->meta, flag);
         return;
     }
     if (s.significand == 0) return;
+    mark_cell();
     const Split<float> f{s.negative, s.significand, s.position};
 #if !defined(__CUDACC__)
     if (Same<A, Serial>::value) return compact_add_serial(cell, t, slot, f);
@@ -897,7 +904,8 @@ WEFT_ALWAYS_INLINE bool sum_first(DetTarget* t, const T* p, T v, i32 worker) {
     if constexpr (Same<T, float>::value && (Same<Op, OpAdd>::value || Same<Op, OpSub>::value)) {
         if (t->dims != 0 || !t->sums || worker >= t->sum_copies) return false;
         const i64 slot = static_cast<i64>(static_cast<u64>(reinterpret_cast<const char*>(p) - t->base) / 4);
-        if (t->touched && !__atomic_load_n(t->touched + (slot >> kTouchedShift), __ATOMIC_RELAXED)) return false;
+        if (t->touched && !__atomic_load_n(t->touched + (slot >> kTouchedShift), __ATOMIC_RELAXED))
+            return false;
         return add_to_sum(t->sums + worker * t->count + slot, Same<Op, OpSub>::value ? -v : v);
     }
     return false;
@@ -1036,7 +1044,8 @@ WEFT_ALWAYS_INLINE void accumulate(Ctx& ctx, DetTarget* t, T* p, T v) {
 #define WEFT_REST WEFT_OUT_OF_LINE
 #endif
 template <class Op, class T>
-WEFT_REST void accumulate_rest(DetTarget* t, T* p, T v, i64 thread, void* block_private, bool serial, i32 worker) {
+WEFT_REST void accumulate_rest(DetTarget* t, T* p, T v, i64 thread, void* block_private, bool serial,
+                               i32 worker) {
     Ctx ctx{};
     ctx.thread = thread;
     ctx.block_private = block_private;

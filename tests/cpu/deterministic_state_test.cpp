@@ -244,8 +244,9 @@ TEST(DeterministicState, StateThatCannotBeAllocatedIsAnErrorNamingTheTarget) {
 // faulted in again: ten adds into 16 M elements took 1.1 ms against 1 us into 16.)
 TEST(DeterministicState, ALargeStateThatLaunchesReachSparselyIsKeptForTheNext) {
     WEFT_SKIP_UNLESS_CPU();
-    weft::Module m{"kept_large_state",
-                   {.deterministic = Deterministic::RunToRun, .deterministic_strategy = DeterministicStrategy::Compact}};
+    weft::Module m{
+        "kept_large_state",
+        {.deterministic = Deterministic::RunToRun, .deterministic_strategy = DeterministicStrategy::Compact}};
     auto add = m.kernel("add", {"values", "bins", "totals"},
                         [](Array<float> values, Array<int> bins, Array<float> totals) {
                             auto i = weft::tid();
@@ -258,10 +259,11 @@ TEST(DeterministicState, ALargeStateThatLaunchesReachSparselyIsKeptForTheNext) {
     const auto second = weft::from_vector<int>({7, 1 << 21, 12345, 3 << 20}, weft::Device::cpu());
     m.compile(weft::Device::cpu());
     weft::launch(add, 4, values, first, totals);
-    EXPECT_EQ(error_with_address_space(size_t{32} << 20, [&] { weft::launch(add, 4, values, first, totals); }), "")
+    EXPECT_EQ(
+        error_with_address_space(size_t{32} << 20, [&] { weft::launch(add, 4, values, first, totals); }), "")
         << "the state of the first launch was not kept";
-    EXPECT_EQ(error_with_address_space(size_t{32} << 20, [&] { weft::launch(add, 4, values, second, totals); }),
-              "")
+    EXPECT_EQ(
+        error_with_address_space(size_t{32} << 20, [&] { weft::launch(add, 4, values, second, totals); }), "")
         << "a launch reaching other elements of the kept state";
     const std::vector<float> got = totals.to_vector();
     EXPECT_EQ(got[7], 2 * (0.5f - 1.0f) + 0.5f);
@@ -277,8 +279,9 @@ TEST(DeterministicState, ALargeStateThatLaunchesReachSparselyIsKeptForTheNext) {
 // for each: a particle-to-grid scatter of 7M contributions faulted in 84 MB every launch).
 TEST(DeterministicState, ACarryingSumsStateIsKeptForTheNextLaunch) {
     WEFT_SKIP_UNLESS_CPU();
-    weft::Module m{"kept_carrying_state",
-                   {.deterministic = Deterministic::RunToRun, .deterministic_strategy = DeterministicStrategy::Compact}};
+    weft::Module m{
+        "kept_carrying_state",
+        {.deterministic = Deterministic::RunToRun, .deterministic_strategy = DeterministicStrategy::Compact}};
     auto add = m.kernel("add", {"values", "bins", "repeats", "totals"},
                         [](Array<float> values, Array<int> bins, Array<int> repeats, Array<float> totals) {
                             auto i = weft::tid();
@@ -291,8 +294,9 @@ TEST(DeterministicState, ACarryingSumsStateIsKeptForTheNextLaunch) {
     const auto repeats = weft::from_vector<int>({2, 3, 1}, weft::Device::cpu());
     m.compile(weft::Device::cpu());
     weft::launch(add, 3, values, bins, repeats, totals);
-    EXPECT_EQ(
-        error_with_address_space(size_t{32} << 20, [&] { weft::launch(add, 3, values, bins, repeats, totals); }), "")
+    EXPECT_EQ(error_with_address_space(size_t{32} << 20,
+                                       [&] { weft::launch(add, 3, values, bins, repeats, totals); }),
+              "")
         << "the state of the first launch was not kept";
     const std::vector<float> got = totals.to_vector();
     EXPECT_EQ(got[7], 2.0f);

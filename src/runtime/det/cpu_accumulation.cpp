@@ -166,8 +166,9 @@ Storage make_storage(const TargetPlan& p, const LaunchSite& site, int copies) {
     s.charged = layout.bytes();
     if (!whole && lists_touched) {
         const auto page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
-        const size_t per_slot = p.compact ? sizeof(wf::CompactCell) + wf::kSpillWords * 8 + sizeof(double) * copies
-                                          : wf::Exact<T>::kWords * 8 + sizeof(wf::u32);
+        const size_t per_slot = p.compact
+                                    ? sizeof(wf::CompactCell) + wf::kSpillWords * 8 + sizeof(double) * copies
+                                    : wf::Exact<T>::kWords * 8 + sizeof(wf::u32);
         const size_t pages = (per_slot << wf::kTouchedShift) / page + 2 + 2 * (p.compact ? 2 + copies : 2);
         s.block_bytes = pages * page;
         s.reached.assign(static_cast<size_t>(blocks), false);
@@ -254,7 +255,8 @@ void resolve_records(const TargetPlan& p, Storage& s) {
 // (`cell` null: a cell the launch did not reach, which holds no more than a kept anchor.)
 bool resolve_sum_alone(const wf::CompactCell* cell, double sum, float* element) {
     constexpr wf::u32 kLowBits = ~(~0u << wf::kAnchorShift);
-    if (cell && (cell->window != 0 || (cell->meta != 0 && (cell->meta & kLowBits) != wf::kAnchored))) return false;
+    if (cell && (cell->window != 0 || (cell->meta != 0 && (cell->meta & kLowBits) != wf::kAnchored)))
+        return false;
     const float initial = *element;
     const wf::u32 exponent = wf::bit_cast<wf::u32>(initial) & 0x7f800000u;
     if (exponent == 0x7f800000u || (exponent == 0 && initial != 0.0f)) return false;
@@ -320,7 +322,10 @@ inline __attribute__((always_inline)) void resolve_compact_cell(const wf::DetTar
         fold_sum(t, slot, total);
         reached = true;
     }
-    if (reached && cell.meta != 0) resolve_cell<T>(t, slot);  // (0: no contribution reached it)
+    // (Not a cell that no contribution reached: meta 0, or a kept anchor alone.)
+    constexpr wf::u32 kLowBits = ~(~0u << wf::kAnchorShift);
+    if (reached && cell.meta != 0 && (cell.window != 0 || (cell.meta & kLowBits) != wf::kAnchored))
+        resolve_cell<T>(t, slot);
 }
 
 // The compact slots [first, end); one copy of the sums (a serial launch's) in a loop of its own.
@@ -338,9 +343,11 @@ void resolve_compact_slots(const wf::DetTarget& t, int64_t first, int64_t end) {
                 if (sums[slot] != 0.0) resolve_compact_cell<T>(t, slot, sums, 1, false);
         } else if (copies == 1) {
             for (int64_t slot = from; slot < to; ++slot)
-                if (sums[slot] != 0.0 || t.cells[slot].meta != 0) resolve_compact_cell<T>(t, slot, sums, 1, true);
+                if (sums[slot] != 0.0 || t.cells[slot].meta != 0)
+                    resolve_compact_cell<T>(t, slot, sums, 1, true);
         } else {
-            for (int64_t slot = from; slot < to; ++slot) resolve_compact_cell<T>(t, slot, sums, copies, reached);
+            for (int64_t slot = from; slot < to; ++slot)
+                resolve_compact_cell<T>(t, slot, sums, copies, reached);
         }
         if (t.cells_used) t.cells_used[block] = 0;
         from = to;
@@ -384,7 +391,8 @@ void resolve_target(const TargetPlan& p, Storage& s) {
     if (reached * 2 < blocks) {
         for (int64_t i = 0; i < reached; ++i) {
             const int64_t block = t.touched_blocks[i];
-            resolve_slots<T>(p, t, block << wf::kTouchedShift, std::min(count, (block + 1) << wf::kTouchedShift));
+            resolve_slots<T>(p, t, block << wf::kTouchedShift,
+                             std::min(count, (block + 1) << wf::kTouchedShift));
             t.touched[block] = 0;
             if (!s.reached.empty() && !s.reached[static_cast<size_t>(block)]) {
                 s.reached[static_cast<size_t>(block)] = true;
