@@ -247,16 +247,23 @@ void resolve_records(const TargetPlan& p, Storage& s) {
 // Resolves a compact slot into its element and leaves its cell for the next launch: window 0,
 // and the meta word holding only the anchor where the slot's contributions all fit the window
 // (the next launch's contributions there need no first contribution), else zero.
+// The meta bits below the anchor.
+constexpr wf::u32 kLowBits = ~(~0u << wf::kAnchorShift);
+
+// Whether a cell holds no more than a kept anchor and the flag of +0 contributions: no value.
+bool anchor_and_zero_flag_alone(const wf::CompactCell& cell) {
+    return cell.window == 0 && (cell.meta & kLowBits & ~(wf::kAnchored | wf::kFlagPosZero)) == 0;
+}
+
 // A float32 slot whose contributions all went to its float64 sum (its cell holds no more than a
 // kept anchor): the sum plus the element, exact in float64 and rounded once by the
 // conversion, where that is exact and the result is normal or zero; false where the cell must
 // decide (a subnormal element or result, which a flush-to-zero mode would change, or an inexact
 // float64 sum). Both paths give the correctly rounded exact sum, so the bits are the same.
-// (`cell` null: a cell the launch did not reach, which holds no more than a kept anchor.)
+// (`cell` null: a cell the launch did not reach, which holds no more than a kept anchor. A +0
+// contribution's flag changes nothing here: the sum is not zero.)
 bool resolve_sum_alone(const wf::CompactCell* cell, double sum, float* element) {
-    constexpr wf::u32 kLowBits = ~(~0u << wf::kAnchorShift);
-    if (cell && (cell->window != 0 || (cell->meta != 0 && (cell->meta & kLowBits) != wf::kAnchored)))
-        return false;
+    if (cell && !anchor_and_zero_flag_alone(*cell)) return false;
     const float initial = *element;
     const wf::u32 exponent = wf::bit_cast<wf::u32>(initial) & 0x7f800000u;
     if (exponent == 0x7f800000u || (exponent == 0 && initial != 0.0f)) return false;
@@ -318,14 +325,26 @@ inline __attribute__((always_inline)) void resolve_compact_cell(const wf::DetTar
     }
     if (total != 0.0) {
         if constexpr (std::is_same_v<T, float>)
-            if (resolve_sum_alone(reached ? &cell : nullptr, total, element_of<float>(t, slot))) return;
+            if (resolve_sum_alone(reached ? &cell : nullptr, total, element_of<float>(t, slot))) {
+                cell.meta &= ~wf::kFlagPosZero;
+                return;
+            }
         fold_sum(t, slot, total);
         reached = true;
     }
-    // (Not a cell that no contribution reached: meta 0, or a kept anchor alone.)
-    constexpr wf::u32 kLowBits = ~(~0u << wf::kAnchorShift);
-    if (reached && cell.meta != 0 && (cell.window != 0 || (cell.meta & kLowBits) != wf::kAnchored))
-        resolve_cell<T>(t, slot);
+    if (!reached || cell.meta == 0) return;  // no contribution reached the cell
+    if (anchor_and_zero_flag_alone(cell)) {
+        // Only +0 contributions, if any: the element stays, but -0 becomes +0. (A kept anchor
+        // alone needs nothing.) A backward pass adds many zeros: this took a call per slot.
+        if constexpr (std::is_same_v<T, float>) {
+            float& element = *element_of<float>(t, slot);
+            if ((cell.meta & wf::kFlagPosZero) && element == 0.0f) element = 0.0f;
+            cell.meta &= ~wf::kFlagPosZero;
+            return;
+        }
+        if ((cell.meta & kLowBits) == wf::kAnchored) return;
+    }
+    resolve_cell<T>(t, slot);
 }
 
 // The compact slots [first, end); one copy of the sums (a serial launch's) in a loop of its own.
