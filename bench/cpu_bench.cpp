@@ -14,8 +14,9 @@
 // particles, each adding its mass and momentum to the 27 cells of its quadratic B-spline stencil
 // in a 64^3 grid: 108 atomic adds per particle); slot allocation (1,048,576 values binned into
 // 65,536 bins); a scatter adjoint (the backward of a gather of 1,048,576 reads from 65,536
-// values); two float64 adds into 16,777,216 outputs (the records strategy). Each time is the median of
-// several runs, the variants of a row timed in turn. The particle-to-grid rows are also what
+// values); a spring chain's forward and backward on a tape (4,096 springs, 32 steps: many small
+// launches); two float64 adds into 16,777,216 outputs (the records strategy). Each time is the
+// median of several runs, the variants of a row timed in turn. The particle-to-grid rows are also what
 // bench/cpu_side_by_side.sh measures against the spec framework's CPU backend.
 //
 // Usage: weft_cpu_bench [runs] [p2g]   (runs: default 7; p2g: only the particle-to-grid rows,
