@@ -22,6 +22,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "runtime/cpu/worker_pool.hpp"
 #include "runtime/det/state_cache.hpp"
 #include "weft/error.hpp"
 
@@ -396,12 +397,24 @@ void resolve_slots(const TargetPlan& p, const wf::DetTarget& t, int64_t first, i
 // visited, in the order they were reached; where it reached half or more, every slot in address
 // order (cheaper than the list's scattered order, and the same results).
 template <class T>
-void resolve_target(const TargetPlan& p, Storage& s) {
+void resolve_target(const TargetPlan& p, Storage& s, int workers) {
     if (p.records) return resolve_records<T>(p, s);
     const wf::DetTarget& t = s.state;
     const int64_t count = p.slots.count;
+    // Every slot, on the launch's workers where there are many: each takes whole blocks of slots
+    // (a slot's state, element and block mark are its block's alone).
+    const auto every_slot = [&] {
+        constexpr int64_t kSlotsPerWorker = int64_t{1} << 16;
+        if (workers <= 1 || count < 2 * kSlotsPerWorker) return resolve_slots<T>(p, t, 0, count);
+        const int64_t blocks = (count + (int64_t{1} << wf::kTouchedShift) - 1) >> wf::kTouchedShift;
+        cpu::run_chunks(blocks, static_cast<int>(std::min<int64_t>(workers, count / kSlotsPerWorker)),
+                        [&](int, int64_t, int64_t first, int64_t end) {
+                            resolve_slots<T>(p, t, first << wf::kTouchedShift,
+                                             std::min(count, end << wf::kTouchedShift));
+                        });
+    };
     if (!t.touched) {
-        resolve_slots<T>(p, t, 0, count);
+        every_slot();
         if (!s.reached.empty()) s.charged = s.memory->bytes;
         return;
     }
@@ -419,7 +432,7 @@ void resolve_target(const TargetPlan& p, Storage& s) {
             }
         }
     } else {
-        resolve_slots<T>(p, t, 0, count);
+        every_slot();
         std::memset(t.touched, 0, static_cast<size_t>(blocks) * sizeof(wf::u32));
         if (!s.reached.empty()) s.charged = s.memory->bytes;
     }
@@ -491,10 +504,14 @@ public:
             if (plans_[i].shared_with >= 0) continue;
             try {  // (the records strategy groups its records in memory of its own)
                 switch (plans_[i].target.dtype) {
-                    case DType::Float16: resolve_target<wf::f16>(plans_[i], storage_[i]); break;
-                    case DType::BFloat16: resolve_target<wf::bf16>(plans_[i], storage_[i]); break;
-                    case DType::Float64: resolve_target<double>(plans_[i], storage_[i]); break;
-                    default: resolve_target<float>(plans_[i], storage_[i]);
+                    case DType::Float16:
+                        resolve_target<wf::f16>(plans_[i], storage_[i], site_.workers);
+                        break;
+                    case DType::BFloat16:
+                        resolve_target<wf::bf16>(plans_[i], storage_[i], site_.workers);
+                        break;
+                    case DType::Float64: resolve_target<double>(plans_[i], storage_[i], site_.workers); break;
+                    default: resolve_target<float>(plans_[i], storage_[i], site_.workers);
                 }
             } catch (const std::bad_alloc&) {
                 state_allocation_failed(plans_[i], "host memory for grouping its records is not available",
