@@ -902,11 +902,13 @@ WEFT_ALWAYS_INLINE void det_add_as(Ctx& ctx, DetTarget* t, const T* p, T v) {
 template <class Op, class T>
 WEFT_ALWAYS_INLINE bool sum_first(DetTarget* t, const T* p, T v, i32 worker) {
     if constexpr (Same<T, float>::value && (Same<Op, OpAdd>::value || Same<Op, OpSub>::value)) {
-        if (t->dims != 0 || !t->sums || worker >= t->sum_copies) return false;
+        if (t->dims != 0) return false;
         const i64 slot = static_cast<i64>(static_cast<u64>(reinterpret_cast<const char*>(p) - t->base) / 4);
+        double* const sum = worker_sum(t, worker, slot);
+        if (!sum) return false;
         if (t->touched && !__atomic_load_n(t->touched + (slot >> kTouchedShift), __ATOMIC_RELAXED))
             return false;
-        return add_to_sum(t->sums + worker * t->count + slot, Same<Op, OpSub>::value ? -v : v);
+        return add_to_sum(sum, Same<Op, OpSub>::value ? -v : v);
     }
     return false;
 }

@@ -457,8 +457,9 @@ public:
         for (size_t i = 0; i < plans_.size(); ++i) {
             const TargetPlan& p = plans_[i];
             if (p.shared_with >= 0) continue;
+            const int copies = sum_copies(p, site_.workers);
             if (self_cleaning(p)) {
-                keys_[i] = CacheKey{{}, p.compact, p.target.dtype, sum_copies(p, site_.workers)};
+                keys_[i] = CacheKey{{}, p.compact, p.target.dtype, copies};
                 describe_slots(p, keys_[i]->described);
                 if (std::optional<Storage> cached = state_cache().take(*keys_[i])) {
                     storage_[i] = std::move(*cached);
@@ -466,7 +467,6 @@ public:
                 }
             }
             // Half-precision targets keep float32's state (src/device/deterministic.h).
-            const int copies = sum_copies(p, site_.workers);
             storage_[i] = p.target.dtype == DType::Float64 ? make_storage<double>(p, site_, copies)
                                                            : make_storage<float>(p, site_, copies);
             storage_[i].state.cursor = &storage_[i].cursor;
